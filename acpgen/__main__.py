@@ -1,0 +1,3 @@
+from acpgen.cli import main
+
+main()

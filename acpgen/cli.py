@@ -1,0 +1,162 @@
+"""Command line: parse arguments, run the pipeline, print diagnostics, choose the exit code."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from acpgen import __version__
+from acpgen.config import Target, load_config
+from acpgen.diagnostics import Diagnostic, Diagnostics
+
+EXIT_OK, EXIT_STALE, EXIT_ERROR = 0, 1, 2
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Generate a typed, stdlib-only Python binding from the Agent Client Protocol JSON Schema.",
+)
+
+
+def version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"acpgen {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    version: Annotated[
+        Optional[bool], typer.Option("--version", callback=version_callback, is_eager=True, help="Print the version.")
+    ] = None,
+) -> None:
+    """acpgen: ACP schema -> Python models, codecs, method tables and runtime."""
+
+
+def report(diagnostics: list[Diagnostic], verbose: bool) -> None:
+    for d in diagnostics:
+        if d.level == "error" or verbose:
+            typer.echo(d.render(), err=True)
+    warnings = sum(d.level == "warning" for d in diagnostics)
+    if warnings and not verbose:
+        typer.echo(f"({warnings} warning(s); -v shows them)", err=True)
+
+
+def resolve_targets(
+    schema: Path | None, output: Path | None, package: str | None, unstable: Path | None,
+    no_unstable: bool, meta: Path | None, templates: Path | None, config: Path, names: list[str],
+    allow_foreign: bool,
+) -> list[Target]:
+    if schema is not None:
+        pkg = package or (output.name if output else schema.stem.replace(".", "_"))
+        out = output or Path("generated") / pkg
+        parts = ["acpgen build", str(schema.as_posix()), "--output", out.as_posix(), "--package", pkg]
+        if unstable:
+            parts += ["--unstable", unstable.as_posix()]
+        if no_unstable:
+            parts.append("--no-unstable")
+        target = Target(
+            name=pkg, schema=schema, output=out, package=pkg, unstable=unstable, meta=meta,
+            include_unstable=not no_unstable, find_unstable=unstable is None and not no_unstable,
+            templates=templates, allow_foreign=allow_foreign, command=" ".join(parts),
+        )
+        return [target]
+    diags = Diagnostics(str(config))
+    targets = load_config(config, diags)
+    if diags.errors:
+        report(diags.items, True)
+        raise typer.Exit(EXIT_ERROR)
+    if names:
+        unknown = sorted(set(names) - {t.name for t in targets})
+        if unknown:
+            typer.echo(f"{config}: error: no target named {', '.join(unknown)} "
+                       f"(known: {', '.join(t.name for t in targets)})", err=True)
+            raise typer.Exit(EXIT_ERROR)
+        targets = [t for t in targets if t.name in names]
+    if templates is not None or allow_foreign:
+        targets = [
+            Target(**{**t.__dict__, "templates": templates or t.templates, "allow_foreign": allow_foreign or t.allow_foreign})
+            for t in targets
+        ]
+    return targets
+
+
+SchemaArg = Annotated[Optional[Path], typer.Argument(help="schema.json to build; omit to build the [tool.acpgen] targets.")]
+OutputOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="Folder of the generated package.")]
+PackageOpt = Annotated[Optional[str], typer.Option("--package", help="Package name (default: output folder name).")]
+UnstableOpt = Annotated[Optional[Path], typer.Option("--unstable", help="The unstable companion (default: found beside SCHEMA).")]
+NoUnstableOpt = Annotated[bool, typer.Option("--no-unstable", help="Build the stable schema only.")]
+MetaOpt = Annotated[Optional[Path], typer.Option("--meta", help="meta.json to check the method table against.")]
+TemplatesOpt = Annotated[Optional[Path], typer.Option("--templates", help="Folder whose templates override built-in ones by name.")]
+ConfigOpt = Annotated[Path, typer.Option("--config", help="pyproject.toml holding [tool.acpgen].")]
+TargetOpt = Annotated[Optional[list[str]], typer.Option("--target", "-t", help="Only this configured target (repeatable).")]
+ForeignOpt = Annotated[bool, typer.Option("--allow-foreign", help="Write into a folder holding files acpgen does not own (they are kept).")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only.")]
+VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Print warnings too.")]
+
+
+@app.command()
+def build(
+    schema: SchemaArg = None, output: OutputOpt = None, package: PackageOpt = None,
+    unstable: UnstableOpt = None, no_unstable: NoUnstableOpt = False, meta: MetaOpt = None,
+    templates: TemplatesOpt = None, config: ConfigOpt = Path("pyproject.toml"), target: TargetOpt = None,
+    allow_foreign: ForeignOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False,
+) -> None:
+    """Generate the package(s); a failed build leaves the previous output untouched."""
+    from acpgen.pipeline import build as run_build
+
+    targets = resolve_targets(schema, output, package, unstable, no_unstable, meta, templates, config,
+                              target or [], allow_foreign)
+    failed = False
+    for index, t in enumerate(targets, 1):
+        result = run_build(t)
+        report(result.diagnostics, verbose)
+        if not result.ok:
+            failed = True
+            typer.echo(f"[{index}/{len(targets)}] {t.name}: failed; {t.output} left as it was", err=True)
+        elif not quiet:
+            typer.echo(f"[{index}/{len(targets)}] {t.name}: wrote {len(result.files or {})} files to {t.output}")
+    raise typer.Exit(EXIT_ERROR if failed else EXIT_OK)
+
+
+@app.command()
+def check(
+    schema: SchemaArg = None, output: OutputOpt = None, package: PackageOpt = None,
+    unstable: UnstableOpt = None, no_unstable: NoUnstableOpt = False, meta: MetaOpt = None,
+    templates: TemplatesOpt = None, config: ConfigOpt = Path("pyproject.toml"), target: TargetOpt = None,
+    quiet: QuietOpt = False, verbose: VerboseOpt = False,
+) -> None:
+    """Regenerate in memory and compare with disk: 0 fresh, 1 stale (with a diff), 2 error."""
+    from acpgen.pipeline import generate, stale_files
+
+    targets = resolve_targets(schema, output, package, unstable, no_unstable, meta, templates, config,
+                              target or [], False)
+    code = EXIT_OK
+    for t in targets:
+        result = generate(t)
+        report(result.diagnostics, verbose)
+        if not result.ok or result.files is None:
+            code = EXIT_ERROR
+            continue
+        stale, diff = stale_files(t, result.files)
+        if stale:
+            code = max(code, EXIT_STALE)
+            typer.echo(f"{t.name}: {t.output} is stale: {', '.join(stale)}", err=True)
+            if not quiet:
+                sys.stdout.write(diff)
+            typer.echo(f"  run `{t.command}` to regenerate", err=True)
+        elif not quiet:
+            typer.echo(f"{t.name}: {t.output} is up to date")
+    raise typer.Exit(code)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

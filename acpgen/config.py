@@ -1,0 +1,148 @@
+"""`[tool.acpgen]` in pyproject.toml: one table per target. Unknown keys and bad values are errors
+that name the key."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from acpgen.diagnostics import Diagnostics
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    schema: Path
+    output: Path
+    package: str
+    unstable: Path | None = None
+    meta: Path | None = None
+    include_unstable: bool = True
+    find_unstable: bool = True
+    templates: Path | None = None
+    rename: dict[str, str] = field(default_factory=dict)
+    defaults: dict[str, Any] = field(default_factory=dict)
+    keep_unknown: bool = False
+    protocol_version: int | None = None
+    allow_foreign: bool = False
+    command: str = ""
+
+
+# key -> (expected python type, description for the error message)
+TARGET_KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
+    "schema": (str, "a path to schema.json"),
+    "output": (str, "the folder the package is written to"),
+    "package": (str, "a Python package name"),
+    "unstable": (str, "a path to schema.unstable.json"),
+    "meta": (str, "a path to meta.json"),
+    "include_unstable": (bool, "true or false"),
+    "templates": (str, "a folder of templates overriding the built-in ones"),
+    "rename": (dict, 'a table of JSON pointer -> name, e.g. { "/$defs/Foo" = "Bar" }'),
+    "defaults": (dict, 'a table of property JSON pointer -> default value'),
+    "keep_unknown": (bool, "true or false"),
+    "protocol_version": (int, "an integer"),
+    "allow_foreign": (bool, "true or false"),
+}
+TOP_KEYS = {"targets"}
+
+
+def load_config(pyproject: Path, diags: Diagnostics) -> list[Target]:
+    diags.file = str(pyproject)
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except OSError as exc:
+        diags.error("config-unreadable", "", f"cannot read {pyproject}: {exc.strerror or exc}")
+        return []
+    except tomllib.TOMLDecodeError as exc:
+        diags.error("config-invalid-toml", "", f"invalid TOML: {exc}")
+        return []
+    section = data.get("tool", {}).get("acpgen")
+    if section is None:
+        diags.error("config-missing", "/tool/acpgen", "no [tool.acpgen] table",
+                    "add [tool.acpgen.targets.NAME] with `schema` and `output`, or pass a schema file")
+        return []
+    for key in sorted(set(section) - TOP_KEYS):
+        diags.error("config-unknown-key", f"/tool/acpgen/{key}", f"unknown key `tool.acpgen.{key}`",
+                    f"known keys: {', '.join(sorted(TOP_KEYS))}")
+    targets_table = section.get("targets", {})
+    if not isinstance(targets_table, dict) or not targets_table:
+        diags.error("config-no-targets", "/tool/acpgen/targets", "`tool.acpgen.targets` must hold at least one target table")
+        return []
+    root = pyproject.parent
+    targets = []
+    for name, table in targets_table.items():
+        target = parse_target(name, table, root, diags)
+        if target is not None:
+            targets.append(target)
+    return targets
+
+
+def parse_target(name: str, table: Any, root: Path, diags: Diagnostics) -> Target | None:
+    where = f"tool.acpgen.targets.{name}"
+    if not isinstance(table, dict):
+        diags.error("config-bad-value", f"/tool/acpgen/targets/{name}", f"`{where}` must be a table")
+        return None
+    ok = True
+    for key in sorted(table):
+        if key not in TARGET_KEYS:
+            diags.error("config-unknown-key", f"/tool/acpgen/targets/{name}/{key}", f"unknown key `{where}.{key}`",
+                        f"known keys: {', '.join(sorted(TARGET_KEYS))}")
+            ok = False
+            continue
+        kind, wanted = TARGET_KEYS[key]
+        value = table[key]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            diags.error("config-bad-value", f"/tool/acpgen/targets/{name}/{key}",
+                        f"`{where}.{key}` must be {wanted}, got {value!r}")
+            ok = False
+    for key in ("schema", "output"):
+        if key not in table:
+            diags.error("config-missing-key", f"/tool/acpgen/targets/{name}", f"`{where}` needs `{key}`",
+                        f"add `{key} = ...`: {TARGET_KEYS[key][1]}")
+            ok = False
+    package = table.get("package", name)
+    if isinstance(package, str) and not package.isidentifier():
+        diags.error("config-bad-value", f"/tool/acpgen/targets/{name}/package",
+                    f"`{where}.package` must be a valid Python identifier, got {package!r}")
+        ok = False
+    for key in ("rename",):
+        for pointer, new in (table.get(key) or {}).items() if isinstance(table.get(key), dict) else []:
+            if not isinstance(new, str) or not new.isidentifier():
+                diags.error("config-bad-value", f"/tool/acpgen/targets/{name}/{key}",
+                            f"`{where}.{key}.{pointer!r}` must be a Python identifier, got {new!r}")
+                ok = False
+    if not ok:
+        return None
+
+    def path(key: str) -> Path | None:
+        return root / table[key] if key in table else None
+
+    return Target(
+        name=name,
+        schema=root / table["schema"],
+        output=root / table["output"],
+        package=package,
+        unstable=path("unstable"),
+        meta=path("meta"),
+        include_unstable=table.get("include_unstable", True),
+        find_unstable="unstable" not in table and table.get("include_unstable", True),
+        templates=path("templates"),
+        rename={normalise_pointer(k): v for k, v in table.get("rename", {}).items()},
+        defaults={normalise_pointer(k): v for k, v in table.get("defaults", {}).items()},
+        keep_unknown=table.get("keep_unknown", False),
+        protocol_version=table.get("protocol_version"),
+        allow_foreign=table.get("allow_foreign", False),
+        command=f"acpgen build --target {name}",
+    )
+
+
+def normalise_pointer(pointer: str) -> str:
+    """Accept `#/$defs/X` as well as `/$defs/X`."""
+    return pointer[1:] if pointer.startswith("#") else pointer

@@ -1,0 +1,61 @@
+"""Errors as values: every stage reports `Diagnostic`s; the CLI prints them and picks the exit code."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Level = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    level: Level
+    code: str
+    pointer: str
+    message: str
+    file: str = ""
+    hint: str = ""
+
+    def render(self) -> str:
+        where = self.file or "<schema>"
+        if self.pointer or self.file:
+            where += f"#{self.pointer}" if self.pointer else ""
+        text = f"{where}: {self.level}[{self.code}]: {self.message}"
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+
+@dataclass
+class Diagnostics:
+    """An accumulator a stage appends to; `errors` decides whether the build may go on."""
+
+    file: str = ""
+    items: list[Diagnostic] = field(default_factory=list)
+
+    def error(self, code: str, pointer: str, message: str, hint: str = "") -> None:
+        self.items.append(Diagnostic("error", code, pointer, message, self.file, hint))
+
+    def warning(self, code: str, pointer: str, message: str, hint: str = "") -> None:
+        self.items.append(Diagnostic("warning", code, pointer, message, self.file, hint))
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.items if d.level == "error"]
+
+
+class BuildFailed(Exception):
+    """Raised by the pipeline when a stage reported errors; carries every diagnostic seen."""
+
+    def __init__(self, diagnostics: list[Diagnostic]) -> None:
+        super().__init__(f"{sum(d.level == 'error' for d in diagnostics)} error(s)")
+        self.diagnostics = diagnostics
+
+
+def pointer_join(base: str, *parts: str | int) -> str:
+    """Extend a JSON pointer, escaping `~` and `/` as RFC 6901 says."""
+    out = base
+    for part in parts:
+        out += "/" + str(part).replace("~", "~0").replace("/", "~1")
+    return out

@@ -1,0 +1,67 @@
+"""Stage 2: turn a loaded schema into the frozen IR (acpgen.ir.model)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from acpgen.diagnostics import Diagnostics
+from acpgen.ir.build import Builder, StableIndex, check_keywords
+from acpgen.ir.methods import collect_methods
+from acpgen.ir.model import Package, SchemaSource
+from acpgen.load import LoadedSchema
+
+
+@dataclass(frozen=True)
+class IrOptions:
+    package: str
+    renames: dict[str, str] = field(default_factory=dict)
+    defaults: dict[str, Any] = field(default_factory=dict)
+    include_unstable: bool = True
+    keep_unknown: bool = False
+    protocol_version: int | None = None
+
+
+def build_package(loaded: LoadedSchema, options: IrOptions) -> tuple[Package | None, Diagnostics]:
+    """Build the stable IR, then (when merging) the unstable one marked against it."""
+    stable_file = loaded.stable
+    diags = Diagnostics(str(stable_file.path))
+    stable = Builder(stable_file.document, diags, options.renames, defaults=options.defaults)
+    stable.build()
+    stable_methods = collect_methods(stable_file.document, stable.defs_key, diags, meta=None)
+    builder, chosen = stable, stable_file
+    methods = stable_methods
+    unstable_file = loaded.unstable if options.include_unstable else None
+    if unstable_file is not None:
+        diags = Diagnostics(str(unstable_file.path))
+        builder = Builder(unstable_file.document, diags, options.renames,
+                          stable=StableIndex.of(stable.nodes), defaults=options.defaults)
+        builder.build()
+        chosen = unstable_file
+        methods = collect_methods(
+            unstable_file.document, builder.defs_key, diags,
+            stable_methods={(m.wire, m.notification) for m in stable_methods}, meta=loaded.meta,
+        )
+    elif loaded.meta is not None:
+        methods = collect_methods(stable_file.document, stable.defs_key, diags, meta=loaded.meta)
+    check_keywords(chosen.document, diags)
+    if diags.errors:
+        return None, diags
+    sources = [SchemaSource(stable_file.name, stable_file.sha256)]
+    if unstable_file is not None:
+        sources.append(SchemaSource(unstable_file.name, unstable_file.sha256))
+    title = str(chosen.document.get("title", ""))
+    package = Package(
+        name=options.package,
+        sources=tuple(sources),
+        title=title,
+        nodes=tuple(sorted(builder.nodes.values(), key=lambda n: n.name)),
+        defs=tuple(sorted(builder.def_types.items())),
+        methods=tuple(methods),
+        protocol_version=options.protocol_version,
+        options=(("keep_unknown", options.keep_unknown),),
+    )
+    return package, diags
+
+
+__all__ = ["IrOptions", "build_package"]

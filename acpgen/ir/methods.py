@@ -1,0 +1,126 @@
+"""The method table: `x-method`/`x-side` say which method a type belongs to and who handles it;
+the routing definitions say whether it is a request, a notification or a result."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from acpgen.diagnostics import Diagnostics, pointer_join
+from acpgen.ir.model import Method
+from acpgen.ir.naming import handler_name
+
+# Early releases (0.4.x) route with plain `anyOf` lists under these names; later ones wrap each
+# payload in an envelope object with `method` + `params` (or `result`), found structurally.
+ROUTING_DEFS = {
+    "ClientRequest": "request", "AgentRequest": "request", "ProxyRequest": "request",
+    "ClientNotification": "notification", "AgentNotification": "notification",
+    "ProxyNotification": "notification", "ProtocolLevelNotification": "notification",
+    "ClientResponse": "result", "AgentResponse": "result", "ProxyResponse": "result",
+}
+
+
+def local_refs(node: Any, prefix: str) -> Iterator[str]:
+    """`$defs` keys referenced inside anyOf/oneOf/allOf nesting (not through the references)."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith(prefix):
+            yield ref[len(prefix):]
+        for key in ("anyOf", "oneOf", "allOf"):
+            for member in node.get(key, []) if isinstance(node.get(key), list) else []:
+                yield from local_refs(member, prefix)
+
+
+def envelopes(s: Any) -> Iterator[dict[str, Any]]:
+    if not isinstance(s, dict):
+        return
+    yield s
+    for key in ("anyOf", "oneOf"):
+        for alt in s.get(key, []) if isinstance(s.get(key), list) else []:
+            if isinstance(alt, dict):
+                yield alt
+
+
+def routes(key: str, s: Any, prefix: str) -> Iterator[tuple[str, str]]:
+    """(kind, payload def) pairs that one definition routes."""
+    found = False
+    for env in envelopes(s):
+        props = env.get("properties")
+        if not isinstance(props, dict):
+            continue
+        if "method" in props and "params" in props:
+            found = True
+            kind = "request" if "id" in props else "notification"
+            for ref in local_refs(props["params"], prefix):
+                yield kind, ref
+        if "result" in props:
+            found = True
+            for ref in local_refs(props["result"], prefix):
+                yield "result", ref
+    if not found and key in ROUTING_DEFS:
+        for ref in local_refs(s, prefix):
+            yield ROUTING_DEFS[key], ref
+
+
+def collect_methods(
+    document: Mapping[str, Any],
+    defs_key: str,
+    diags: Diagnostics,
+    stable_methods: set[tuple[str, bool]] | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> list[Method]:
+    defs = document.get(defs_key, {})
+    prefix = f"#/{defs_key}/"
+    tagged = {
+        key: (s["x-method"], str(s.get("x-side", "")))
+        for key, s in defs.items()
+        if isinstance(s, dict) and isinstance(s.get("x-method"), str)
+    }
+    kinds: dict[str, set[str]] = {}
+    sources = [("", document), *((key, defs[key]) for key in sorted(defs))]
+    for key, schema in sources:
+        for kind, ref in routes(key, schema, prefix):
+            if ref in tagged:
+                kinds.setdefault(ref, set()).add(kind)
+    by_method: dict[tuple[str, bool], dict[str, str]] = {}
+    results: dict[str, str] = {}
+    for key, (wire, _side) in tagged.items():
+        found = kinds.get(key, set())
+        if "result" in found:
+            results[wire] = key
+        for kind in sorted(found - {"result"}):
+            by_method.setdefault((wire, kind == "notification"), {})["params"] = key
+        if not found:
+            diags.warning("unrouted-method-type", pointer_join("", defs_key, key),
+                          f"{key} carries x-method {wire!r} but no routing definition mentions it",
+                          "it is kept as a type; the method table does not list it")
+    methods: list[Method] = []
+    for (wire, notification), entry in sorted(by_method.items()):
+        params = entry["params"]
+        side = tagged[params][1]
+        result = None if notification else results.get(wire)
+        if not notification and result is None:
+            diags.warning("no-result-type", pointer_join("", defs_key, params),
+                          f"request {wire!r} has no result type in the routing definitions",
+                          "its result is passed through as raw JSON")
+        unstable = stable_methods is not None and (wire, notification) not in stable_methods
+        description = defs[params].get("description", "") if isinstance(defs[params], dict) else ""
+        methods.append(Method(wire, handler_name(wire), side, params, result, notification, unstable, description))
+    if meta is not None:
+        check_meta(meta, methods, diags)
+    return methods
+
+
+def check_meta(meta: Mapping[str, Any], methods: list[Method], diags: Diagnostics) -> None:
+    """A user-supplied meta.json must agree with what the schema says."""
+    known = {m.wire for m in methods}
+    for table in ("agentMethods", "clientMethods", "protocolMethods"):
+        listed = meta.get(table, {})
+        if not isinstance(listed, dict):
+            diags.error("bad-meta", f"/{table}", f"{table} must be an object of name -> wire method")
+            continue
+        for key, wire in sorted(listed.items()):
+            if wire not in known:
+                diags.error("meta-unknown-method", f"/{table}/{key}",
+                            f"meta lists method {wire!r} that no x-method in the schema defines",
+                            "use the meta.json published with the same schema release")

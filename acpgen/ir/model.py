@@ -1,0 +1,200 @@
+"""The intermediate representation: one frozen model of everything acpgen emits.
+
+A closed set of node kinds (Struct, Enum, Union, Alias, Method) and of type expressions
+(TypeRef). Names are final here: templates print them, never compute them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Union
+
+ScalarKind = Literal["str", "int", "float", "bool", "null", "any", "object"]
+TypeKind = Literal[
+    "str", "int", "float", "bool", "null", "any", "object", "literal", "named", "list", "map", "nullable"
+]
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """The value checks a decoder enforces beyond the type (the schema's numeric and size limits)."""
+
+    minimum: int | float | None = None
+    maximum: int | float | None = None
+    min_items: int | None = None
+    min_length: int | None = None
+
+    def __bool__(self) -> bool:
+        return any(v is not None for v in (self.minimum, self.maximum, self.min_items, self.min_length))
+
+
+@dataclass(frozen=True)
+class TypeRef:
+    """A type expression. `named` points at an IR node by its Python name."""
+
+    kind: TypeKind
+    name: str = ""
+    item: TypeRef | None = None
+    const: str | int | bool | None = None
+    constraints: Constraints = field(default_factory=Constraints)
+
+    @staticmethod
+    def named(name: str) -> TypeRef:
+        return TypeRef("named", name=name)
+
+    @staticmethod
+    def list_of(item: TypeRef, constraints: Constraints | None = None) -> TypeRef:
+        return TypeRef("list", item=item, constraints=constraints or Constraints())
+
+    @staticmethod
+    def nullable(item: TypeRef) -> TypeRef:
+        return item if item.kind in ("nullable", "any", "null") else TypeRef("nullable", item=item)
+
+
+NO_DEFAULT = object()
+
+
+@dataclass(frozen=True)
+class Field:
+    wire: str
+    py: str
+    type: TypeRef
+    required: bool
+    nullable: bool
+    description: str
+    pointer: str
+    default: object = NO_DEFAULT
+    default_on_error: bool = False
+    default_on_null: bool = False
+    skip_invalid_items: bool = False
+    flatten: bool = False
+    unstable: bool = False
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not NO_DEFAULT
+
+
+@dataclass(frozen=True)
+class Tag:
+    wire: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Struct:
+    """An object type. Union variants are structs too: with a tag, as the default, or as `other`."""
+
+    name: str
+    pointer: str
+    description: str
+    fields: tuple[Field, ...]
+    def_name: str = ""
+    tag: Tag | None = None
+    union: str = ""
+    other_of: tuple[str, tuple[str, ...]] | None = None  # (tag wire name, known tag values)
+    unstable: bool = False
+
+
+@dataclass(frozen=True)
+class EnumMember:
+    py: str
+    value: str | int
+    description: str
+    unstable: bool = False
+
+
+@dataclass(frozen=True)
+class Enum:
+    name: str
+    pointer: str
+    description: str
+    base: Literal["str", "int"]
+    members: tuple[EnumMember, ...]
+    open: bool
+    def_name: str = ""
+    unstable: bool = False
+
+
+@dataclass(frozen=True)
+class Variant:
+    type: TypeRef
+    tag_value: str | None = None
+    title: str = ""
+    unstable: bool = False
+
+
+@dataclass(frozen=True)
+class Union_:
+    """A tagged union (`tag` set: dispatch on the tag's const) or an untagged one (tried in order)."""
+
+    name: str
+    pointer: str
+    description: str
+    variants: tuple[Variant, ...]
+    tag: str = ""
+    default: str = ""  # struct used when the tag is absent
+    other: str = ""  # struct keeping unknown tags raw (open union)
+    def_name: str = ""
+    unstable: bool = False
+    null_tag_default: bool = False  # a `null` tag also selects the default variant
+
+    @property
+    def tagged(self) -> tuple[Variant, ...]:
+        return tuple(v for v in self.variants if v.tag_value is not None)
+
+
+@dataclass(frozen=True)
+class Alias:
+    name: str
+    pointer: str
+    description: str
+    target: TypeRef
+    def_name: str = ""
+    unstable: bool = False
+
+
+Node = Union[Struct, Enum, Union_, Alias]
+
+
+@dataclass(frozen=True)
+class Method:
+    """One wire method as the routing definitions and `x-method`/`x-side` describe it."""
+
+    wire: str
+    handler: str
+    side: str  # the side that handles it: agent, client, protocol, both, or another x-side value
+    params: str  # $defs name of the params type ("" when the method takes raw JSON)
+    result: str | None  # $defs name of the result type; None for notifications
+    notification: bool
+    unstable: bool
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class SchemaSource:
+    file: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Package:
+    name: str
+    sources: tuple[SchemaSource, ...]
+    title: str
+    nodes: tuple[Node, ...]
+    defs: tuple[tuple[str, TypeRef], ...]  # every $defs key -> its type, in sorted order
+    methods: tuple[Method, ...]
+    protocol_version: int | None = None
+    options: tuple[tuple[str, object], ...] = ()
+
+    def node(self, name: str) -> Node:
+        return self._index[name]
+
+    @property
+    def _index(self) -> dict[str, Node]:
+        cached: dict[str, Node] | None = self.__dict__.get("_index_cache")
+        if cached is None:
+            cached = {n.name: n for n in self.nodes}
+            object.__setattr__(self, "_index_cache", cached)
+        return cached

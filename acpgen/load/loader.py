@@ -1,0 +1,183 @@
+"""Read a schema document (and its unstable companion and meta file) into checked, resolved JSON.
+
+Nothing here interprets ACP: this stage only guarantees that what the IR stage receives is a
+JSON Schema document whose every `$ref` resolves, and says where it is not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jsonschema.validators import validator_for
+from referencing import Registry, Resource
+from referencing.exceptions import Unresolvable
+from referencing.jsonschema import DRAFT202012
+
+from acpgen.diagnostics import Diagnostics, pointer_join
+
+UNSTABLE_SUFFIX = ".unstable.json"
+
+
+@dataclass(frozen=True)
+class SchemaFile:
+    """One JSON document as read from disk, with the facts the provenance header needs."""
+
+    path: Path
+    document: dict[str, Any]
+    sha256: str
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+@dataclass(frozen=True)
+class LoadedSchema:
+    """What the IR stage works on: the stable file, its optional unstable superset, a meta file."""
+
+    stable: SchemaFile
+    unstable: SchemaFile | None
+    meta: dict[str, Any] | None
+
+    @property
+    def effective(self) -> SchemaFile:
+        """The document whose definitions are generated: the unstable one when merged."""
+        return self.unstable or self.stable
+
+
+def find_unstable_companion(schema: Path) -> Path | None:
+    """`schema.json` -> `schema.unstable.json` beside it, if that file exists."""
+    if schema.name.endswith(UNSTABLE_SUFFIX) or schema.suffix != ".json":
+        return None
+    candidate = schema.with_name(schema.name[: -len(".json")] + UNSTABLE_SUFFIX)
+    return candidate if candidate.is_file() else None
+
+
+def read_json_file(path: Path, diags: Diagnostics) -> Any:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        diags.error("unreadable", "", f"cannot read the file: {exc.strerror or exc}",
+                    "check the path and its permissions")
+        return None
+    try:
+        return json.loads(raw)
+    except UnicodeDecodeError as exc:
+        diags.error("invalid-json", "", f"the file is not UTF-8 text: {exc.reason} at byte {exc.start}",
+                    "save the schema as UTF-8 JSON")
+    except json.JSONDecodeError as exc:
+        diags.error("invalid-json", "",
+                    f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+                    "fix the JSON syntax (a linter such as `python -m json.tool FILE` shows the spot)")
+    return None
+
+
+def read_schema_file(path: Path, diags: Diagnostics) -> SchemaFile | None:
+    diags.file = str(path)
+    document = read_json_file(path, diags)
+    if document is None and diags.errors:
+        return None
+    if not isinstance(document, dict):
+        diags.error("root-not-object", "",
+                    f"the root of a schema must be a JSON object, found {json_type(document)}",
+                    "an ACP schema is an object with a `$defs` map of definitions")
+        return None
+    check_meta_schema(document, diags)
+    check_refs(document, diags)
+    return SchemaFile(path, document, hashlib.sha256(path.read_bytes()).hexdigest())
+
+
+def check_meta_schema(document: dict[str, Any], diags: Diagnostics) -> None:
+    """Validate the document against its declared dialect (draft 2020-12 when none is declared)."""
+    from jsonschema import Draft202012Validator
+
+    cls = validator_for(document, default=Draft202012Validator)
+    errors = sorted(cls(cls.META_SCHEMA).iter_errors(document), key=lambda e: list(e.absolute_path))
+    for error in errors[:20]:
+        pointer = pointer_join("", *error.absolute_path)
+        diags.error("not-a-json-schema", pointer,
+                    f"not a valid JSON Schema ({cls.__name__[:-9]}): {error.message}",
+                    "the value at this pointer breaks the JSON Schema meta-schema")
+    if len(errors) > 20:
+        diags.error("not-a-json-schema", "", f"... and {len(errors) - 20} more meta-schema errors")
+
+
+def iter_refs(node: Any, pointer: str = "") -> Iterator[tuple[str, str]]:
+    """Every `$ref` value in the document with the JSON pointer of the object holding it."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            yield pointer, ref
+        for key, value in node.items():
+            if key in ("const", "default", "enum", "examples"):
+                continue
+            yield from iter_refs(value, pointer_join(pointer, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from iter_refs(value, pointer_join(pointer, index))
+
+
+def check_refs(document: dict[str, Any], diags: Diagnostics) -> None:
+    uri = "urn:acpgen:schema"
+    resource = Resource.from_contents(document, default_specification=DRAFT202012)
+    resolver = Registry().with_resource(uri, resource).resolver(base_uri=uri)
+    seen: dict[str, bool] = {}
+    for pointer, ref in iter_refs(document):
+        if ref not in seen:
+            try:
+                resolver.lookup(ref)
+                seen[ref] = True
+            except Unresolvable:
+                seen[ref] = False
+        if not seen[ref]:
+            diags.error("unresolvable-ref", pointer_join(pointer, "$ref"),
+                        f"`$ref` {ref!r} does not resolve to anything in this document",
+                        "point it at an existing definition such as `#/$defs/Name`")
+
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def load_schema(
+    schema: Path,
+    unstable: Path | None = None,
+    meta: Path | None = None,
+    *,
+    find_companion: bool = True,
+) -> tuple[LoadedSchema | None, list[Diagnostics]]:
+    """Load the stable file, the unstable companion (given or found beside it) and a meta file."""
+    reports = [Diagnostics(str(schema))]
+    stable = read_schema_file(schema, reports[0])
+    if unstable is None and find_companion:
+        unstable = find_unstable_companion(schema)
+    unstable_file = None
+    if unstable is not None:
+        reports.append(Diagnostics(str(unstable)))
+        unstable_file = read_schema_file(unstable, reports[-1])
+    meta_doc = None
+    if meta is not None:
+        reports.append(Diagnostics(str(meta)))
+        meta_doc = read_json_file(meta, reports[-1])
+        if meta_doc is not None and not isinstance(meta_doc, dict):
+            reports[-1].error("meta-not-object", "", "a meta file must be a JSON object",
+                              "expected {version, agentMethods, clientMethods, protocolMethods}")
+            meta_doc = None
+    if stable is None or any(r.errors for r in reports):
+        return None, reports
+    return LoadedSchema(stable, unstable_file, meta_doc), reports

@@ -1,0 +1,213 @@
+"""The template context: IR nodes paired with the source fragments the emitter decided for them."""
+
+from __future__ import annotations
+
+import graphlib
+from dataclasses import dataclass
+from typing import Any
+
+from acpgen.ir.model import Alias, Enum, Field, Method, Package, Struct, TypeRef, Union_
+from acpgen.render.codegen import Decode, Emitter, Helper
+
+UNSTABLE_NOTE = "Unstable: only in the unstable schema; it may change or go away."
+
+
+@dataclass(frozen=True)
+class FieldView:
+    f: Field
+    ann: str
+    local: str
+    dc_default: str
+    default_expr: str
+    null_expr: str
+    dec: Decode
+    fallback: str
+    enc: str
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.f, name)
+
+    @property
+    def merge_missing(self) -> bool:
+        """Absent and invalid both take the default: one branch (a not-nullable inline check)."""
+        return bool(self.default_expr and self.dec.check and self.fallback == self.default_expr
+                    and not self.null_expr and not self.f.nullable)
+
+
+@dataclass(frozen=True)
+class StructView:
+    s: Struct
+    fields: tuple[FieldView, ...]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.s, name)
+
+    @property
+    def required_fields(self) -> tuple[FieldView, ...]:
+        return tuple(f for f in self.fields if f.required and not f.flatten)
+
+    @property
+    def optional_fields(self) -> tuple[FieldView, ...]:
+        return tuple(f for f in self.fields if not f.required and not f.flatten)
+
+    @property
+    def flat_fields(self) -> tuple[FieldView, ...]:
+        return tuple(f for f in self.fields if f.flatten)
+
+
+@dataclass(frozen=True)
+class UnionView:
+    u: Union_
+    ann: str
+    members: tuple[tuple[str, Decode], ...]  # untagged: (label, decode) tried in order
+    dispatch: tuple[tuple[str, str], ...]  # tagged: (tag value, decoder callable)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.u, name)
+
+
+@dataclass(frozen=True)
+class AliasView:
+    name: str
+    ann: str
+    description: str
+    unstable: bool
+    quoted: bool
+
+
+# Locals in from_dict must not shadow what its body calls.
+_BODY_NAMES = frozenset({"type", "isinstance", "len", "data", "cls", "self", "e", "out", "tag", "list",
+                         "dict", "str", "int", "float", "bool", "object", "expected", "missing"})
+
+
+def local_name(py: str) -> str:
+    return py + "_" if py in _BODY_NAMES else py
+
+
+def docstring(text: str, unstable: bool = False) -> str:
+    """Schema prose as a docstring body; escaped so any text is safe inside triple quotes."""
+    text = text.strip()
+    if unstable and "**UNSTABLE**" not in text:
+        text = f"{UNSTABLE_NOTE}\n\n{text}" if text else UNSTABLE_NOTE
+    text = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    if text.endswith('"'):
+        text += " "
+    return text
+
+
+class ContextBuilder:
+    def __init__(self, package: Package) -> None:
+        self.package = package
+        self.emit = Emitter(package)
+
+    def union_ann(self, u: Union_) -> str:
+        names = list(dict.fromkeys(self.emit.ann(v.type) for v in u.variants))
+        return " | ".join(sorted(names, key=lambda n: n == "None"))
+
+    def field_view(self, f: Field, owner: str) -> FieldView:
+        e = self.emit
+        if f.flatten:
+            dec = e.decode(f.type)
+            return FieldView(f, e.ann(f.type), local_name(f.py), "", "", "", dec, "", f"self.{f.py}.to_dict()")
+        dec = e.decode_skipping(f.type) if f.skip_invalid_items else e.decode(f.type)
+        if f.skip_invalid_items and dec.call.startswith("_dec_skip_"):
+            dec = Decode(call=dec.call.replace("({x})", f"({{x}}, {owner + '.' + f.py!r})"))
+        default_expr = e.default_expr(f) if f.has_default else ""
+        null_expr = ""
+        if f.default_on_null:
+            r = e.resolve(f.type)
+            null_expr = default_expr or ("[]" if r.kind == "list" else "{}" if r.kind in ("map", "object") else "None")
+        fallback = e.fallback(f) if f.default_on_error else ""
+        enc = e.encode(f.type, f"self.{f.py}")
+        if f.nullable and enc != f"self.{f.py}":
+            enc = f"None if self.{f.py} is None else {enc}"
+        return FieldView(f, e.field_ann(f), local_name(f.py), e.dataclass_default(f), default_expr,
+                         null_expr, dec, fallback, enc)
+
+    def struct_view(self, s: Struct) -> StructView:
+        return StructView(s, tuple(self.field_view(f, s.name) for f in s.fields))
+
+    def union_view(self, u: Union_) -> UnionView:
+        e = self.emit
+        ann = self.union_ann(u)
+        members = tuple((e.ann(v.type), e.decode(v.type)) for v in u.variants)
+        dispatch = tuple(
+            (v.tag_value, e.decode(v.type).call.replace("({x})", "")) for v in u.variants if v.tag_value is not None
+        )
+        return UnionView(u, ann, members, dispatch)
+
+    def aliases(self) -> list[AliasView]:
+        """Type aliases (plain and union) in an order where each follows what it names."""
+        e = self.emit
+        views: dict[str, AliasView] = {}
+        deps: dict[str, set[str]] = {}
+        for node in self.package.nodes:
+            if isinstance(node, Alias):
+                ann = e.ann(node.target)
+                refs = self.refs(node.target)
+            elif isinstance(node, Union_):
+                ann = self.union_ann(node)
+                refs = set().union(*(self.refs(v.type) for v in node.variants))
+            else:
+                continue
+            views[node.name] = AliasView(node.name, ann, node.description, node.unstable, False)
+            deps[node.name] = refs
+        alias_names = set(views)
+        sorter = graphlib.TopologicalSorter({n: sorted(deps[n] & alias_names - {n}) for n in sorted(views)})
+        try:
+            order = list(sorter.static_order())
+        except graphlib.CycleError as exc:
+            cyclic = set(exc.args[1])
+            for name in cyclic:
+                views[name] = AliasView(name, views[name].ann, views[name].description, views[name].unstable, True)
+            rest = {n: sorted(deps[n] & alias_names - cyclic - {n}) for n in sorted(views) if n not in cyclic}
+            order = list(graphlib.TopologicalSorter(rest).static_order()) + sorted(cyclic)
+        # Self-recursive aliases need a quoted right-hand side.
+        for name in order:
+            if name in deps[name]:
+                v = views[name]
+                views[name] = AliasView(name, v.ann, v.description, v.unstable, True)
+        return [views[n] for n in order]
+
+    def refs(self, t: TypeRef) -> set[str]:
+        if t.kind == "named":
+            return {t.name}
+        return self.refs(t.item) if t.item is not None else set()
+
+    def decoder_callable(self, t: TypeRef) -> str:
+        """A callable `object -> value` for the registry; scalars use the shared checkers."""
+        e = self.emit
+        r = e.resolve(t)
+        if r.kind == "any":
+            return "decode_any"
+        if r.kind in ("str", "int", "float", "bool", "null", "object", "literal") and not r.constraints:
+            if r.kind != "literal":
+                return f"decode_{r.kind}"
+        dec = e.decode(t)
+        if dec.call and dec.call.endswith("({x})") and "(" not in dec.call[:-5]:
+            return dec.call[:-5]
+        name = "_dec_" + e.key(r)
+        if name not in e.helpers:
+            e.helpers[name] = Helper(name, "scalar", e.ann(r), dec)
+        return name
+
+    def context(self) -> dict[str, Any]:
+        p = self.package
+        structs = [self.struct_view(n) for n in p.nodes if isinstance(n, Struct)]
+        enums = [n for n in p.nodes if isinstance(n, Enum)]
+        unions = [self.union_view(n) for n in p.nodes if isinstance(n, Union_)]
+        aliases = self.aliases()
+        registry = [(def_name, self.emit.node(t).name, self.decoder_callable(t)) for def_name, t in p.defs]
+        methods: list[Method] = list(p.methods)
+        helpers = sorted(self.emit.helpers.values(), key=lambda h: h.name)
+        return {
+            "package": p,
+            "structs": structs,
+            "enums": enums,
+            "unions": unions,
+            "aliases": aliases,
+            "helpers": helpers,
+            "registry": registry,
+            "methods": methods,
+            "unstable_types": sorted(d for d, t in p.defs if self.emit.node(t).unstable),
+        }

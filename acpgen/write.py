@@ -1,0 +1,114 @@
+"""Stage 5: put the output in place so that a reader sees the old tree or the new one, never a mix.
+
+The new tree is written into a temporary sibling folder and swapped in with two renames; the
+previous tree is kept aside until the swap is done and put back if a build was cut off between
+the two renames. acpgen owns only the files its manifest lists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+from acpgen.diagnostics import Diagnostics
+
+MANIFEST = ".acpgen-manifest.json"
+DERIVED = ("__pycache__",)
+
+
+def manifest_of(files: dict[str, str]) -> str:
+    entries = {name: hashlib.sha256(text.encode()).hexdigest() for name, text in sorted(files.items())}
+    return json.dumps({"generator": "acpgen", "files": entries}, indent=2, sort_keys=True) + "\n"
+
+
+def owned_files(target: Path) -> set[str] | None:
+    """Names the manifest in `target` lists; None when there is no readable manifest."""
+    try:
+        data = json.loads((target / MANIFEST).read_text(encoding="utf-8"))
+        return set(data["files"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def foreign_entries(target: Path) -> list[str]:
+    """Entries of `target` that acpgen did not write."""
+    if not target.exists():
+        return []
+    owned = owned_files(target) or set()
+    return sorted(
+        p.name for p in target.iterdir()
+        if p.name not in owned and p.name != MANIFEST and p.name not in DERIVED
+    )
+
+
+def aside_path(target: Path) -> Path:
+    return target.with_name(f".{target.name}.acpgen-old")
+
+
+def recover(target: Path) -> None:
+    """Finish or undo a swap that a killed build left half done."""
+    aside = aside_path(target)
+    if aside.exists():
+        if target.exists():
+            shutil.rmtree(aside)
+        else:
+            os.replace(aside, target)
+
+
+def write_tree(target: Path, files: dict[str, str], diags: Diagnostics, *, allow_foreign: bool = False) -> bool:
+    recover(target)
+    foreign = foreign_entries(target)
+    if foreign and not allow_foreign:
+        diags.error(
+            "foreign-files", "",
+            f"{target} holds files acpgen did not write: {', '.join(foreign[:10])}",
+            "move them elsewhere, pick another output folder, or pass --allow-foreign to keep them beside the output",
+        )
+        return False
+    staging = target.with_name(f".{target.name}.acpgen-new")
+    try:
+        if staging.exists():
+            shutil.rmtree(staging)
+        staging.mkdir(parents=True)
+        for name, text in files.items():
+            path = staging / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "w", encoding="utf-8", newline="\n") as handle:
+                handle.write(text)
+        (staging / MANIFEST).write_text(manifest_of(files), encoding="utf-8")
+        for name in [*foreign, *DERIVED]:
+            source = target / name
+            if source.is_dir():
+                shutil.copytree(source, staging / name)
+            elif source.exists():
+                shutil.copy2(source, staging / name)
+        aside = aside_path(target)
+        if target.exists():
+            os.replace(target, aside)
+        os.replace(staging, target)
+        if aside.exists():
+            shutil.rmtree(aside)
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        recover(target)
+        diags.error("write-failed", "", f"could not write {target}: {exc}",
+                    "the previous output is unchanged; check the folder's permissions and free space")
+        return False
+    return True
+
+
+def read_tree(target: Path) -> dict[str, str]:
+    """The files acpgen owns in `target`, as they are on disk now."""
+    owned = owned_files(target)
+    if owned is None:
+        return {}
+    out = {}
+    for name in owned:
+        try:
+            out[name] = (target / name).read_text(encoding="utf-8")
+        except OSError:
+            continue
+    return out
