@@ -11,6 +11,7 @@ from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined,
 from acpgen import __version__
 from acpgen.diagnostics import Diagnostics
 from acpgen.ir.model import Package
+from acpgen.render.codegen import constant_name, decoder_name
 from acpgen.render.context import ContextBuilder, docstring
 
 # Output file -> template. Every generated package has exactly these files.
@@ -55,6 +56,8 @@ def make_environment(user_templates: Path | None = None) -> Environment:
     )
     env.filters["pyrepr"] = repr
     env.filters["docstring"] = docstring
+    env.filters["decoder"] = decoder_name
+    env.filters["constant"] = constant_name
     return env
 
 

@@ -10,12 +10,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from acpgen.ir.naming import snake
 from acpgen.ir.model import Alias, Enum, Field, Node, Package, Struct, TypeRef, Union_
 
 SCALAR_ANN = {"str": "str", "int": "int", "float": "float", "bool": "bool", "null": "None",
               "any": "JsonValue", "object": "dict[str, JsonValue]"}
 SCALAR_WORD = {"str": "a string", "int": "an integer", "float": "a number", "bool": "a boolean",
                "null": "null", "object": "an object"}
+
+
+def decoder_name(key: str) -> str:
+    """`list_ContentBlock` -> `_dec_list_content_block` (function names are snake_case)."""
+    return "_dec_" + "_".join(snake(part).rstrip("_") for part in key.split("_") if part)
+
+
+def constant_name(name: str) -> str:
+    return snake(name).rstrip("_").upper()
 
 
 @dataclass(frozen=True)
@@ -109,13 +119,13 @@ class Emitter:
             node = self.node(r)
             if isinstance(node, Struct):
                 return Decode(call=f"{node.name}.from_dict({{x}})")
-            return Decode(call=f"_dec_{node.name}({{x}})")
+            return Decode(call=f"{decoder_name(node.name)}({{x}})")
         if r.kind == "any":
             return Decode()
         if r.kind in ("str", "int", "float", "bool", "null", "object", "literal"):
             return self.scalar(r)
         assert r.item is not None
-        name = "_dec_" + self.key(r)
+        name = decoder_name(self.key(r))
         if name not in self.helpers:
             kind = {"list": "list", "map": "map", "nullable": "opt"}[r.kind]
             self.helpers[name] = Helper(name, kind, self.ann(r), self.decode(r.item), r.constraints.min_items)
@@ -126,7 +136,7 @@ class Emitter:
         r = self.resolve(t)
         if r.kind != "list" or r.item is None:
             return self.decode(t)
-        name = "_dec_skip_" + self.key(r)
+        name = decoder_name("skip_" + self.key(r))
         if name not in self.helpers:
             self.helpers[name] = Helper(name, "list_skip", self.ann(r), self.decode(r.item), r.constraints.min_items)
         return Decode(call=f"{name}({{x}})")

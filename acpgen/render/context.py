@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from acpgen.ir.model import Alias, Enum, Field, Method, Package, Struct, TypeRef, Union_
-from acpgen.render.codegen import Decode, Emitter, Helper
+from acpgen.render.codegen import Decode, Emitter, Helper, decoder_name
 
 UNSTABLE_NOTE = "Unstable: only in the unstable schema; it may change or go away."
 
@@ -186,7 +186,7 @@ class ContextBuilder:
         dec = e.decode(t)
         if dec.call and dec.call.endswith("({x})") and "(" not in dec.call[:-5]:
             return dec.call[:-5]
-        name = "_dec_" + e.key(r)
+        name = decoder_name(e.key(r))
         if name not in e.helpers:
             e.helpers[name] = Helper(name, "scalar", e.ann(r), dec)
         return name

@@ -252,7 +252,7 @@ class AgentMessageChunkSessionUpdate:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ContentBlock(content)
+            content = _dec_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         return cls(content=content)
@@ -282,7 +282,7 @@ class AgentThoughtChunkSessionUpdate:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ContentBlock(content)
+            content = _dec_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         return cls(content=content)
@@ -317,7 +317,7 @@ class Annotations:
         audience = data.get("audience", UNSET)
         if audience is not UNSET and audience is not None:
             try:
-                audience = _dec_list_Role(audience)
+                audience = _dec_list_role(audience)
             except ValidationError as e:
                 raise e.at("audience") from None
         last_modified = data.get("lastModified", UNSET)
@@ -596,7 +596,7 @@ class AvailableCommand:
         input = data.get("input", UNSET)
         if input is not UNSET and input is not None:
             try:
-                input = _dec_AvailableCommandInput(input)
+                input = _dec_available_command_input(input)
             except ValidationError as e:
                 raise e.at("input") from None
         try:
@@ -662,7 +662,7 @@ class AvailableCommandsUpdateSessionUpdate:
         except KeyError:
             raise missing("availableCommands") from None
         try:
-            available_commands = _dec_list_AvailableCommand(available_commands)
+            available_commands = _dec_list_available_command(available_commands)
         except ValidationError as e:
             raise e.at("availableCommands") from None
         return cls(available_commands=available_commands)
@@ -854,7 +854,7 @@ class ContentToolCallContent:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ContentBlock(content)
+            content = _dec_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         return cls(content=content)
@@ -923,7 +923,7 @@ class CreateTerminalRequest:
         env = data.get("env", UNSET)
         if env is not UNSET:
             try:
-                env = _dec_list_EnvVariable(env)
+                env = _dec_list_env_variable(env)
             except ValidationError as e:
                 raise e.at("env") from None
         output_byte_limit = data.get("outputByteLimit", UNSET)
@@ -1117,7 +1117,7 @@ class EmbeddedResource:
         except KeyError:
             raise missing("resource") from None
         try:
-            resource = _dec_EmbeddedResourceResource(resource)
+            resource = _dec_embedded_resource_resource(resource)
         except ValidationError as e:
             raise e.at("resource") from None
         return cls(meta=meta, annotations=annotations, resource=resource)
@@ -1287,7 +1287,7 @@ class HttpMcpServer:
         except KeyError:
             raise missing("headers") from None
         try:
-            headers = _dec_list_HttpHeader(headers)
+            headers = _dec_list_http_header(headers)
         except ValidationError as e:
             raise e.at("headers") from None
         try:
@@ -1552,7 +1552,7 @@ class InitializeResponse:
             auth_methods = []
         else:
             try:
-                auth_methods = _dec_list_AuthMethod(auth_methods)
+                auth_methods = _dec_list_auth_method(auth_methods)
             except ValidationError as e:
                 raise e.at("authMethods") from None
         try:
@@ -1681,7 +1681,7 @@ class LoadSessionRequest:
         except KeyError:
             raise missing("mcpServers") from None
         try:
-            mcp_servers = _dec_list_McpServer(mcp_servers)
+            mcp_servers = _dec_list_mcp_server(mcp_servers)
         except ValidationError as e:
             raise e.at("mcpServers") from None
         try:
@@ -1880,7 +1880,7 @@ class NewSessionRequest:
         except KeyError:
             raise missing("mcpServers") from None
         try:
-            mcp_servers = _dec_list_McpServer(mcp_servers)
+            mcp_servers = _dec_list_mcp_server(mcp_servers)
         except ValidationError as e:
             raise e.at("mcpServers") from None
         return cls(meta=meta, cwd=cwd, mcp_servers=mcp_servers)
@@ -1987,7 +1987,7 @@ class PermissionOption:
         except KeyError:
             raise missing("kind") from None
         try:
-            kind = _dec_PermissionOptionKind(kind)
+            kind = _dec_permission_option_kind(kind)
         except ValidationError as e:
             raise e.at("kind") from None
         try:
@@ -2045,7 +2045,7 @@ class Plan:
         except KeyError:
             raise missing("entries") from None
         try:
-            entries = _dec_list_PlanEntry(entries)
+            entries = _dec_list_plan_entry(entries)
         except ValidationError as e:
             raise e.at("entries") from None
         return cls(meta=meta, entries=entries)
@@ -2097,7 +2097,7 @@ class PlanEntry:
         except KeyError:
             raise missing("priority") from None
         try:
-            priority = _dec_PlanEntryPriority(priority)
+            priority = _dec_plan_entry_priority(priority)
         except ValidationError as e:
             raise e.at("priority") from None
         try:
@@ -2105,7 +2105,7 @@ class PlanEntry:
         except KeyError:
             raise missing("status") from None
         try:
-            status = _dec_PlanEntryStatus(status)
+            status = _dec_plan_entry_status(status)
         except ValidationError as e:
             raise e.at("status") from None
         return cls(meta=meta, content=content, priority=priority, status=status)
@@ -2148,7 +2148,7 @@ class PlanSessionUpdate:
         except KeyError:
             raise missing("entries") from None
         try:
-            entries = _dec_list_PlanEntry(entries)
+            entries = _dec_list_plan_entry(entries)
         except ValidationError as e:
             raise e.at("entries") from None
         return cls(meta=meta, entries=entries)
@@ -2266,7 +2266,7 @@ class PromptRequest:
         except KeyError:
             raise missing("prompt") from None
         try:
-            prompt = _dec_list_ContentBlock(prompt)
+            prompt = _dec_list_content_block(prompt)
         except ValidationError as e:
             raise e.at("prompt") from None
         try:
@@ -2310,7 +2310,7 @@ class PromptResponse:
         except KeyError:
             raise missing("stopReason") from None
         try:
-            stop_reason = _dec_StopReason(stop_reason)
+            stop_reason = _dec_stop_reason(stop_reason)
         except ValidationError as e:
             raise e.at("stopReason") from None
         return cls(meta=meta, stop_reason=stop_reason)
@@ -2521,7 +2521,7 @@ class RequestPermissionRequest:
         except KeyError:
             raise missing("options") from None
         try:
-            options = _dec_list_PermissionOption(options)
+            options = _dec_list_permission_option(options)
         except ValidationError as e:
             raise e.at("options") from None
         try:
@@ -2572,7 +2572,7 @@ class RequestPermissionResponse:
         except KeyError:
             raise missing("outcome") from None
         try:
-            outcome = _dec_RequestPermissionOutcome(outcome)
+            outcome = _dec_request_permission_outcome(outcome)
         except ValidationError as e:
             raise e.at("outcome") from None
         return cls(meta=meta, outcome=outcome)
@@ -2620,7 +2620,7 @@ class ResourceContentBlock:
         except KeyError:
             raise missing("resource") from None
         try:
-            resource = _dec_EmbeddedResourceResource(resource)
+            resource = _dec_embedded_resource_resource(resource)
         except ValidationError as e:
             raise e.at("resource") from None
         return cls(meta=meta, annotations=annotations, resource=resource)
@@ -2933,7 +2933,7 @@ class SessionModeState:
         except KeyError:
             raise missing("availableModes") from None
         try:
-            available_modes = _dec_list_SessionMode(available_modes)
+            available_modes = _dec_list_session_mode(available_modes)
         except ValidationError as e:
             raise e.at("availableModes") from None
         try:
@@ -2982,7 +2982,7 @@ class SessionModelState:
         except KeyError:
             raise missing("availableModels") from None
         try:
-            available_models = _dec_list_ModelInfo(available_models)
+            available_models = _dec_list_model_info(available_models)
         except ValidationError as e:
             raise e.at("availableModels") from None
         try:
@@ -3037,7 +3037,7 @@ class SessionNotification:
         except KeyError:
             raise missing("update") from None
         try:
-            update = _dec_SessionUpdate(update)
+            update = _dec_session_update(update)
         except ValidationError as e:
             raise e.at("update") from None
         return cls(meta=meta, session_id=session_id, update=update)
@@ -3215,7 +3215,7 @@ class SseMcpServer:
         except KeyError:
             raise missing("headers") from None
         try:
-            headers = _dec_list_HttpHeader(headers)
+            headers = _dec_list_http_header(headers)
         except ValidationError as e:
             raise e.at("headers") from None
         try:
@@ -3283,7 +3283,7 @@ class StdioMcpServer:
         except KeyError:
             raise missing("env") from None
         try:
-            env = _dec_list_EnvVariable(env)
+            env = _dec_list_env_variable(env)
         except ValidationError as e:
             raise e.at("env") from None
         try:
@@ -3659,19 +3659,19 @@ class ToolCall:
         content = data.get("content", UNSET)
         if content is not UNSET:
             try:
-                content = _dec_list_ToolCallContent(content)
+                content = _dec_list_tool_call_content(content)
             except ValidationError as e:
                 raise e.at("content") from None
         kind = data.get("kind", UNSET)
         if kind is not UNSET:
             try:
-                kind = _dec_ToolKind(kind)
+                kind = _dec_tool_kind(kind)
             except ValidationError as e:
                 raise e.at("kind") from None
         locations = data.get("locations", UNSET)
         if locations is not UNSET:
             try:
-                locations = _dec_list_ToolCallLocation(locations)
+                locations = _dec_list_tool_call_location(locations)
             except ValidationError as e:
                 raise e.at("locations") from None
         raw_input = data.get("rawInput", UNSET)
@@ -3681,7 +3681,7 @@ class ToolCall:
         status = data.get("status", UNSET)
         if status is not UNSET:
             try:
-                status = _dec_ToolCallStatus(status)
+                status = _dec_tool_call_status(status)
             except ValidationError as e:
                 raise e.at("status") from None
         try:
@@ -3824,19 +3824,19 @@ class ToolCallSessionUpdate:
         content = data.get("content", UNSET)
         if content is not UNSET:
             try:
-                content = _dec_list_ToolCallContent(content)
+                content = _dec_list_tool_call_content(content)
             except ValidationError as e:
                 raise e.at("content") from None
         kind = data.get("kind", UNSET)
         if kind is not UNSET:
             try:
-                kind = _dec_ToolKind(kind)
+                kind = _dec_tool_kind(kind)
             except ValidationError as e:
                 raise e.at("kind") from None
         locations = data.get("locations", UNSET)
         if locations is not UNSET:
             try:
-                locations = _dec_list_ToolCallLocation(locations)
+                locations = _dec_list_tool_call_location(locations)
             except ValidationError as e:
                 raise e.at("locations") from None
         raw_input = data.get("rawInput", UNSET)
@@ -3846,7 +3846,7 @@ class ToolCallSessionUpdate:
         status = data.get("status", UNSET)
         if status is not UNSET:
             try:
-                status = _dec_ToolCallStatus(status)
+                status = _dec_tool_call_status(status)
             except ValidationError as e:
                 raise e.at("status") from None
         try:
@@ -3941,19 +3941,19 @@ class ToolCallUpdate:
         content = data.get("content", UNSET)
         if content is not UNSET and content is not None:
             try:
-                content = _dec_list_ToolCallContent(content)
+                content = _dec_list_tool_call_content(content)
             except ValidationError as e:
                 raise e.at("content") from None
         kind = data.get("kind", UNSET)
         if kind is not UNSET and kind is not None:
             try:
-                kind = _dec_ToolKind(kind)
+                kind = _dec_tool_kind(kind)
             except ValidationError as e:
                 raise e.at("kind") from None
         locations = data.get("locations", UNSET)
         if locations is not UNSET and locations is not None:
             try:
-                locations = _dec_list_ToolCallLocation(locations)
+                locations = _dec_list_tool_call_location(locations)
             except ValidationError as e:
                 raise e.at("locations") from None
         raw_input = data.get("rawInput", UNSET)
@@ -3963,7 +3963,7 @@ class ToolCallUpdate:
         status = data.get("status", UNSET)
         if status is not UNSET and status is not None:
             try:
-                status = _dec_ToolCallStatus(status)
+                status = _dec_tool_call_status(status)
             except ValidationError as e:
                 raise e.at("status") from None
         title = data.get("title", UNSET)
@@ -4054,19 +4054,19 @@ class ToolCallUpdateSessionUpdate:
         content = data.get("content", UNSET)
         if content is not UNSET and content is not None:
             try:
-                content = _dec_list_ToolCallContent(content)
+                content = _dec_list_tool_call_content(content)
             except ValidationError as e:
                 raise e.at("content") from None
         kind = data.get("kind", UNSET)
         if kind is not UNSET and kind is not None:
             try:
-                kind = _dec_ToolKind(kind)
+                kind = _dec_tool_kind(kind)
             except ValidationError as e:
                 raise e.at("kind") from None
         locations = data.get("locations", UNSET)
         if locations is not UNSET and locations is not None:
             try:
-                locations = _dec_list_ToolCallLocation(locations)
+                locations = _dec_list_tool_call_location(locations)
             except ValidationError as e:
                 raise e.at("locations") from None
         raw_input = data.get("rawInput", UNSET)
@@ -4076,7 +4076,7 @@ class ToolCallUpdateSessionUpdate:
         status = data.get("status", UNSET)
         if status is not UNSET and status is not None:
             try:
-                status = _dec_ToolCallStatus(status)
+                status = _dec_tool_call_status(status)
             except ValidationError as e:
                 raise e.at("status") from None
         title = data.get("title", UNSET)
@@ -4143,7 +4143,7 @@ class UserMessageChunkSessionUpdate:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ContentBlock(content)
+            content = _dec_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         return cls(content=content)
@@ -4531,99 +4531,99 @@ ToolCallId: TypeAlias = str
 """Unique identifier for a tool call within a session."""
 
 
-_PermissionOptionKind_VALUES: Final[dict[str, PermissionOptionKind]] = {
+_PERMISSION_OPTION_KIND_VALUES: Final[dict[str, PermissionOptionKind]] = {
     member.value: member for member in PermissionOptionKind
 }
 
 
-def _dec_PermissionOptionKind(data: object) -> PermissionOptionKind:
+def _dec_permission_option_kind(data: object) -> PermissionOptionKind:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _PermissionOptionKind_VALUES.get(data)
+    member = _PERMISSION_OPTION_KIND_VALUES.get(data)
     if member is not None:
         return member
     raise ValidationError(f"unknown PermissionOptionKind value {data!r}")
 
 
-_PlanEntryPriority_VALUES: Final[dict[str, PlanEntryPriority]] = {
+_PLAN_ENTRY_PRIORITY_VALUES: Final[dict[str, PlanEntryPriority]] = {
     member.value: member for member in PlanEntryPriority
 }
 
 
-def _dec_PlanEntryPriority(data: object) -> PlanEntryPriority:
+def _dec_plan_entry_priority(data: object) -> PlanEntryPriority:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _PlanEntryPriority_VALUES.get(data)
+    member = _PLAN_ENTRY_PRIORITY_VALUES.get(data)
     if member is not None:
         return member
     raise ValidationError(f"unknown PlanEntryPriority value {data!r}")
 
 
-_PlanEntryStatus_VALUES: Final[dict[str, PlanEntryStatus]] = {
+_PLAN_ENTRY_STATUS_VALUES: Final[dict[str, PlanEntryStatus]] = {
     member.value: member for member in PlanEntryStatus
 }
 
 
-def _dec_PlanEntryStatus(data: object) -> PlanEntryStatus:
+def _dec_plan_entry_status(data: object) -> PlanEntryStatus:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _PlanEntryStatus_VALUES.get(data)
+    member = _PLAN_ENTRY_STATUS_VALUES.get(data)
     if member is not None:
         return member
     raise ValidationError(f"unknown PlanEntryStatus value {data!r}")
 
 
-_Role_VALUES: Final[dict[str, Role]] = {member.value: member for member in Role}
+_ROLE_VALUES: Final[dict[str, Role]] = {member.value: member for member in Role}
 
 
-def _dec_Role(data: object) -> Role:
+def _dec_role(data: object) -> Role:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _Role_VALUES.get(data)
+    member = _ROLE_VALUES.get(data)
     if member is not None:
         return member
     raise ValidationError(f"unknown Role value {data!r}")
 
 
-_StopReason_VALUES: Final[dict[str, StopReason]] = {member.value: member for member in StopReason}
+_STOP_REASON_VALUES: Final[dict[str, StopReason]] = {member.value: member for member in StopReason}
 
 
-def _dec_StopReason(data: object) -> StopReason:
+def _dec_stop_reason(data: object) -> StopReason:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _StopReason_VALUES.get(data)
+    member = _STOP_REASON_VALUES.get(data)
     if member is not None:
         return member
     raise ValidationError(f"unknown StopReason value {data!r}")
 
 
-_ToolCallStatus_VALUES: Final[dict[str, ToolCallStatus]] = {
+_TOOL_CALL_STATUS_VALUES: Final[dict[str, ToolCallStatus]] = {
     member.value: member for member in ToolCallStatus
 }
 
 
-def _dec_ToolCallStatus(data: object) -> ToolCallStatus:
+def _dec_tool_call_status(data: object) -> ToolCallStatus:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _ToolCallStatus_VALUES.get(data)
+    member = _TOOL_CALL_STATUS_VALUES.get(data)
     if member is not None:
         return member
     raise ValidationError(f"unknown ToolCallStatus value {data!r}")
 
 
-_ToolKind_VALUES: Final[dict[str, ToolKind]] = {member.value: member for member in ToolKind}
+_TOOL_KIND_VALUES: Final[dict[str, ToolKind]] = {member.value: member for member in ToolKind}
 
 
-def _dec_ToolKind(data: object) -> ToolKind:
+def _dec_tool_kind(data: object) -> ToolKind:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _ToolKind_VALUES.get(data)
+    member = _TOOL_KIND_VALUES.get(data)
     if member is not None:
         return member
     raise ValidationError(f"unknown ToolKind value {data!r}")
 
 
-def _dec_AgentNotification(data: object) -> AgentNotification:
+def _dec_agent_notification(data: object) -> AgentNotification:
     errors: list[str] = []
     try:
         return SessionNotification.from_dict(data)
@@ -4633,7 +4633,7 @@ def _dec_AgentNotification(data: object) -> AgentNotification:
     raise ValidationError("matches no variant of AgentNotification (" + "; ".join(errors) + ")")
 
 
-def _dec_AgentRequest(data: object) -> AgentRequest:
+def _dec_agent_request(data: object) -> AgentRequest:
     errors: list[str] = []
     try:
         return WriteTextFileRequest.from_dict(data)
@@ -4671,7 +4671,7 @@ def _dec_AgentRequest(data: object) -> AgentRequest:
     raise ValidationError("matches no variant of AgentRequest (" + "; ".join(errors) + ")")
 
 
-def _dec_AgentResponse(data: object) -> AgentResponse:
+def _dec_agent_response(data: object) -> AgentResponse:
     errors: list[str] = []
     try:
         return InitializeResponse.from_dict(data)
@@ -4705,7 +4705,7 @@ def _dec_AgentResponse(data: object) -> AgentResponse:
     raise ValidationError("matches no variant of AgentResponse (" + "; ".join(errors) + ")")
 
 
-def _dec_AvailableCommandInput(data: object) -> AvailableCommandInput:
+def _dec_available_command_input(data: object) -> AvailableCommandInput:
     errors: list[str] = []
     try:
         return AvailableCommandInputUnstructuredCommandInput.from_dict(data)
@@ -4714,7 +4714,7 @@ def _dec_AvailableCommandInput(data: object) -> AvailableCommandInput:
     raise ValidationError("matches no variant of AvailableCommandInput (" + "; ".join(errors) + ")")
 
 
-def _dec_ClientNotification(data: object) -> ClientNotification:
+def _dec_client_notification(data: object) -> ClientNotification:
     errors: list[str] = []
     try:
         return CancelNotification.from_dict(data)
@@ -4724,7 +4724,7 @@ def _dec_ClientNotification(data: object) -> ClientNotification:
     raise ValidationError("matches no variant of ClientNotification (" + "; ".join(errors) + ")")
 
 
-def _dec_ClientRequest(data: object) -> ClientRequest:
+def _dec_client_request(data: object) -> ClientRequest:
     errors: list[str] = []
     try:
         return InitializeRequest.from_dict(data)
@@ -4758,7 +4758,7 @@ def _dec_ClientRequest(data: object) -> ClientRequest:
     raise ValidationError("matches no variant of ClientRequest (" + "; ".join(errors) + ")")
 
 
-def _dec_ClientResponse(data: object) -> ClientResponse:
+def _dec_client_response(data: object) -> ClientResponse:
     errors: list[str] = []
     try:
         return WriteTextFileResponse.from_dict(data)
@@ -4796,7 +4796,7 @@ def _dec_ClientResponse(data: object) -> ClientResponse:
     raise ValidationError("matches no variant of ClientResponse (" + "; ".join(errors) + ")")
 
 
-_ContentBlock_VARIANTS: Final[dict[str, Callable[[object], ContentBlock]]] = {
+_CONTENT_BLOCK_VARIANTS: Final[dict[str, Callable[[object], ContentBlock]]] = {
     "text": TextContentBlock.from_dict,
     "image": ImageContentBlock.from_dict,
     "audio": AudioContentBlock.from_dict,
@@ -4805,12 +4805,12 @@ _ContentBlock_VARIANTS: Final[dict[str, Callable[[object], ContentBlock]]] = {
 }
 
 
-def _dec_ContentBlock(data: object) -> ContentBlock:
+def _dec_content_block(data: object) -> ContentBlock:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _ContentBlock_VARIANTS.get(tag)
+        decoder = _CONTENT_BLOCK_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         raise ValidationError(f"unknown type {tag!r}", "type")
@@ -4819,7 +4819,7 @@ def _dec_ContentBlock(data: object) -> ContentBlock:
     raise expected("a string", tag, "type")
 
 
-def _dec_EmbeddedResourceResource(data: object) -> EmbeddedResourceResource:
+def _dec_embedded_resource_resource(data: object) -> EmbeddedResourceResource:
     errors: list[str] = []
     try:
         return TextResourceContents.from_dict(data)
@@ -4834,18 +4834,18 @@ def _dec_EmbeddedResourceResource(data: object) -> EmbeddedResourceResource:
     )
 
 
-_McpServer_VARIANTS: Final[dict[str, Callable[[object], McpServer]]] = {
+_MCP_SERVER_VARIANTS: Final[dict[str, Callable[[object], McpServer]]] = {
     "http": HttpMcpServer.from_dict,
     "sse": SseMcpServer.from_dict,
 }
 
 
-def _dec_McpServer(data: object) -> McpServer:
+def _dec_mcp_server(data: object) -> McpServer:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _McpServer_VARIANTS.get(tag)
+        decoder = _MCP_SERVER_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         try:
@@ -4858,7 +4858,7 @@ def _dec_McpServer(data: object) -> McpServer:
     raise expected("a string", tag, "type")
 
 
-_RequestPermissionOutcome_VARIANTS: Final[
+_REQUEST_PERMISSION_OUTCOME_VARIANTS: Final[
     dict[str, Callable[[object], RequestPermissionOutcome]]
 ] = {
     "cancelled": CancelledRequestPermissionOutcome.from_dict,
@@ -4866,12 +4866,12 @@ _RequestPermissionOutcome_VARIANTS: Final[
 }
 
 
-def _dec_RequestPermissionOutcome(data: object) -> RequestPermissionOutcome:
+def _dec_request_permission_outcome(data: object) -> RequestPermissionOutcome:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("outcome", UNSET)
     if type(tag) is str:
-        decoder = _RequestPermissionOutcome_VARIANTS.get(tag)
+        decoder = _REQUEST_PERMISSION_OUTCOME_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         raise ValidationError(f"unknown outcome {tag!r}", "outcome")
@@ -4880,7 +4880,7 @@ def _dec_RequestPermissionOutcome(data: object) -> RequestPermissionOutcome:
     raise expected("a string", tag, "outcome")
 
 
-_SessionUpdate_VARIANTS: Final[dict[str, Callable[[object], SessionUpdate]]] = {
+_SESSION_UPDATE_VARIANTS: Final[dict[str, Callable[[object], SessionUpdate]]] = {
     "user_message_chunk": UserMessageChunkSessionUpdate.from_dict,
     "agent_message_chunk": AgentMessageChunkSessionUpdate.from_dict,
     "agent_thought_chunk": AgentThoughtChunkSessionUpdate.from_dict,
@@ -4892,12 +4892,12 @@ _SessionUpdate_VARIANTS: Final[dict[str, Callable[[object], SessionUpdate]]] = {
 }
 
 
-def _dec_SessionUpdate(data: object) -> SessionUpdate:
+def _dec_session_update(data: object) -> SessionUpdate:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("sessionUpdate", UNSET)
     if type(tag) is str:
-        decoder = _SessionUpdate_VARIANTS.get(tag)
+        decoder = _SESSION_UPDATE_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         raise ValidationError(f"unknown sessionUpdate {tag!r}", "sessionUpdate")
@@ -4906,19 +4906,19 @@ def _dec_SessionUpdate(data: object) -> SessionUpdate:
     raise expected("a string", tag, "sessionUpdate")
 
 
-_ToolCallContent_VARIANTS: Final[dict[str, Callable[[object], ToolCallContent]]] = {
+_TOOL_CALL_CONTENT_VARIANTS: Final[dict[str, Callable[[object], ToolCallContent]]] = {
     "content": ContentToolCallContent.from_dict,
     "diff": DiffToolCallContent.from_dict,
     "terminal": TerminalToolCallContent.from_dict,
 }
 
 
-def _dec_ToolCallContent(data: object) -> ToolCallContent:
+def _dec_tool_call_content(data: object) -> ToolCallContent:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _ToolCallContent_VARIANTS.get(tag)
+        decoder = _TOOL_CALL_CONTENT_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         raise ValidationError(f"unknown type {tag!r}", "type")
@@ -4933,7 +4933,7 @@ def _dec_int_min0_max65535(data: object) -> int:
     return data
 
 
-def _dec_list_AuthMethod(data: object) -> list[AuthMethod]:
+def _dec_list_auth_method(data: object) -> list[AuthMethod]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[AuthMethod] = []
@@ -4945,7 +4945,7 @@ def _dec_list_AuthMethod(data: object) -> list[AuthMethod]:
     return out
 
 
-def _dec_list_AvailableCommand(data: object) -> list[AvailableCommand]:
+def _dec_list_available_command(data: object) -> list[AvailableCommand]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[AvailableCommand] = []
@@ -4957,19 +4957,19 @@ def _dec_list_AvailableCommand(data: object) -> list[AvailableCommand]:
     return out
 
 
-def _dec_list_ContentBlock(data: object) -> list[ContentBlock]:
+def _dec_list_content_block(data: object) -> list[ContentBlock]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[ContentBlock] = []
     for index, item in enumerate(data):
         try:
-            out.append(_dec_ContentBlock(item))
+            out.append(_dec_content_block(item))
         except ValidationError as e:
             raise e.at(index) from None
     return out
 
 
-def _dec_list_EnvVariable(data: object) -> list[EnvVariable]:
+def _dec_list_env_variable(data: object) -> list[EnvVariable]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[EnvVariable] = []
@@ -4981,7 +4981,7 @@ def _dec_list_EnvVariable(data: object) -> list[EnvVariable]:
     return out
 
 
-def _dec_list_HttpHeader(data: object) -> list[HttpHeader]:
+def _dec_list_http_header(data: object) -> list[HttpHeader]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[HttpHeader] = []
@@ -4993,19 +4993,19 @@ def _dec_list_HttpHeader(data: object) -> list[HttpHeader]:
     return out
 
 
-def _dec_list_McpServer(data: object) -> list[McpServer]:
+def _dec_list_mcp_server(data: object) -> list[McpServer]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[McpServer] = []
     for index, item in enumerate(data):
         try:
-            out.append(_dec_McpServer(item))
+            out.append(_dec_mcp_server(item))
         except ValidationError as e:
             raise e.at(index) from None
     return out
 
 
-def _dec_list_ModelInfo(data: object) -> list[ModelInfo]:
+def _dec_list_model_info(data: object) -> list[ModelInfo]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[ModelInfo] = []
@@ -5017,7 +5017,7 @@ def _dec_list_ModelInfo(data: object) -> list[ModelInfo]:
     return out
 
 
-def _dec_list_PermissionOption(data: object) -> list[PermissionOption]:
+def _dec_list_permission_option(data: object) -> list[PermissionOption]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[PermissionOption] = []
@@ -5029,7 +5029,7 @@ def _dec_list_PermissionOption(data: object) -> list[PermissionOption]:
     return out
 
 
-def _dec_list_PlanEntry(data: object) -> list[PlanEntry]:
+def _dec_list_plan_entry(data: object) -> list[PlanEntry]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[PlanEntry] = []
@@ -5041,49 +5041,25 @@ def _dec_list_PlanEntry(data: object) -> list[PlanEntry]:
     return out
 
 
-def _dec_list_Role(data: object) -> list[Role]:
+def _dec_list_role(data: object) -> list[Role]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[Role] = []
     for index, item in enumerate(data):
         try:
-            out.append(_dec_Role(item))
+            out.append(_dec_role(item))
         except ValidationError as e:
             raise e.at(index) from None
     return out
 
 
-def _dec_list_SessionMode(data: object) -> list[SessionMode]:
+def _dec_list_session_mode(data: object) -> list[SessionMode]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[SessionMode] = []
     for index, item in enumerate(data):
         try:
             out.append(SessionMode.from_dict(item))
-        except ValidationError as e:
-            raise e.at(index) from None
-    return out
-
-
-def _dec_list_ToolCallContent(data: object) -> list[ToolCallContent]:
-    if type(data) is not list:
-        raise expected("an array", data)
-    out: list[ToolCallContent] = []
-    for index, item in enumerate(data):
-        try:
-            out.append(_dec_ToolCallContent(item))
-        except ValidationError as e:
-            raise e.at(index) from None
-    return out
-
-
-def _dec_list_ToolCallLocation(data: object) -> list[ToolCallLocation]:
-    if type(data) is not list:
-        raise expected("an array", data)
-    out: list[ToolCallLocation] = []
-    for index, item in enumerate(data):
-        try:
-            out.append(ToolCallLocation.from_dict(item))
         except ValidationError as e:
             raise e.at(index) from None
     return out
@@ -5097,6 +5073,30 @@ def _dec_list_str(data: object) -> list[str]:
         if type(item) is not str:
             raise expected("a string", item, index)
         out.append(item)
+    return out
+
+
+def _dec_list_tool_call_content(data: object) -> list[ToolCallContent]:
+    if type(data) is not list:
+        raise expected("an array", data)
+    out: list[ToolCallContent] = []
+    for index, item in enumerate(data):
+        try:
+            out.append(_dec_tool_call_content(item))
+        except ValidationError as e:
+            raise e.at(index) from None
+    return out
+
+
+def _dec_list_tool_call_location(data: object) -> list[ToolCallLocation]:
+    if type(data) is not list:
+        raise expected("an array", data)
+    out: list[ToolCallLocation] = []
+    for index, item in enumerate(data):
+        try:
+            out.append(ToolCallLocation.from_dict(item))
+        except ValidationError as e:
+            raise e.at(index) from None
     return out
 
 

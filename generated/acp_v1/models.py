@@ -447,7 +447,7 @@ class AcceptCreateElicitationResponse:
         content = data.get("content", UNSET)
         if content is not UNSET and content is not None:
             try:
-                content = _dec_map_ElicitationContentValue(content)
+                content = _dec_map_elicitation_content_value(content)
             except ValidationError as e:
                 raise e.at("content") from None
         meta = data.get("_meta", UNSET)
@@ -810,7 +810,7 @@ class AgentMessageChunkSessionUpdate:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ContentBlock(content)
+            content = _dec_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         message_id = data.get("messageId", UNSET)
@@ -856,7 +856,7 @@ class AgentNotification:
         params = data.get("params", UNSET)
         if params is not UNSET and params is not None:
             try:
-                params = _dec_AgentNotificationParams(params)
+                params = _dec_agent_notification_params(params)
             except ValidationError as e:
                 raise e.at("params") from None
         return cls(method=method, params=params)
@@ -892,7 +892,7 @@ class AgentRequest:
         except KeyError:
             raise missing("id") from None
         try:
-            id = _dec_RequestId(id)
+            id = _dec_request_id(id)
         except ValidationError as e:
             raise e.at("id") from None
         try:
@@ -904,7 +904,7 @@ class AgentRequest:
         params = data.get("params", UNSET)
         if params is not UNSET and params is not None:
             try:
-                params = _dec_AgentRequestParams(params)
+                params = _dec_agent_request_params(params)
             except ValidationError as e:
                 raise e.at("params") from None
         return cls(id=id, method=method, params=params)
@@ -938,7 +938,7 @@ class AgentResponseError:
         except KeyError:
             raise missing("id") from None
         try:
-            id = _dec_RequestId(id)
+            id = _dec_request_id(id)
         except ValidationError as e:
             raise e.at("id") from None
         try:
@@ -978,7 +978,7 @@ class AgentResponseResult:
         except KeyError:
             raise missing("id") from None
         try:
-            id = _dec_RequestId(id)
+            id = _dec_request_id(id)
         except ValidationError as e:
             raise e.at("id") from None
         try:
@@ -986,7 +986,7 @@ class AgentResponseResult:
         except KeyError:
             raise missing("result") from None
         try:
-            result = _dec_AgentResponseResultResult(result)
+            result = _dec_agent_response_result_result(result)
         except ValidationError as e:
             raise e.at("result") from None
         return cls(id=id, result=result)
@@ -1030,7 +1030,7 @@ class AgentThoughtChunkSessionUpdate:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ContentBlock(content)
+            content = _dec_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         message_id = data.get("messageId", UNSET)
@@ -1080,7 +1080,7 @@ class Annotations:
         audience = data.get("audience", UNSET)
         if audience is not UNSET and audience is not None:
             try:
-                audience = _dec_skip_list_Role(audience, "Annotations.audience")
+                audience = _dec_skip_list_role(audience, "Annotations.audience")
             except ValidationError:
                 audience = None
         last_modified = data.get("lastModified", UNSET)
@@ -1267,7 +1267,7 @@ class ArrayElicitationPropertySchema:
         except KeyError:
             raise missing("items") from None
         try:
-            items = _dec_MultiSelectItems(items)
+            items = _dec_multi_select_items(items)
         except ValidationError as e:
             raise e.at("items") from None
         default = data.get("default", UNSET)
@@ -1823,13 +1823,13 @@ class AuthStatusResponse:
         except KeyError:
             raise missing("state") from None
         try:
-            state = _dec_AuthState(state)
+            state = _dec_auth_state(state)
         except ValidationError as e:
             raise e.at("state") from None
         accounts = data.get("accounts", UNSET)
         if accounts is not UNSET:
             try:
-                accounts = _dec_skip_list_AuthAccount(accounts, "AuthStatusResponse.accounts")
+                accounts = _dec_skip_list_auth_account(accounts, "AuthStatusResponse.accounts")
             except ValidationError:
                 accounts = []
         meta = data.get("_meta", UNSET)
@@ -1889,13 +1889,13 @@ class AuthStatusUpdateNotification:
         except KeyError:
             raise missing("state") from None
         try:
-            state = _dec_AuthState(state)
+            state = _dec_auth_state(state)
         except ValidationError as e:
             raise e.at("state") from None
         accounts = data.get("accounts", UNSET)
         if accounts is not UNSET:
             try:
-                accounts = _dec_skip_list_AuthAccount(
+                accounts = _dec_skip_list_auth_account(
                     accounts, "AuthStatusUpdateNotification.accounts"
                 )
             except ValidationError:
@@ -2023,7 +2023,7 @@ class AvailableCommand:
         input = data.get("input", UNSET)
         if input is not UNSET and input is not None:
             try:
-                input = _dec_AvailableCommandInput(input)
+                input = _dec_available_command_input(input)
             except ValidationError:
                 input = None
         meta = data.get("_meta", UNSET)
@@ -2066,7 +2066,7 @@ class AvailableCommandsUpdate:
         except KeyError:
             raise missing("availableCommands") from None
         try:
-            available_commands = _dec_skip_list_AvailableCommand(
+            available_commands = _dec_skip_list_available_command(
                 available_commands, "AvailableCommandsUpdate.available_commands"
             )
         except ValidationError:
@@ -2110,7 +2110,7 @@ class AvailableCommandsUpdateSessionUpdate:
         except KeyError:
             raise missing("availableCommands") from None
         try:
-            available_commands = _dec_skip_list_AvailableCommand(
+            available_commands = _dec_skip_list_available_command(
                 available_commands, "AvailableCommandsUpdateSessionUpdate.available_commands"
             )
         except ValidationError:
@@ -2393,7 +2393,7 @@ class BooleanSessionConfigOption:
         category = data.get("category", UNSET)
         if category is not UNSET and category is not None:
             try:
-                category = _dec_SessionConfigOptionCategory(category)
+                category = _dec_session_config_option_category(category)
             except ValidationError:
                 category = None
         meta = data.get("_meta", UNSET)
@@ -2591,7 +2591,7 @@ class CancelRequestNotification:
         except KeyError:
             raise missing("requestId") from None
         try:
-            request_id = _dec_RequestId(request_id)
+            request_id = _dec_request_id(request_id)
         except ValidationError as e:
             raise e.at("requestId") from None
         meta = data.get("_meta", UNSET)
@@ -2850,7 +2850,7 @@ class ClientNotification:
         params = data.get("params", UNSET)
         if params is not UNSET and params is not None:
             try:
-                params = _dec_ClientNotificationParams(params)
+                params = _dec_client_notification_params(params)
             except ValidationError as e:
                 raise e.at("params") from None
         return cls(method=method, params=params)
@@ -2886,7 +2886,7 @@ class ClientRequest:
         except KeyError:
             raise missing("id") from None
         try:
-            id = _dec_RequestId(id)
+            id = _dec_request_id(id)
         except ValidationError as e:
             raise e.at("id") from None
         try:
@@ -2898,7 +2898,7 @@ class ClientRequest:
         params = data.get("params", UNSET)
         if params is not UNSET and params is not None:
             try:
-                params = _dec_ClientRequestParams(params)
+                params = _dec_client_request_params(params)
             except ValidationError as e:
                 raise e.at("params") from None
         return cls(id=id, method=method, params=params)
@@ -2932,7 +2932,7 @@ class ClientResponseError:
         except KeyError:
             raise missing("id") from None
         try:
-            id = _dec_RequestId(id)
+            id = _dec_request_id(id)
         except ValidationError as e:
             raise e.at("id") from None
         try:
@@ -2972,7 +2972,7 @@ class ClientResponseResult:
         except KeyError:
             raise missing("id") from None
         try:
-            id = _dec_RequestId(id)
+            id = _dec_request_id(id)
         except ValidationError as e:
             raise e.at("id") from None
         try:
@@ -2980,7 +2980,7 @@ class ClientResponseResult:
         except KeyError:
             raise missing("result") from None
         try:
-            result = _dec_ClientResponseResultResult(result)
+            result = _dec_client_response_result_result(result)
         except ValidationError as e:
             raise e.at("result") from None
         return cls(id=id, result=result)
@@ -3162,7 +3162,7 @@ class CompactionSummaryChunk:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ContentBlock(content)
+            content = _dec_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         meta = data.get("_meta", UNSET)
@@ -3213,7 +3213,7 @@ class CompactionSummaryChunkSessionUpdate:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ContentBlock(content)
+            content = _dec_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         meta = data.get("_meta", UNSET)
@@ -3273,13 +3273,13 @@ class CompactionUpdate:
         except KeyError:
             raise missing("status") from None
         try:
-            status = _dec_CompactionStatus(status)
+            status = _dec_compaction_status(status)
         except ValidationError as e:
             raise e.at("status") from None
         summary = data.get("summary", UNSET)
         if summary is not UNSET and summary is not None:
             try:
-                summary = _dec_skip_list_ContentBlock(summary, "CompactionUpdate.summary")
+                summary = _dec_skip_list_content_block(summary, "CompactionUpdate.summary")
             except ValidationError:
                 summary = None
         error = data.get("error", UNSET)
@@ -3347,13 +3347,13 @@ class CompactionUpdateSessionUpdate:
         except KeyError:
             raise missing("status") from None
         try:
-            status = _dec_CompactionStatus(status)
+            status = _dec_compaction_status(status)
         except ValidationError as e:
             raise e.at("status") from None
         summary = data.get("summary", UNSET)
         if summary is not UNSET and summary is not None:
             try:
-                summary = _dec_skip_list_ContentBlock(
+                summary = _dec_skip_list_content_block(
                     summary, "CompactionUpdateSessionUpdate.summary"
                 )
             except ValidationError:
@@ -3448,7 +3448,7 @@ class ConfigOptionUpdate:
         except KeyError:
             raise missing("configOptions") from None
         try:
-            config_options = _dec_skip_list_SessionConfigOption(
+            config_options = _dec_skip_list_session_config_option(
                 config_options, "ConfigOptionUpdate.config_options"
             )
         except ValidationError:
@@ -3492,7 +3492,7 @@ class ConfigOptionUpdateSessionUpdate:
         except KeyError:
             raise missing("configOptions") from None
         try:
-            config_options = _dec_skip_list_SessionConfigOption(
+            config_options = _dec_skip_list_session_config_option(
                 config_options, "ConfigOptionUpdateSessionUpdate.config_options"
             )
         except ValidationError:
@@ -3535,7 +3535,7 @@ class Content:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ContentBlock(content)
+            content = _dec_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         meta = data.get("_meta", UNSET)
@@ -3581,7 +3581,7 @@ class ContentChunk:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ContentBlock(content)
+            content = _dec_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         message_id = data.get("messageId", UNSET)
@@ -3628,7 +3628,7 @@ class ContentToolCallContent:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ContentBlock(content)
+            content = _dec_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         meta = data.get("_meta", UNSET)
@@ -3760,7 +3760,7 @@ class CreateTerminalRequest:
             env = []
         elif env is not UNSET:
             try:
-                env = _dec_list_EnvVariable(env)
+                env = _dec_list_env_variable(env)
             except ValidationError as e:
                 raise e.at("env") from None
         cwd = data.get("cwd", UNSET)
@@ -4236,7 +4236,7 @@ class ElicitationAcceptAction:
         content = data.get("content", UNSET)
         if content is not UNSET and content is not None:
             try:
-                content = _dec_map_ElicitationContentValue(content)
+                content = _dec_map_elicitation_content_value(content)
             except ValidationError as e:
                 raise e.at("content") from None
         return cls(content=content)
@@ -4357,7 +4357,7 @@ class ElicitationRequestScope:
         except KeyError:
             raise missing("requestId") from None
         try:
-            request_id = _dec_RequestId(request_id)
+            request_id = _dec_request_id(request_id)
         except ValidationError as e:
             raise e.at("requestId") from None
         return cls(request_id=request_id)
@@ -4377,7 +4377,7 @@ class ElicitationSchema:
     as required by the elicitation specification."""
 
     type: ElicitationSchemaType = field(
-        default_factory=lambda: _dec_ElicitationSchemaType("object")
+        default_factory=lambda: _dec_elicitation_schema_type("object")
     )
     """Type discriminator. Always `"object"`."""
 
@@ -4414,12 +4414,12 @@ class ElicitationSchema:
             raise expected("an object", data)
         type_ = data.get("type", UNSET)
         if type_ is UNSET:
-            type_ = _dec_ElicitationSchemaType("object")
+            type_ = _dec_elicitation_schema_type("object")
         else:
             try:
-                type_ = _dec_ElicitationSchemaType(type_)
+                type_ = _dec_elicitation_schema_type(type_)
             except ValidationError:
-                type_ = _dec_ElicitationSchemaType("object")
+                type_ = _dec_elicitation_schema_type("object")
         title = data.get("title", UNSET)
         if title is not UNSET and title is not None and (type(title) is not str):
             title = None
@@ -4428,7 +4428,7 @@ class ElicitationSchema:
             properties = {}
         else:
             try:
-                properties = _dec_map_ElicitationPropertySchema(properties)
+                properties = _dec_map_elicitation_property_schema(properties)
             except ValidationError as e:
                 raise e.at("properties") from None
         required = data.get("required", UNSET)
@@ -4575,7 +4575,7 @@ class EmbeddedResource:
         except KeyError:
             raise missing("resource") from None
         try:
-            resource = _dec_EmbeddedResourceResource(resource)
+            resource = _dec_embedded_resource_resource(resource)
         except ValidationError as e:
             raise e.at("resource") from None
         meta = data.get("_meta", UNSET)
@@ -4776,7 +4776,7 @@ class Error:
         except KeyError:
             raise missing("code") from None
         try:
-            code = _dec_ErrorCode(code)
+            code = _dec_error_code(code)
         except ValidationError as e:
             raise e.at("code") from None
         try:
@@ -5064,7 +5064,7 @@ class ForkSessionRequest:
             mcp_servers = []
         elif mcp_servers is not UNSET:
             try:
-                mcp_servers = _dec_list_McpServer(mcp_servers)
+                mcp_servers = _dec_list_mcp_server(mcp_servers)
             except ValidationError as e:
                 raise e.at("mcpServers") from None
         system_prompt = data.get("systemPrompt", UNSET)
@@ -5148,7 +5148,7 @@ class ForkSessionResponse:
         config_options = data.get("configOptions", UNSET)
         if config_options is not UNSET and config_options is not None:
             try:
-                config_options = _dec_skip_list_SessionConfigOption(
+                config_options = _dec_skip_list_session_config_option(
                     config_options, "ForkSessionResponse.config_options"
                 )
             except ValidationError:
@@ -5200,7 +5200,7 @@ class FormCreateElicitationRequest:
             raise expected("an object", data)
         if data.get("mode") != "form":
             raise ValidationError("expected 'form'", "mode")
-        elicitation_form_mode = _dec_ElicitationFormMode(data)
+        elicitation_form_mode = _dec_elicitation_form_mode(data)
         try:
             message = data["message"]
         except KeyError:
@@ -5319,7 +5319,7 @@ class HttpMcpServer:
             headers = []
         else:
             try:
-                headers = _dec_list_HttpHeader(headers)
+                headers = _dec_list_http_header(headers)
             except ValidationError as e:
                 raise e.at("headers") from None
         meta = data.get("_meta", UNSET)
@@ -5722,7 +5722,7 @@ class InitializeResponse:
             auth_methods = []
         else:
             try:
-                auth_methods = _dec_skip_list_AuthMethod(
+                auth_methods = _dec_skip_list_auth_method(
                     auth_methods, "InitializeResponse.auth_methods"
                 )
             except ValidationError:
@@ -6022,7 +6022,7 @@ class ItemsPlanUpdateContent:
         except KeyError:
             raise missing("entries") from None
         try:
-            entries = _dec_skip_list_PlanEntry(entries, "ItemsPlanUpdateContent.entries")
+            entries = _dec_skip_list_plan_entry(entries, "ItemsPlanUpdateContent.entries")
         except ValidationError:
             entries = []
         meta = data.get("_meta", UNSET)
@@ -6174,7 +6174,7 @@ class ListProvidersResponse:
         except KeyError:
             raise missing("providers") from None
         try:
-            providers = _dec_list_ProviderInfo(providers)
+            providers = _dec_list_provider_info(providers)
         except ValidationError as e:
             raise e.at("providers") from None
         meta = data.get("_meta", UNSET)
@@ -6234,7 +6234,7 @@ class ListSessionsRequest:
         archived = data.get("archived", UNSET)
         if archived is not UNSET and archived is not None:
             try:
-                archived = _dec_SessionArchiveFilter(archived)
+                archived = _dec_session_archive_filter(archived)
             except ValidationError as e:
                 raise e.at("archived") from None
         meta = data.get("_meta", UNSET)
@@ -6290,7 +6290,7 @@ class ListSessionsResponse:
         except KeyError:
             raise missing("sessions") from None
         try:
-            sessions = _dec_skip_list_SessionInfo(sessions, "ListSessionsResponse.sessions")
+            sessions = _dec_skip_list_session_info(sessions, "ListSessionsResponse.sessions")
         except ValidationError:
             sessions = []
         next_cursor = data.get("nextCursor", UNSET)
@@ -6369,7 +6369,7 @@ class LoadSessionRequest:
             mcp_servers = []
         else:
             try:
-                mcp_servers = _dec_list_McpServer(mcp_servers)
+                mcp_servers = _dec_list_mcp_server(mcp_servers)
             except ValidationError as e:
                 raise e.at("mcpServers") from None
         try:
@@ -6459,7 +6459,7 @@ class LoadSessionResponse:
         config_options = data.get("configOptions", UNSET)
         if config_options is not UNSET and config_options is not None:
             try:
-                config_options = _dec_skip_list_SessionConfigOption(
+                config_options = _dec_skip_list_session_config_option(
                     config_options, "LoadSessionResponse.config_options"
                 )
             except ValidationError:
@@ -6913,7 +6913,7 @@ class McpServerHttp:
             headers = []
         else:
             try:
-                headers = _dec_list_HttpHeader(headers)
+                headers = _dec_list_http_header(headers)
             except ValidationError as e:
                 raise e.at("headers") from None
         meta = data.get("_meta", UNSET)
@@ -6976,7 +6976,7 @@ class McpServerSse:
             headers = []
         else:
             try:
-                headers = _dec_list_HttpHeader(headers)
+                headers = _dec_list_http_header(headers)
             except ValidationError as e:
                 raise e.at("headers") from None
         meta = data.get("_meta", UNSET)
@@ -7053,7 +7053,7 @@ class McpServerStdio:
             env = []
         else:
             try:
-                env = _dec_list_EnvVariable(env)
+                env = _dec_list_env_variable(env)
             except ValidationError as e:
                 raise e.at("env") from None
         meta = data.get("_meta", UNSET)
@@ -7369,7 +7369,7 @@ class MultiSelectItemsTitled:
         except KeyError:
             raise missing("anyOf") from None
         try:
-            any_of = _dec_list_EnumOption(any_of)
+            any_of = _dec_list_enum_option(any_of)
         except ValidationError as e:
             raise e.at("anyOf") from None
         meta = data.get("_meta", UNSET)
@@ -7456,7 +7456,7 @@ class MultiSelectPropertySchema:
         except KeyError:
             raise missing("items") from None
         try:
-            items = _dec_MultiSelectItems(items)
+            items = _dec_multi_select_items(items)
         except ValidationError as e:
             raise e.at("items") from None
         default = data.get("default", UNSET)
@@ -7560,7 +7560,7 @@ class NewSessionRequest:
             mcp_servers = []
         else:
             try:
-                mcp_servers = _dec_list_McpServer(mcp_servers)
+                mcp_servers = _dec_list_mcp_server(mcp_servers)
             except ValidationError as e:
                 raise e.at("mcpServers") from None
         system_prompt = data.get("systemPrompt", UNSET)
@@ -7641,7 +7641,7 @@ class NewSessionResponse:
         config_options = data.get("configOptions", UNSET)
         if config_options is not UNSET and config_options is not None:
             try:
-                config_options = _dec_skip_list_SessionConfigOption(
+                config_options = _dec_skip_list_session_config_option(
                     config_options, "NewSessionResponse.config_options"
                 )
             except ValidationError:
@@ -7745,7 +7745,7 @@ class Notice:
         except KeyError:
             raise missing("severity") from None
         try:
-            severity = _dec_NoticeSeverity(severity)
+            severity = _dec_notice_severity(severity)
         except ValidationError as e:
             raise e.at("severity") from None
         try:
@@ -7810,7 +7810,7 @@ class NoticeSessionUpdate:
         except KeyError:
             raise missing("severity") from None
         try:
-            severity = _dec_NoticeSeverity(severity)
+            severity = _dec_notice_severity(severity)
         except ValidationError as e:
             raise e.at("severity") from None
         try:
@@ -8315,7 +8315,7 @@ class PermissionOption:
         except KeyError:
             raise missing("kind") from None
         try:
-            kind = _dec_PermissionOptionKind(kind)
+            kind = _dec_permission_option_kind(kind)
         except ValidationError as e:
             raise e.at("kind") from None
         meta = data.get("_meta", UNSET)
@@ -8366,7 +8366,7 @@ class Plan:
         except KeyError:
             raise missing("entries") from None
         try:
-            entries = _dec_skip_list_PlanEntry(entries, "Plan.entries")
+            entries = _dec_skip_list_plan_entry(entries, "Plan.entries")
         except ValidationError:
             entries = []
         meta = data.get("_meta", UNSET)
@@ -8454,7 +8454,7 @@ class PlanEntry:
         except KeyError:
             raise missing("priority") from None
         try:
-            priority = _dec_PlanEntryPriority(priority)
+            priority = _dec_plan_entry_priority(priority)
         except ValidationError as e:
             raise e.at("priority") from None
         try:
@@ -8462,7 +8462,7 @@ class PlanEntry:
         except KeyError:
             raise missing("status") from None
         try:
-            status = _dec_PlanEntryStatus(status)
+            status = _dec_plan_entry_status(status)
         except ValidationError as e:
             raise e.at("status") from None
         meta = data.get("_meta", UNSET)
@@ -8572,7 +8572,7 @@ class PlanItems:
         except KeyError:
             raise missing("entries") from None
         try:
-            entries = _dec_skip_list_PlanEntry(entries, "PlanItems.entries")
+            entries = _dec_skip_list_plan_entry(entries, "PlanItems.entries")
         except ValidationError:
             entries = []
         meta = data.get("_meta", UNSET)
@@ -8758,7 +8758,7 @@ class PlanSessionUpdate:
         except KeyError:
             raise missing("entries") from None
         try:
-            entries = _dec_skip_list_PlanEntry(entries, "PlanSessionUpdate.entries")
+            entries = _dec_skip_list_plan_entry(entries, "PlanSessionUpdate.entries")
         except ValidationError:
             entries = []
         meta = data.get("_meta", UNSET)
@@ -8803,7 +8803,7 @@ class PlanUpdate:
         except KeyError:
             raise missing("plan") from None
         try:
-            plan = _dec_PlanUpdateContent(plan)
+            plan = _dec_plan_update_content(plan)
         except ValidationError as e:
             raise e.at("plan") from None
         meta = data.get("_meta", UNSET)
@@ -8849,7 +8849,7 @@ class PlanUpdateSessionUpdate:
         except KeyError:
             raise missing("plan") from None
         try:
-            plan = _dec_PlanUpdateContent(plan)
+            plan = _dec_plan_update_content(plan)
         except ValidationError as e:
             raise e.at("plan") from None
         meta = data.get("_meta", UNSET)
@@ -8977,7 +8977,7 @@ class PromptRequest:
         except KeyError:
             raise missing("prompt") from None
         try:
-            prompt = _dec_list_ContentBlock(prompt)
+            prompt = _dec_list_content_block(prompt)
         except ValidationError as e:
             raise e.at("prompt") from None
         meta = data.get("_meta", UNSET)
@@ -9027,7 +9027,7 @@ class PromptResponse:
         except KeyError:
             raise missing("stopReason") from None
         try:
-            stop_reason = _dec_StopReason(stop_reason)
+            stop_reason = _dec_stop_reason(stop_reason)
         except ValidationError as e:
             raise e.at("stopReason") from None
         usage = data.get("usage", UNSET)
@@ -9082,7 +9082,7 @@ class ProviderCurrentConfig:
         except KeyError:
             raise missing("apiType") from None
         try:
-            api_type = _dec_LlmProtocol(api_type)
+            api_type = _dec_llm_protocol(api_type)
         except ValidationError as e:
             raise e.at("apiType") from None
         try:
@@ -9152,7 +9152,7 @@ class ProviderInfo:
         except KeyError:
             raise missing("supported") from None
         try:
-            supported = _dec_skip_list_LlmProtocol(supported, "ProviderInfo.supported")
+            supported = _dec_skip_list_llm_protocol(supported, "ProviderInfo.supported")
         except ValidationError:
             supported = []
         try:
@@ -9251,7 +9251,7 @@ class ProxyNotification:
         params = data.get("params", UNSET)
         if params is not UNSET and params is not None:
             try:
-                params = _dec_ProxyNotificationParams(params)
+                params = _dec_proxy_notification_params(params)
             except ValidationError as e:
                 raise e.at("params") from None
         return cls(method=method, params=params)
@@ -9289,7 +9289,7 @@ class ProxyRequest:
         except KeyError:
             raise missing("id") from None
         try:
-            id = _dec_RequestId(id)
+            id = _dec_request_id(id)
         except ValidationError as e:
             raise e.at("id") from None
         try:
@@ -9301,7 +9301,7 @@ class ProxyRequest:
         params = data.get("params", UNSET)
         if params is not UNSET and params is not None:
             try:
-                params = _dec_ProxyRequestParams(params)
+                params = _dec_proxy_request_params(params)
             except ValidationError as e:
                 raise e.at("params") from None
         return cls(id=id, method=method, params=params)
@@ -9337,7 +9337,7 @@ class ProxyResponseError:
         except KeyError:
             raise missing("id") from None
         try:
-            id = _dec_RequestId(id)
+            id = _dec_request_id(id)
         except ValidationError as e:
             raise e.at("id") from None
         try:
@@ -9379,7 +9379,7 @@ class ProxyResponseResult:
         except KeyError:
             raise missing("id") from None
         try:
-            id = _dec_RequestId(id)
+            id = _dec_request_id(id)
         except ValidationError as e:
             raise e.at("id") from None
         try:
@@ -9387,7 +9387,7 @@ class ProxyResponseResult:
         except KeyError:
             raise missing("result") from None
         try:
-            result = _dec_ProxyResponseResultResult(result)
+            result = _dec_proxy_response_result_result(result)
         except ValidationError as e:
             raise e.at("result") from None
         return cls(id=id, result=result)
@@ -9784,7 +9784,7 @@ class RequestElicitationFormMode:
         except KeyError:
             raise missing("requestId") from None
         try:
-            request_id = _dec_RequestId(request_id)
+            request_id = _dec_request_id(request_id)
         except ValidationError as e:
             raise e.at("requestId") from None
         try:
@@ -9828,7 +9828,7 @@ class RequestElicitationUrlMode:
         except KeyError:
             raise missing("requestId") from None
         try:
-            request_id = _dec_RequestId(request_id)
+            request_id = _dec_request_id(request_id)
         except ValidationError as e:
             raise e.at("requestId") from None
         try:
@@ -9901,7 +9901,7 @@ class RequestPermissionRequest:
         except KeyError:
             raise missing("options") from None
         try:
-            options = _dec_list_PermissionOption(options)
+            options = _dec_list_permission_option(options)
         except ValidationError as e:
             raise e.at("options") from None
         meta = data.get("_meta", UNSET)
@@ -9943,7 +9943,7 @@ class RequestPermissionResponse:
         except KeyError:
             raise missing("outcome") from None
         try:
-            outcome = _dec_RequestPermissionOutcome(outcome)
+            outcome = _dec_request_permission_outcome(outcome)
         except ValidationError as e:
             raise e.at("outcome") from None
         meta = data.get("_meta", UNSET)
@@ -10025,7 +10025,7 @@ class ResourceContentBlock:
         except KeyError:
             raise missing("resource") from None
         try:
-            resource = _dec_EmbeddedResourceResource(resource)
+            resource = _dec_embedded_resource_resource(resource)
         except ValidationError as e:
             raise e.at("resource") from None
         meta = data.get("_meta", UNSET)
@@ -10333,7 +10333,7 @@ class ResumeSessionRequest:
             mcp_servers = []
         elif mcp_servers is not UNSET:
             try:
-                mcp_servers = _dec_list_McpServer(mcp_servers)
+                mcp_servers = _dec_list_mcp_server(mcp_servers)
             except ValidationError as e:
                 raise e.at("mcpServers") from None
         system_prompt = data.get("systemPrompt", UNSET)
@@ -10404,7 +10404,7 @@ class ResumeSessionResponse:
         config_options = data.get("configOptions", UNSET)
         if config_options is not UNSET and config_options is not None:
             try:
-                config_options = _dec_skip_list_SessionConfigOption(
+                config_options = _dec_skip_list_session_config_option(
                     config_options, "ResumeSessionResponse.config_options"
                 )
             except ValidationError:
@@ -10502,7 +10502,7 @@ class SelectSessionConfigOption:
         except KeyError:
             raise missing("options") from None
         try:
-            options = _dec_SessionConfigSelectOptions(options)
+            options = _dec_session_config_select_options(options)
         except ValidationError as e:
             raise e.at("options") from None
         try:
@@ -10523,7 +10523,7 @@ class SelectSessionConfigOption:
         category = data.get("category", UNSET)
         if category is not UNSET and category is not None:
             try:
-                category = _dec_SessionConfigOptionCategory(category)
+                category = _dec_session_config_option_category(category)
             except ValidationError:
                 category = None
         meta = data.get("_meta", UNSET)
@@ -11089,7 +11089,7 @@ class SessionConfigSelect:
         except KeyError:
             raise missing("options") from None
         try:
-            options = _dec_SessionConfigSelectOptions(options)
+            options = _dec_session_config_select_options(options)
         except ValidationError as e:
             raise e.at("options") from None
         return cls(current_value=current_value, options=options)
@@ -11143,7 +11143,7 @@ class SessionConfigSelectGroup:
         except KeyError:
             raise missing("options") from None
         try:
-            options = _dec_skip_list_SessionConfigSelectOption(
+            options = _dec_skip_list_session_config_select_option(
                 options, "SessionConfigSelectGroup.options"
             )
         except ValidationError:
@@ -11711,7 +11711,7 @@ class SessionMessage:
         content = data.get("content", UNSET)
         if content is not UNSET and content is not None:
             try:
-                content = _dec_skip_list_ContentBlock(content, "SessionMessage.content")
+                content = _dec_skip_list_content_block(content, "SessionMessage.content")
             except ValidationError:
                 content = None
         meta = data.get("_meta", UNSET)
@@ -11783,7 +11783,7 @@ class SessionMessageChunk:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ContentBlock(content)
+            content = _dec_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         meta = data.get("_meta", UNSET)
@@ -11837,7 +11837,7 @@ class SessionMessageChunkSessionUpdate:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ContentBlock(content)
+            content = _dec_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         meta = data.get("_meta", UNSET)
@@ -11944,7 +11944,7 @@ class SessionMessageSessionUpdate:
         content = data.get("content", UNSET)
         if content is not UNSET and content is not None:
             try:
-                content = _dec_skip_list_ContentBlock(
+                content = _dec_skip_list_content_block(
                     content, "SessionMessageSessionUpdate.content"
                 )
             except ValidationError:
@@ -12072,7 +12072,7 @@ class SessionModeState:
         except KeyError:
             raise missing("availableModes") from None
         try:
-            available_modes = _dec_skip_list_SessionMode(
+            available_modes = _dec_skip_list_session_mode(
                 available_modes, "SessionModeState.available_modes"
             )
         except ValidationError:
@@ -12128,7 +12128,7 @@ class SessionNotification:
         except KeyError:
             raise missing("update") from None
         try:
-            update = _dec_SessionUpdate(update)
+            update = _dec_session_update(update)
         except ValidationError as e:
             raise e.at("update") from None
         meta = data.get("_meta", UNSET)
@@ -12288,7 +12288,7 @@ class SessionStatusResponse:
         except KeyError:
             raise missing("status") from None
         try:
-            status = _dec_SessionStatus(status)
+            status = _dec_session_status(status)
         except ValidationError as e:
             raise e.at("status") from None
         meta = data.get("_meta", UNSET)
@@ -12516,7 +12516,7 @@ class SetProviderRequest:
         except KeyError:
             raise missing("apiType") from None
         try:
-            api_type = _dec_LlmProtocol(api_type)
+            api_type = _dec_llm_protocol(api_type)
         except ValidationError as e:
             raise e.at("apiType") from None
         try:
@@ -12611,7 +12611,7 @@ class SetSessionConfigOptionResponse:
         except KeyError:
             raise missing("configOptions") from None
         try:
-            config_options = _dec_skip_list_SessionConfigOption(
+            config_options = _dec_skip_list_session_config_option(
                 config_options, "SetSessionConfigOptionResponse.config_options"
             )
         except ValidationError:
@@ -12863,7 +12863,7 @@ class SseMcpServer:
             headers = []
         else:
             try:
-                headers = _dec_list_HttpHeader(headers)
+                headers = _dec_list_http_header(headers)
             except ValidationError as e:
                 raise e.at("headers") from None
         meta = data.get("_meta", UNSET)
@@ -12900,7 +12900,7 @@ class StateUpdateIdle:
             raise expected("an object", data)
         if data.get("state") != "idle":
             raise ValidationError("expected 'idle'", "state")
-        idle_state_update = _dec_IdleStateUpdate(data)
+        idle_state_update = _dec_idle_state_update(data)
         return cls(idle_state_update=idle_state_update)
 
     def to_dict(self) -> dict[str, object]:
@@ -13066,7 +13066,7 @@ class StdioMcpServer:
             env = []
         else:
             try:
-                env = _dec_list_EnvVariable(env)
+                env = _dec_list_env_variable(env)
             except ValidationError as e:
                 raise e.at("env") from None
         meta = data.get("_meta", UNSET)
@@ -13176,7 +13176,7 @@ class StringElicitationPropertySchema:
         format = data.get("format", UNSET)
         if format is not UNSET and format is not None:
             try:
-                format = _dec_StringFormat(format)
+                format = _dec_string_format(format)
             except ValidationError as e:
                 raise e.at("format") from None
         default = data.get("default", UNSET)
@@ -13191,7 +13191,7 @@ class StringElicitationPropertySchema:
         one_of = data.get("oneOf", UNSET)
         if one_of is not UNSET and one_of is not None:
             try:
-                one_of = _dec_list_EnumOption(one_of)
+                one_of = _dec_list_enum_option(one_of)
             except ValidationError as e:
                 raise e.at("oneOf") from None
         meta = data.get("_meta", UNSET)
@@ -13370,7 +13370,7 @@ class StringPropertySchema:
         format = data.get("format", UNSET)
         if format is not UNSET and format is not None:
             try:
-                format = _dec_StringFormat(format)
+                format = _dec_string_format(format)
             except ValidationError as e:
                 raise e.at("format") from None
         default = data.get("default", UNSET)
@@ -13385,7 +13385,7 @@ class StringPropertySchema:
         one_of = data.get("oneOf", UNSET)
         if one_of is not UNSET and one_of is not None:
             try:
-                one_of = _dec_list_EnumOption(one_of)
+                one_of = _dec_list_enum_option(one_of)
             except ValidationError as e:
                 raise e.at("oneOf") from None
         meta = data.get("_meta", UNSET)
@@ -13618,7 +13618,7 @@ class SubagentUpdate:
         state = data.get("state", UNSET)
         if state is not UNSET and state is not None:
             try:
-                state = _dec_StateUpdate(state)
+                state = _dec_state_update(state)
             except ValidationError:
                 state = None
         cwd = data.get("cwd", UNSET)
@@ -13758,7 +13758,7 @@ class SubagentUpdateSessionUpdate:
         state = data.get("state", UNSET)
         if state is not UNSET and state is not None:
             try:
-                state = _dec_StateUpdate(state)
+                state = _dec_state_update(state)
             except ValidationError:
                 state = None
         cwd = data.get("cwd", UNSET)
@@ -13853,7 +13853,7 @@ class SystemPrompt:
         except KeyError:
             raise missing("mode") from None
         try:
-            mode = _dec_SystemPromptMode(mode)
+            mode = _dec_system_prompt_mode(mode)
         except ValidationError as e:
             raise e.at("mode") from None
         try:
@@ -13861,7 +13861,7 @@ class SystemPrompt:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_list_ContentBlock(content)
+            content = _dec_list_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         meta = data.get("_meta", UNSET)
@@ -14392,7 +14392,7 @@ class TitledMultiSelectItems:
         except KeyError:
             raise missing("anyOf") from None
         try:
-            any_of = _dec_list_EnumOption(any_of)
+            any_of = _dec_list_enum_option(any_of)
         except ValidationError as e:
             raise e.at("anyOf") from None
         meta = data.get("_meta", UNSET)
@@ -14479,25 +14479,25 @@ class ToolCall:
         kind = data.get("kind", UNSET)
         if kind is not UNSET:
             try:
-                kind = _dec_ToolKind(kind)
+                kind = _dec_tool_kind(kind)
             except ValidationError:
                 kind = UNSET
         status = data.get("status", UNSET)
         if status is not UNSET:
             try:
-                status = _dec_ToolCallStatus(status)
+                status = _dec_tool_call_status(status)
             except ValidationError:
                 status = UNSET
         content = data.get("content", UNSET)
         if content is not UNSET:
             try:
-                content = _dec_skip_list_ToolCallContent(content, "ToolCall.content")
+                content = _dec_skip_list_tool_call_content(content, "ToolCall.content")
             except ValidationError:
                 content = []
         locations = data.get("locations", UNSET)
         if locations is not UNSET:
             try:
-                locations = _dec_skip_list_ToolCallLocation(locations, "ToolCall.locations")
+                locations = _dec_skip_list_tool_call_location(locations, "ToolCall.locations")
             except ValidationError:
                 locations = []
         raw_input = data.get("rawInput", UNSET)
@@ -14666,25 +14666,25 @@ class ToolCallSessionUpdate:
         kind = data.get("kind", UNSET)
         if kind is not UNSET:
             try:
-                kind = _dec_ToolKind(kind)
+                kind = _dec_tool_kind(kind)
             except ValidationError:
                 kind = UNSET
         status = data.get("status", UNSET)
         if status is not UNSET:
             try:
-                status = _dec_ToolCallStatus(status)
+                status = _dec_tool_call_status(status)
             except ValidationError:
                 status = UNSET
         content = data.get("content", UNSET)
         if content is not UNSET:
             try:
-                content = _dec_skip_list_ToolCallContent(content, "ToolCallSessionUpdate.content")
+                content = _dec_skip_list_tool_call_content(content, "ToolCallSessionUpdate.content")
             except ValidationError:
                 content = []
         locations = data.get("locations", UNSET)
         if locations is not UNSET:
             try:
-                locations = _dec_skip_list_ToolCallLocation(
+                locations = _dec_skip_list_tool_call_location(
                     locations, "ToolCallSessionUpdate.locations"
                 )
             except ValidationError:
@@ -14793,13 +14793,13 @@ class ToolCallUpdate:
         kind = data.get("kind", UNSET)
         if kind is not UNSET and kind is not None:
             try:
-                kind = _dec_ToolKind(kind)
+                kind = _dec_tool_kind(kind)
             except ValidationError:
                 kind = None
         status = data.get("status", UNSET)
         if status is not UNSET and status is not None:
             try:
-                status = _dec_ToolCallStatus(status)
+                status = _dec_tool_call_status(status)
             except ValidationError:
                 status = None
         title = data.get("title", UNSET)
@@ -14811,13 +14811,13 @@ class ToolCallUpdate:
         content = data.get("content", UNSET)
         if content is not UNSET and content is not None:
             try:
-                content = _dec_skip_list_ToolCallContent(content, "ToolCallUpdate.content")
+                content = _dec_skip_list_tool_call_content(content, "ToolCallUpdate.content")
             except ValidationError:
                 content = None
         locations = data.get("locations", UNSET)
         if locations is not UNSET and locations is not None:
             try:
-                locations = _dec_skip_list_ToolCallLocation(locations, "ToolCallUpdate.locations")
+                locations = _dec_skip_list_tool_call_location(locations, "ToolCallUpdate.locations")
             except ValidationError:
                 locations = None
         raw_input = data.get("rawInput", UNSET)
@@ -14923,13 +14923,13 @@ class ToolCallUpdateSessionUpdate:
         kind = data.get("kind", UNSET)
         if kind is not UNSET and kind is not None:
             try:
-                kind = _dec_ToolKind(kind)
+                kind = _dec_tool_kind(kind)
             except ValidationError:
                 kind = None
         status = data.get("status", UNSET)
         if status is not UNSET and status is not None:
             try:
-                status = _dec_ToolCallStatus(status)
+                status = _dec_tool_call_status(status)
             except ValidationError:
                 status = None
         title = data.get("title", UNSET)
@@ -14941,7 +14941,7 @@ class ToolCallUpdateSessionUpdate:
         content = data.get("content", UNSET)
         if content is not UNSET and content is not None:
             try:
-                content = _dec_skip_list_ToolCallContent(
+                content = _dec_skip_list_tool_call_content(
                     content, "ToolCallUpdateSessionUpdate.content"
                 )
             except ValidationError:
@@ -14949,7 +14949,7 @@ class ToolCallUpdateSessionUpdate:
         locations = data.get("locations", UNSET)
         if locations is not UNSET and locations is not None:
             try:
-                locations = _dec_skip_list_ToolCallLocation(
+                locations = _dec_skip_list_tool_call_location(
                     locations, "ToolCallUpdateSessionUpdate.locations"
                 )
             except ValidationError:
@@ -15183,7 +15183,7 @@ class UrlCreateElicitationRequest:
             raise expected("an object", data)
         if data.get("mode") != "url":
             raise ValidationError("expected 'url'", "mode")
-        elicitation_url_mode = _dec_ElicitationUrlMode(data)
+        elicitation_url_mode = _dec_elicitation_url_mode(data)
         try:
             message = data["message"]
         except KeyError:
@@ -15472,7 +15472,7 @@ class UserMessageChunkSessionUpdate:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ContentBlock(content)
+            content = _dec_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         message_id = data.get("messageId", UNSET)
@@ -16290,249 +16290,249 @@ ProxyResponseResultResult: TypeAlias = InitializeProxyResponse | ProxySuccessorR
 Method-specific response data."""
 
 
-_AuthState_VALUES: Final[dict[str, AuthState]] = {member.value: member for member in AuthState}
+_AUTH_STATE_VALUES: Final[dict[str, AuthState]] = {member.value: member for member in AuthState}
 
 
-def _dec_AuthState(data: object) -> AuthState | str:
+def _dec_auth_state(data: object) -> AuthState | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _AuthState_VALUES.get(data)
+    member = _AUTH_STATE_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_CompactionStatus_VALUES: Final[dict[str, CompactionStatus]] = {
+_COMPACTION_STATUS_VALUES: Final[dict[str, CompactionStatus]] = {
     member.value: member for member in CompactionStatus
 }
 
 
-def _dec_CompactionStatus(data: object) -> CompactionStatus | str:
+def _dec_compaction_status(data: object) -> CompactionStatus | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _CompactionStatus_VALUES.get(data)
+    member = _COMPACTION_STATUS_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_ElicitationSchemaType_VALUES: Final[dict[str, ElicitationSchemaType]] = {
+_ELICITATION_SCHEMA_TYPE_VALUES: Final[dict[str, ElicitationSchemaType]] = {
     member.value: member for member in ElicitationSchemaType
 }
 
 
-def _dec_ElicitationSchemaType(data: object) -> ElicitationSchemaType:
+def _dec_elicitation_schema_type(data: object) -> ElicitationSchemaType:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _ElicitationSchemaType_VALUES.get(data)
+    member = _ELICITATION_SCHEMA_TYPE_VALUES.get(data)
     if member is not None:
         return member
     raise ValidationError(f"unknown ElicitationSchemaType value {data!r}")
 
 
-_ErrorCode_VALUES: Final[dict[int, ErrorCode]] = {member.value: member for member in ErrorCode}
+_ERROR_CODE_VALUES: Final[dict[int, ErrorCode]] = {member.value: member for member in ErrorCode}
 
 
-def _dec_ErrorCode(data: object) -> ErrorCode | int:
+def _dec_error_code(data: object) -> ErrorCode | int:
     if type(data) is not int:
         raise expected("an integer", data)
-    member = _ErrorCode_VALUES.get(data)
+    member = _ERROR_CODE_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_LlmProtocol_VALUES: Final[dict[str, LlmProtocol]] = {
+_LLM_PROTOCOL_VALUES: Final[dict[str, LlmProtocol]] = {
     member.value: member for member in LlmProtocol
 }
 
 
-def _dec_LlmProtocol(data: object) -> LlmProtocol | str:
+def _dec_llm_protocol(data: object) -> LlmProtocol | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _LlmProtocol_VALUES.get(data)
+    member = _LLM_PROTOCOL_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_NoticeSeverity_VALUES: Final[dict[str, NoticeSeverity]] = {
+_NOTICE_SEVERITY_VALUES: Final[dict[str, NoticeSeverity]] = {
     member.value: member for member in NoticeSeverity
 }
 
 
-def _dec_NoticeSeverity(data: object) -> NoticeSeverity | str:
+def _dec_notice_severity(data: object) -> NoticeSeverity | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _NoticeSeverity_VALUES.get(data)
+    member = _NOTICE_SEVERITY_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_PermissionOptionKind_VALUES: Final[dict[str, PermissionOptionKind]] = {
+_PERMISSION_OPTION_KIND_VALUES: Final[dict[str, PermissionOptionKind]] = {
     member.value: member for member in PermissionOptionKind
 }
 
 
-def _dec_PermissionOptionKind(data: object) -> PermissionOptionKind:
+def _dec_permission_option_kind(data: object) -> PermissionOptionKind:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _PermissionOptionKind_VALUES.get(data)
+    member = _PERMISSION_OPTION_KIND_VALUES.get(data)
     if member is not None:
         return member
     raise ValidationError(f"unknown PermissionOptionKind value {data!r}")
 
 
-_PlanEntryPriority_VALUES: Final[dict[str, PlanEntryPriority]] = {
+_PLAN_ENTRY_PRIORITY_VALUES: Final[dict[str, PlanEntryPriority]] = {
     member.value: member for member in PlanEntryPriority
 }
 
 
-def _dec_PlanEntryPriority(data: object) -> PlanEntryPriority:
+def _dec_plan_entry_priority(data: object) -> PlanEntryPriority:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _PlanEntryPriority_VALUES.get(data)
+    member = _PLAN_ENTRY_PRIORITY_VALUES.get(data)
     if member is not None:
         return member
     raise ValidationError(f"unknown PlanEntryPriority value {data!r}")
 
 
-_PlanEntryStatus_VALUES: Final[dict[str, PlanEntryStatus]] = {
+_PLAN_ENTRY_STATUS_VALUES: Final[dict[str, PlanEntryStatus]] = {
     member.value: member for member in PlanEntryStatus
 }
 
 
-def _dec_PlanEntryStatus(data: object) -> PlanEntryStatus:
+def _dec_plan_entry_status(data: object) -> PlanEntryStatus:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _PlanEntryStatus_VALUES.get(data)
+    member = _PLAN_ENTRY_STATUS_VALUES.get(data)
     if member is not None:
         return member
     raise ValidationError(f"unknown PlanEntryStatus value {data!r}")
 
 
-_Role_VALUES: Final[dict[str, Role]] = {member.value: member for member in Role}
+_ROLE_VALUES: Final[dict[str, Role]] = {member.value: member for member in Role}
 
 
-def _dec_Role(data: object) -> Role:
+def _dec_role(data: object) -> Role:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _Role_VALUES.get(data)
+    member = _ROLE_VALUES.get(data)
     if member is not None:
         return member
     raise ValidationError(f"unknown Role value {data!r}")
 
 
-_SessionArchiveFilter_VALUES: Final[dict[str, SessionArchiveFilter]] = {
+_SESSION_ARCHIVE_FILTER_VALUES: Final[dict[str, SessionArchiveFilter]] = {
     member.value: member for member in SessionArchiveFilter
 }
 
 
-def _dec_SessionArchiveFilter(data: object) -> SessionArchiveFilter | str:
+def _dec_session_archive_filter(data: object) -> SessionArchiveFilter | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _SessionArchiveFilter_VALUES.get(data)
+    member = _SESSION_ARCHIVE_FILTER_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_SessionConfigOptionCategory_VALUES: Final[dict[str, SessionConfigOptionCategory]] = {
+_SESSION_CONFIG_OPTION_CATEGORY_VALUES: Final[dict[str, SessionConfigOptionCategory]] = {
     member.value: member for member in SessionConfigOptionCategory
 }
 
 
-def _dec_SessionConfigOptionCategory(data: object) -> SessionConfigOptionCategory | str:
+def _dec_session_config_option_category(data: object) -> SessionConfigOptionCategory | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _SessionConfigOptionCategory_VALUES.get(data)
+    member = _SESSION_CONFIG_OPTION_CATEGORY_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_SessionStatus_VALUES: Final[dict[str, SessionStatus]] = {
+_SESSION_STATUS_VALUES: Final[dict[str, SessionStatus]] = {
     member.value: member for member in SessionStatus
 }
 
 
-def _dec_SessionStatus(data: object) -> SessionStatus | str:
+def _dec_session_status(data: object) -> SessionStatus | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _SessionStatus_VALUES.get(data)
+    member = _SESSION_STATUS_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_StopReason_VALUES: Final[dict[str, StopReason]] = {member.value: member for member in StopReason}
+_STOP_REASON_VALUES: Final[dict[str, StopReason]] = {member.value: member for member in StopReason}
 
 
-def _dec_StopReason(data: object) -> StopReason:
+def _dec_stop_reason(data: object) -> StopReason:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _StopReason_VALUES.get(data)
+    member = _STOP_REASON_VALUES.get(data)
     if member is not None:
         return member
     raise ValidationError(f"unknown StopReason value {data!r}")
 
 
-_StringFormat_VALUES: Final[dict[str, StringFormat]] = {
+_STRING_FORMAT_VALUES: Final[dict[str, StringFormat]] = {
     member.value: member for member in StringFormat
 }
 
 
-def _dec_StringFormat(data: object) -> StringFormat:
+def _dec_string_format(data: object) -> StringFormat:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _StringFormat_VALUES.get(data)
+    member = _STRING_FORMAT_VALUES.get(data)
     if member is not None:
         return member
     raise ValidationError(f"unknown StringFormat value {data!r}")
 
 
-_SystemPromptMode_VALUES: Final[dict[str, SystemPromptMode]] = {
+_SYSTEM_PROMPT_MODE_VALUES: Final[dict[str, SystemPromptMode]] = {
     member.value: member for member in SystemPromptMode
 }
 
 
-def _dec_SystemPromptMode(data: object) -> SystemPromptMode | str:
+def _dec_system_prompt_mode(data: object) -> SystemPromptMode | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _SystemPromptMode_VALUES.get(data)
+    member = _SYSTEM_PROMPT_MODE_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_ToolCallStatus_VALUES: Final[dict[str, ToolCallStatus]] = {
+_TOOL_CALL_STATUS_VALUES: Final[dict[str, ToolCallStatus]] = {
     member.value: member for member in ToolCallStatus
 }
 
 
-def _dec_ToolCallStatus(data: object) -> ToolCallStatus:
+def _dec_tool_call_status(data: object) -> ToolCallStatus:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _ToolCallStatus_VALUES.get(data)
+    member = _TOOL_CALL_STATUS_VALUES.get(data)
     if member is not None:
         return member
     raise ValidationError(f"unknown ToolCallStatus value {data!r}")
 
 
-_ToolKind_VALUES: Final[dict[str, ToolKind]] = {member.value: member for member in ToolKind}
+_TOOL_KIND_VALUES: Final[dict[str, ToolKind]] = {member.value: member for member in ToolKind}
 
 
-def _dec_ToolKind(data: object) -> ToolKind:
+def _dec_tool_kind(data: object) -> ToolKind:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _ToolKind_VALUES.get(data)
+    member = _TOOL_KIND_VALUES.get(data)
     if member is not None:
         return member
     raise ValidationError(f"unknown ToolKind value {data!r}")
 
 
-def _dec_AgentNotificationParams(data: object) -> AgentNotificationParams:
+def _dec_agent_notification_params(data: object) -> AgentNotificationParams:
     errors: list[str] = []
     try:
         return SessionNotification.from_dict(data)
@@ -16552,7 +16552,7 @@ def _dec_AgentNotificationParams(data: object) -> AgentNotificationParams:
     )
 
 
-def _dec_AgentRequestParams(data: object) -> AgentRequestParams:
+def _dec_agent_request_params(data: object) -> AgentRequestParams:
     errors: list[str] = []
     try:
         return WriteTextFileRequest.from_dict(data)
@@ -16587,7 +16587,7 @@ def _dec_AgentRequestParams(data: object) -> AgentRequestParams:
     except ValidationError as e:
         errors.append("KillTerminalRequest: " + str(e))
     try:
-        return _dec_CreateElicitationRequest(data)
+        return _dec_create_elicitation_request(data)
     except ValidationError as e:
         errors.append("CreateElicitationRequest: " + str(e))
     try:
@@ -16598,7 +16598,7 @@ def _dec_AgentRequestParams(data: object) -> AgentRequestParams:
     raise ValidationError("matches no variant of AgentRequestParams (" + "; ".join(errors) + ")")
 
 
-def _dec_AgentResponse(data: object) -> AgentResponse:
+def _dec_agent_response(data: object) -> AgentResponse:
     errors: list[str] = []
     try:
         return AgentResponseResult.from_dict(data)
@@ -16611,7 +16611,7 @@ def _dec_AgentResponse(data: object) -> AgentResponse:
     raise ValidationError("matches no variant of AgentResponse (" + "; ".join(errors) + ")")
 
 
-def _dec_AgentResponseResultResult(data: object) -> AgentResponseResultResult:
+def _dec_agent_response_result_result(data: object) -> AgentResponseResultResult:
     errors: list[str] = []
     try:
         return InitializeResponse.from_dict(data)
@@ -16703,17 +16703,17 @@ def _dec_AgentResponseResultResult(data: object) -> AgentResponseResultResult:
     )
 
 
-_AuthMethod_VARIANTS: Final[dict[str, Callable[[object], AuthMethod]]] = {
+_AUTH_METHOD_VARIANTS: Final[dict[str, Callable[[object], AuthMethod]]] = {
     "terminal": TerminalAuthMethod.from_dict,
 }
 
 
-def _dec_AuthMethod(data: object) -> AuthMethod:
+def _dec_auth_method(data: object) -> AuthMethod:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _AuthMethod_VARIANTS.get(tag)
+        decoder = _AUTH_METHOD_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         try:
@@ -16726,7 +16726,7 @@ def _dec_AuthMethod(data: object) -> AuthMethod:
     raise expected("a string", tag, "type")
 
 
-def _dec_AvailableCommandInput(data: object) -> AvailableCommandInput:
+def _dec_available_command_input(data: object) -> AvailableCommandInput:
     errors: list[str] = []
     try:
         return UnstructuredCommandInput.from_dict(data)
@@ -16735,7 +16735,7 @@ def _dec_AvailableCommandInput(data: object) -> AvailableCommandInput:
     raise ValidationError("matches no variant of AvailableCommandInput (" + "; ".join(errors) + ")")
 
 
-def _dec_ClientNotificationParams(data: object) -> ClientNotificationParams:
+def _dec_client_notification_params(data: object) -> ClientNotificationParams:
     errors: list[str] = []
     try:
         return CancelNotification.from_dict(data)
@@ -16751,7 +16751,7 @@ def _dec_ClientNotificationParams(data: object) -> ClientNotificationParams:
     )
 
 
-def _dec_ClientRequestParams(data: object) -> ClientRequestParams:
+def _dec_client_request_params(data: object) -> ClientRequestParams:
     errors: list[str] = []
     try:
         return InitializeRequest.from_dict(data)
@@ -16830,7 +16830,7 @@ def _dec_ClientRequestParams(data: object) -> ClientRequestParams:
     except ValidationError as e:
         errors.append("SetSessionModeRequest: " + str(e))
     try:
-        return _dec_SetSessionConfigOptionRequest(data)
+        return _dec_set_session_config_option_request(data)
     except ValidationError as e:
         errors.append("SetSessionConfigOptionRequest: " + str(e))
     try:
@@ -16841,7 +16841,7 @@ def _dec_ClientRequestParams(data: object) -> ClientRequestParams:
     raise ValidationError("matches no variant of ClientRequestParams (" + "; ".join(errors) + ")")
 
 
-def _dec_ClientResponse(data: object) -> ClientResponse:
+def _dec_client_response(data: object) -> ClientResponse:
     errors: list[str] = []
     try:
         return ClientResponseResult.from_dict(data)
@@ -16854,7 +16854,7 @@ def _dec_ClientResponse(data: object) -> ClientResponse:
     raise ValidationError("matches no variant of ClientResponse (" + "; ".join(errors) + ")")
 
 
-def _dec_ClientResponseResultResult(data: object) -> ClientResponseResultResult:
+def _dec_client_response_result_result(data: object) -> ClientResponseResultResult:
     errors: list[str] = []
     try:
         return WriteTextFileResponse.from_dict(data)
@@ -16889,11 +16889,11 @@ def _dec_ClientResponseResultResult(data: object) -> ClientResponseResultResult:
     except ValidationError as e:
         errors.append("KillTerminalResponse: " + str(e))
     try:
-        return _dec_CreateElicitationResponse(data)
+        return _dec_create_elicitation_response(data)
     except ValidationError as e:
         errors.append("CreateElicitationResponse: " + str(e))
     try:
-        return _dec_MessageMcpResponse(data)
+        return _dec_message_mcp_response(data)
     except ValidationError as e:
         errors.append("MessageMcpResponse: " + str(e))
     return data  # type: ignore[return-value]
@@ -16902,7 +16902,7 @@ def _dec_ClientResponseResultResult(data: object) -> ClientResponseResultResult:
     )
 
 
-_ContentBlock_VARIANTS: Final[dict[str, Callable[[object], ContentBlock]]] = {
+_CONTENT_BLOCK_VARIANTS: Final[dict[str, Callable[[object], ContentBlock]]] = {
     "text": TextContentBlock.from_dict,
     "image": ImageContentBlock.from_dict,
     "audio": AudioContentBlock.from_dict,
@@ -16911,12 +16911,12 @@ _ContentBlock_VARIANTS: Final[dict[str, Callable[[object], ContentBlock]]] = {
 }
 
 
-def _dec_ContentBlock(data: object) -> ContentBlock:
+def _dec_content_block(data: object) -> ContentBlock:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _ContentBlock_VARIANTS.get(tag)
+        decoder = _CONTENT_BLOCK_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         raise ValidationError(f"unknown type {tag!r}", "type")
@@ -16925,7 +16925,7 @@ def _dec_ContentBlock(data: object) -> ContentBlock:
     raise expected("a string", tag, "type")
 
 
-_CreateElicitationRequest_VARIANTS: Final[
+_CREATE_ELICITATION_REQUEST_VARIANTS: Final[
     dict[str, Callable[[object], CreateElicitationRequest]]
 ] = {
     "form": FormCreateElicitationRequest.from_dict,
@@ -16933,12 +16933,12 @@ _CreateElicitationRequest_VARIANTS: Final[
 }
 
 
-def _dec_CreateElicitationRequest(data: object) -> CreateElicitationRequest:
+def _dec_create_elicitation_request(data: object) -> CreateElicitationRequest:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("mode", UNSET)
     if type(tag) is str:
-        decoder = _CreateElicitationRequest_VARIANTS.get(tag)
+        decoder = _CREATE_ELICITATION_REQUEST_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherCreateElicitationRequest.from_dict(data)
@@ -16947,7 +16947,7 @@ def _dec_CreateElicitationRequest(data: object) -> CreateElicitationRequest:
     raise expected("a string", tag, "mode")
 
 
-_CreateElicitationResponse_VARIANTS: Final[
+_CREATE_ELICITATION_RESPONSE_VARIANTS: Final[
     dict[str, Callable[[object], CreateElicitationResponse]]
 ] = {
     "accept": AcceptCreateElicitationResponse.from_dict,
@@ -16956,12 +16956,12 @@ _CreateElicitationResponse_VARIANTS: Final[
 }
 
 
-def _dec_CreateElicitationResponse(data: object) -> CreateElicitationResponse:
+def _dec_create_elicitation_response(data: object) -> CreateElicitationResponse:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("action", UNSET)
     if type(tag) is str:
-        decoder = _CreateElicitationResponse_VARIANTS.get(tag)
+        decoder = _CREATE_ELICITATION_RESPONSE_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherCreateElicitationResponse.from_dict(data)
@@ -16970,7 +16970,7 @@ def _dec_CreateElicitationResponse(data: object) -> CreateElicitationResponse:
     raise expected("a string", tag, "action")
 
 
-def _dec_ElicitationContentValue(data: object) -> ElicitationContentValue:
+def _dec_elicitation_content_value(data: object) -> ElicitationContentValue:
     errors: list[str] = []
     if type(data) is str:
         return data
@@ -16995,7 +16995,7 @@ def _dec_ElicitationContentValue(data: object) -> ElicitationContentValue:
     )
 
 
-def _dec_ElicitationFormMode(data: object) -> ElicitationFormMode:
+def _dec_elicitation_form_mode(data: object) -> ElicitationFormMode:
     errors: list[str] = []
     try:
         return SessionElicitationFormMode.from_dict(data)
@@ -17008,7 +17008,7 @@ def _dec_ElicitationFormMode(data: object) -> ElicitationFormMode:
     raise ValidationError("matches no variant of ElicitationFormMode (" + "; ".join(errors) + ")")
 
 
-_ElicitationPropertySchema_VARIANTS: Final[
+_ELICITATION_PROPERTY_SCHEMA_VARIANTS: Final[
     dict[str, Callable[[object], ElicitationPropertySchema]]
 ] = {
     "string": StringElicitationPropertySchema.from_dict,
@@ -17019,12 +17019,12 @@ _ElicitationPropertySchema_VARIANTS: Final[
 }
 
 
-def _dec_ElicitationPropertySchema(data: object) -> ElicitationPropertySchema:
+def _dec_elicitation_property_schema(data: object) -> ElicitationPropertySchema:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _ElicitationPropertySchema_VARIANTS.get(tag)
+        decoder = _ELICITATION_PROPERTY_SCHEMA_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherElicitationPropertySchema.from_dict(data)
@@ -17033,7 +17033,7 @@ def _dec_ElicitationPropertySchema(data: object) -> ElicitationPropertySchema:
     raise expected("a string", tag, "type")
 
 
-def _dec_ElicitationUrlMode(data: object) -> ElicitationUrlMode:
+def _dec_elicitation_url_mode(data: object) -> ElicitationUrlMode:
     errors: list[str] = []
     try:
         return SessionElicitationUrlMode.from_dict(data)
@@ -17046,7 +17046,7 @@ def _dec_ElicitationUrlMode(data: object) -> ElicitationUrlMode:
     raise ValidationError("matches no variant of ElicitationUrlMode (" + "; ".join(errors) + ")")
 
 
-def _dec_EmbeddedResourceResource(data: object) -> EmbeddedResourceResource:
+def _dec_embedded_resource_resource(data: object) -> EmbeddedResourceResource:
     errors: list[str] = []
     try:
         return TextResourceContents.from_dict(data)
@@ -17061,7 +17061,7 @@ def _dec_EmbeddedResourceResource(data: object) -> EmbeddedResourceResource:
     )
 
 
-_IdleStateUpdate_VARIANTS: Final[dict[str, Callable[[object], IdleStateUpdate]]] = {
+_IDLE_STATE_UPDATE_VARIANTS: Final[dict[str, Callable[[object], IdleStateUpdate]]] = {
     "end_turn": EndTurnIdleStateUpdate.from_dict,
     "max_tokens": MaxTokensIdleStateUpdate.from_dict,
     "max_turn_requests": MaxTurnRequestsIdleStateUpdate.from_dict,
@@ -17071,12 +17071,12 @@ _IdleStateUpdate_VARIANTS: Final[dict[str, Callable[[object], IdleStateUpdate]]]
 }
 
 
-def _dec_IdleStateUpdate(data: object) -> IdleStateUpdate:
+def _dec_idle_state_update(data: object) -> IdleStateUpdate:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("stopReason", UNSET)
     if type(tag) is str:
-        decoder = _IdleStateUpdate_VARIANTS.get(tag)
+        decoder = _IDLE_STATE_UPDATE_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherIdleStateUpdate.from_dict(data)
@@ -17085,19 +17085,19 @@ def _dec_IdleStateUpdate(data: object) -> IdleStateUpdate:
     raise expected("a string", tag, "stopReason")
 
 
-_McpServer_VARIANTS: Final[dict[str, Callable[[object], McpServer]]] = {
+_MCP_SERVER_VARIANTS: Final[dict[str, Callable[[object], McpServer]]] = {
     "http": HttpMcpServer.from_dict,
     "sse": SseMcpServer.from_dict,
     "acp": AcpMcpServer.from_dict,
 }
 
 
-def _dec_McpServer(data: object) -> McpServer:
+def _dec_mcp_server(data: object) -> McpServer:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _McpServer_VARIANTS.get(tag)
+        decoder = _MCP_SERVER_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         try:
@@ -17110,7 +17110,7 @@ def _dec_McpServer(data: object) -> McpServer:
     raise expected("a string", tag, "type")
 
 
-def _dec_MessageMcpResponse(data: object) -> MessageMcpResponse:
+def _dec_message_mcp_response(data: object) -> MessageMcpResponse:
     errors: list[str] = []
     try:
         return MessageMcpResponseResult.from_dict(data)
@@ -17123,17 +17123,17 @@ def _dec_MessageMcpResponse(data: object) -> MessageMcpResponse:
     raise ValidationError("matches no variant of MessageMcpResponse (" + "; ".join(errors) + ")")
 
 
-_MultiSelectItems_VARIANTS: Final[dict[str, Callable[[object], MultiSelectItems]]] = {
+_MULTI_SELECT_ITEMS_VARIANTS: Final[dict[str, Callable[[object], MultiSelectItems]]] = {
     "string": MultiSelectItemsString.from_dict,
 }
 
 
-def _dec_MultiSelectItems(data: object) -> MultiSelectItems:
+def _dec_multi_select_items(data: object) -> MultiSelectItems:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _MultiSelectItems_VARIANTS.get(tag)
+        decoder = _MULTI_SELECT_ITEMS_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherMultiSelectItems.from_dict(data)
@@ -17142,19 +17142,19 @@ def _dec_MultiSelectItems(data: object) -> MultiSelectItems:
     raise expected("a string", tag, "type")
 
 
-_PlanUpdateContent_VARIANTS: Final[dict[str, Callable[[object], PlanUpdateContent]]] = {
+_PLAN_UPDATE_CONTENT_VARIANTS: Final[dict[str, Callable[[object], PlanUpdateContent]]] = {
     "items": ItemsPlanUpdateContent.from_dict,
     "file": FilePlanUpdateContent.from_dict,
     "markdown": MarkdownPlanUpdateContent.from_dict,
 }
 
 
-def _dec_PlanUpdateContent(data: object) -> PlanUpdateContent:
+def _dec_plan_update_content(data: object) -> PlanUpdateContent:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _PlanUpdateContent_VARIANTS.get(tag)
+        decoder = _PLAN_UPDATE_CONTENT_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         raise ValidationError(f"unknown type {tag!r}", "type")
@@ -17163,7 +17163,7 @@ def _dec_PlanUpdateContent(data: object) -> PlanUpdateContent:
     raise expected("a string", tag, "type")
 
 
-def _dec_ProxyNotificationParams(data: object) -> ProxyNotificationParams:
+def _dec_proxy_notification_params(data: object) -> ProxyNotificationParams:
     errors: list[str] = []
     try:
         return ProxySuccessorNotification.from_dict(data)
@@ -17174,7 +17174,7 @@ def _dec_ProxyNotificationParams(data: object) -> ProxyNotificationParams:
     )
 
 
-def _dec_ProxyRequestParams(data: object) -> ProxyRequestParams:
+def _dec_proxy_request_params(data: object) -> ProxyRequestParams:
     errors: list[str] = []
     try:
         return InitializeRequest.from_dict(data)
@@ -17187,7 +17187,7 @@ def _dec_ProxyRequestParams(data: object) -> ProxyRequestParams:
     raise ValidationError("matches no variant of ProxyRequestParams (" + "; ".join(errors) + ")")
 
 
-def _dec_ProxyResponse(data: object) -> ProxyResponse:
+def _dec_proxy_response(data: object) -> ProxyResponse:
     errors: list[str] = []
     try:
         return ProxyResponseResult.from_dict(data)
@@ -17200,7 +17200,7 @@ def _dec_ProxyResponse(data: object) -> ProxyResponse:
     raise ValidationError("matches no variant of ProxyResponse (" + "; ".join(errors) + ")")
 
 
-def _dec_ProxyResponseResultResult(data: object) -> ProxyResponseResultResult:
+def _dec_proxy_response_result_result(data: object) -> ProxyResponseResultResult:
     errors: list[str] = []
     try:
         return InitializeResponse.from_dict(data)
@@ -17212,7 +17212,7 @@ def _dec_ProxyResponseResultResult(data: object) -> ProxyResponseResultResult:
     )
 
 
-def _dec_RequestId(data: object) -> RequestId:
+def _dec_request_id(data: object) -> RequestId:
     errors: list[str] = []
     if data is None:
         return data
@@ -17228,7 +17228,7 @@ def _dec_RequestId(data: object) -> RequestId:
     raise ValidationError("matches no variant of RequestId (" + "; ".join(errors) + ")")
 
 
-_RequestPermissionOutcome_VARIANTS: Final[
+_REQUEST_PERMISSION_OUTCOME_VARIANTS: Final[
     dict[str, Callable[[object], RequestPermissionOutcome]]
 ] = {
     "cancelled": CancelledRequestPermissionOutcome.from_dict,
@@ -17236,12 +17236,12 @@ _RequestPermissionOutcome_VARIANTS: Final[
 }
 
 
-def _dec_RequestPermissionOutcome(data: object) -> RequestPermissionOutcome:
+def _dec_request_permission_outcome(data: object) -> RequestPermissionOutcome:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("outcome", UNSET)
     if type(tag) is str:
-        decoder = _RequestPermissionOutcome_VARIANTS.get(tag)
+        decoder = _REQUEST_PERMISSION_OUTCOME_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         raise ValidationError(f"unknown outcome {tag!r}", "outcome")
@@ -17250,18 +17250,18 @@ def _dec_RequestPermissionOutcome(data: object) -> RequestPermissionOutcome:
     raise expected("a string", tag, "outcome")
 
 
-_SessionConfigOption_VARIANTS: Final[dict[str, Callable[[object], SessionConfigOption]]] = {
+_SESSION_CONFIG_OPTION_VARIANTS: Final[dict[str, Callable[[object], SessionConfigOption]]] = {
     "select": SelectSessionConfigOption.from_dict,
     "boolean": BooleanSessionConfigOption.from_dict,
 }
 
 
-def _dec_SessionConfigOption(data: object) -> SessionConfigOption:
+def _dec_session_config_option(data: object) -> SessionConfigOption:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _SessionConfigOption_VARIANTS.get(tag)
+        decoder = _SESSION_CONFIG_OPTION_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         raise ValidationError(f"unknown type {tag!r}", "type")
@@ -17270,14 +17270,14 @@ def _dec_SessionConfigOption(data: object) -> SessionConfigOption:
     raise expected("a string", tag, "type")
 
 
-def _dec_SessionConfigSelectOptions(data: object) -> SessionConfigSelectOptions:
+def _dec_session_config_select_options(data: object) -> SessionConfigSelectOptions:
     errors: list[str] = []
     try:
-        return _dec_list_SessionConfigSelectOption(data)
+        return _dec_list_session_config_select_option(data)
     except ValidationError as e:
         errors.append("list[SessionConfigSelectOption]: " + str(e))
     try:
-        return _dec_list_SessionConfigSelectGroup(data)
+        return _dec_list_session_config_select_group(data)
     except ValidationError as e:
         errors.append("list[SessionConfigSelectGroup]: " + str(e))
     raise ValidationError(
@@ -17285,7 +17285,7 @@ def _dec_SessionConfigSelectOptions(data: object) -> SessionConfigSelectOptions:
     )
 
 
-_SessionUpdate_VARIANTS: Final[dict[str, Callable[[object], SessionUpdate]]] = {
+_SESSION_UPDATE_VARIANTS: Final[dict[str, Callable[[object], SessionUpdate]]] = {
     "user_message_chunk": UserMessageChunkSessionUpdate.from_dict,
     "agent_message_chunk": AgentMessageChunkSessionUpdate.from_dict,
     "agent_thought_chunk": AgentThoughtChunkSessionUpdate.from_dict,
@@ -17308,12 +17308,12 @@ _SessionUpdate_VARIANTS: Final[dict[str, Callable[[object], SessionUpdate]]] = {
 }
 
 
-def _dec_SessionUpdate(data: object) -> SessionUpdate:
+def _dec_session_update(data: object) -> SessionUpdate:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("sessionUpdate", UNSET)
     if type(tag) is str:
-        decoder = _SessionUpdate_VARIANTS.get(tag)
+        decoder = _SESSION_UPDATE_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         raise ValidationError(f"unknown sessionUpdate {tag!r}", "sessionUpdate")
@@ -17322,19 +17322,19 @@ def _dec_SessionUpdate(data: object) -> SessionUpdate:
     raise expected("a string", tag, "sessionUpdate")
 
 
-_SetSessionConfigOptionRequest_VARIANTS: Final[
+_SET_SESSION_CONFIG_OPTION_REQUEST_VARIANTS: Final[
     dict[str, Callable[[object], SetSessionConfigOptionRequest]]
 ] = {
     "boolean": BooleanSetSessionConfigOptionRequest.from_dict,
 }
 
 
-def _dec_SetSessionConfigOptionRequest(data: object) -> SetSessionConfigOptionRequest:
+def _dec_set_session_config_option_request(data: object) -> SetSessionConfigOptionRequest:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _SetSessionConfigOptionRequest_VARIANTS.get(tag)
+        decoder = _SET_SESSION_CONFIG_OPTION_REQUEST_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         try:
@@ -17347,7 +17347,7 @@ def _dec_SetSessionConfigOptionRequest(data: object) -> SetSessionConfigOptionRe
     raise expected("a string", tag, "type")
 
 
-_StateUpdate_VARIANTS: Final[dict[str, Callable[[object], StateUpdate]]] = {
+_STATE_UPDATE_VARIANTS: Final[dict[str, Callable[[object], StateUpdate]]] = {
     "running": StateUpdateRunning.from_dict,
     "idle": StateUpdateIdle.from_dict,
     "requires_action": StateUpdateRequiresAction.from_dict,
@@ -17355,12 +17355,12 @@ _StateUpdate_VARIANTS: Final[dict[str, Callable[[object], StateUpdate]]] = {
 }
 
 
-def _dec_StateUpdate(data: object) -> StateUpdate:
+def _dec_state_update(data: object) -> StateUpdate:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("state", UNSET)
     if type(tag) is str:
-        decoder = _StateUpdate_VARIANTS.get(tag)
+        decoder = _STATE_UPDATE_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherStateUpdate.from_dict(data)
@@ -17369,19 +17369,19 @@ def _dec_StateUpdate(data: object) -> StateUpdate:
     raise expected("a string", tag, "state")
 
 
-_ToolCallContent_VARIANTS: Final[dict[str, Callable[[object], ToolCallContent]]] = {
+_TOOL_CALL_CONTENT_VARIANTS: Final[dict[str, Callable[[object], ToolCallContent]]] = {
     "content": ContentToolCallContent.from_dict,
     "diff": DiffToolCallContent.from_dict,
     "terminal": TerminalToolCallContent.from_dict,
 }
 
 
-def _dec_ToolCallContent(data: object) -> ToolCallContent:
+def _dec_tool_call_content(data: object) -> ToolCallContent:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _ToolCallContent_VARIANTS.get(tag)
+        decoder = _TOOL_CALL_CONTENT_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         raise ValidationError(f"unknown type {tag!r}", "type")
@@ -17396,19 +17396,19 @@ def _dec_int_min0_max65535(data: object) -> int:
     return data
 
 
-def _dec_list_ContentBlock(data: object) -> list[ContentBlock]:
+def _dec_list_content_block(data: object) -> list[ContentBlock]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[ContentBlock] = []
     for index, item in enumerate(data):
         try:
-            out.append(_dec_ContentBlock(item))
+            out.append(_dec_content_block(item))
         except ValidationError as e:
             raise e.at(index) from None
     return out
 
 
-def _dec_list_EnumOption(data: object) -> list[EnumOption]:
+def _dec_list_enum_option(data: object) -> list[EnumOption]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[EnumOption] = []
@@ -17420,7 +17420,7 @@ def _dec_list_EnumOption(data: object) -> list[EnumOption]:
     return out
 
 
-def _dec_list_EnvVariable(data: object) -> list[EnvVariable]:
+def _dec_list_env_variable(data: object) -> list[EnvVariable]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[EnvVariable] = []
@@ -17432,7 +17432,7 @@ def _dec_list_EnvVariable(data: object) -> list[EnvVariable]:
     return out
 
 
-def _dec_list_HttpHeader(data: object) -> list[HttpHeader]:
+def _dec_list_http_header(data: object) -> list[HttpHeader]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[HttpHeader] = []
@@ -17444,19 +17444,19 @@ def _dec_list_HttpHeader(data: object) -> list[HttpHeader]:
     return out
 
 
-def _dec_list_McpServer(data: object) -> list[McpServer]:
+def _dec_list_mcp_server(data: object) -> list[McpServer]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[McpServer] = []
     for index, item in enumerate(data):
         try:
-            out.append(_dec_McpServer(item))
+            out.append(_dec_mcp_server(item))
         except ValidationError as e:
             raise e.at(index) from None
     return out
 
 
-def _dec_list_PermissionOption(data: object) -> list[PermissionOption]:
+def _dec_list_permission_option(data: object) -> list[PermissionOption]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[PermissionOption] = []
@@ -17468,7 +17468,7 @@ def _dec_list_PermissionOption(data: object) -> list[PermissionOption]:
     return out
 
 
-def _dec_list_ProviderInfo(data: object) -> list[ProviderInfo]:
+def _dec_list_provider_info(data: object) -> list[ProviderInfo]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[ProviderInfo] = []
@@ -17480,7 +17480,7 @@ def _dec_list_ProviderInfo(data: object) -> list[ProviderInfo]:
     return out
 
 
-def _dec_list_SessionConfigSelectGroup(data: object) -> list[SessionConfigSelectGroup]:
+def _dec_list_session_config_select_group(data: object) -> list[SessionConfigSelectGroup]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[SessionConfigSelectGroup] = []
@@ -17492,7 +17492,7 @@ def _dec_list_SessionConfigSelectGroup(data: object) -> list[SessionConfigSelect
     return out
 
 
-def _dec_list_SessionConfigSelectOption(data: object) -> list[SessionConfigSelectOption]:
+def _dec_list_session_config_select_option(data: object) -> list[SessionConfigSelectOption]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[SessionConfigSelectOption] = []
@@ -17515,25 +17515,25 @@ def _dec_list_str(data: object) -> list[str]:
     return out
 
 
-def _dec_map_ElicitationContentValue(data: object) -> dict[str, ElicitationContentValue]:
+def _dec_map_elicitation_content_value(data: object) -> dict[str, ElicitationContentValue]:
     if not isinstance(data, dict):
         raise expected("an object", data)
     out: dict[str, ElicitationContentValue] = {}
     for key, item in data.items():
         try:
-            out[key] = _dec_ElicitationContentValue(item)
+            out[key] = _dec_elicitation_content_value(item)
         except ValidationError as e:
             raise e.at(key) from None
     return out
 
 
-def _dec_map_ElicitationPropertySchema(data: object) -> dict[str, ElicitationPropertySchema]:
+def _dec_map_elicitation_property_schema(data: object) -> dict[str, ElicitationPropertySchema]:
     if not isinstance(data, dict):
         raise expected("an object", data)
     out: dict[str, ElicitationPropertySchema] = {}
     for key, item in data.items():
         try:
-            out[key] = _dec_ElicitationPropertySchema(item)
+            out[key] = _dec_elicitation_property_schema(item)
         except ValidationError as e:
             raise e.at(key) from None
     return out
@@ -17550,7 +17550,7 @@ def _dec_map_str(data: object) -> dict[str, str]:
     return out
 
 
-def _dec_skip_list_AuthAccount(data: object, owner: str) -> list[AuthAccount]:
+def _dec_skip_list_auth_account(data: object, owner: str) -> list[AuthAccount]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[AuthAccount] = []
@@ -17562,19 +17562,19 @@ def _dec_skip_list_AuthAccount(data: object, owner: str) -> list[AuthAccount]:
     return out
 
 
-def _dec_skip_list_AuthMethod(data: object, owner: str) -> list[AuthMethod]:
+def _dec_skip_list_auth_method(data: object, owner: str) -> list[AuthMethod]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[AuthMethod] = []
     for index, item in enumerate(data):
         try:
-            out.append(_dec_AuthMethod(item))
+            out.append(_dec_auth_method(item))
         except ValidationError as e:
             report_skipped(owner, index, e)
     return out
 
 
-def _dec_skip_list_AvailableCommand(data: object, owner: str) -> list[AvailableCommand]:
+def _dec_skip_list_available_command(data: object, owner: str) -> list[AvailableCommand]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[AvailableCommand] = []
@@ -17586,31 +17586,31 @@ def _dec_skip_list_AvailableCommand(data: object, owner: str) -> list[AvailableC
     return out
 
 
-def _dec_skip_list_ContentBlock(data: object, owner: str) -> list[ContentBlock]:
+def _dec_skip_list_content_block(data: object, owner: str) -> list[ContentBlock]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[ContentBlock] = []
     for index, item in enumerate(data):
         try:
-            out.append(_dec_ContentBlock(item))
+            out.append(_dec_content_block(item))
         except ValidationError as e:
             report_skipped(owner, index, e)
     return out
 
 
-def _dec_skip_list_LlmProtocol(data: object, owner: str) -> list[LlmProtocol | str]:
+def _dec_skip_list_llm_protocol(data: object, owner: str) -> list[LlmProtocol | str]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[LlmProtocol | str] = []
     for index, item in enumerate(data):
         try:
-            out.append(_dec_LlmProtocol(item))
+            out.append(_dec_llm_protocol(item))
         except ValidationError as e:
             report_skipped(owner, index, e)
     return out
 
 
-def _dec_skip_list_PlanEntry(data: object, owner: str) -> list[PlanEntry]:
+def _dec_skip_list_plan_entry(data: object, owner: str) -> list[PlanEntry]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[PlanEntry] = []
@@ -17622,31 +17622,31 @@ def _dec_skip_list_PlanEntry(data: object, owner: str) -> list[PlanEntry]:
     return out
 
 
-def _dec_skip_list_Role(data: object, owner: str) -> list[Role]:
+def _dec_skip_list_role(data: object, owner: str) -> list[Role]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[Role] = []
     for index, item in enumerate(data):
         try:
-            out.append(_dec_Role(item))
+            out.append(_dec_role(item))
         except ValidationError as e:
             report_skipped(owner, index, e)
     return out
 
 
-def _dec_skip_list_SessionConfigOption(data: object, owner: str) -> list[SessionConfigOption]:
+def _dec_skip_list_session_config_option(data: object, owner: str) -> list[SessionConfigOption]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[SessionConfigOption] = []
     for index, item in enumerate(data):
         try:
-            out.append(_dec_SessionConfigOption(item))
+            out.append(_dec_session_config_option(item))
         except ValidationError as e:
             report_skipped(owner, index, e)
     return out
 
 
-def _dec_skip_list_SessionConfigSelectOption(
+def _dec_skip_list_session_config_select_option(
     data: object, owner: str
 ) -> list[SessionConfigSelectOption]:
     if type(data) is not list:
@@ -17660,7 +17660,7 @@ def _dec_skip_list_SessionConfigSelectOption(
     return out
 
 
-def _dec_skip_list_SessionInfo(data: object, owner: str) -> list[SessionInfo]:
+def _dec_skip_list_session_info(data: object, owner: str) -> list[SessionInfo]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[SessionInfo] = []
@@ -17672,37 +17672,13 @@ def _dec_skip_list_SessionInfo(data: object, owner: str) -> list[SessionInfo]:
     return out
 
 
-def _dec_skip_list_SessionMode(data: object, owner: str) -> list[SessionMode]:
+def _dec_skip_list_session_mode(data: object, owner: str) -> list[SessionMode]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[SessionMode] = []
     for index, item in enumerate(data):
         try:
             out.append(SessionMode.from_dict(item))
-        except ValidationError as e:
-            report_skipped(owner, index, e)
-    return out
-
-
-def _dec_skip_list_ToolCallContent(data: object, owner: str) -> list[ToolCallContent]:
-    if type(data) is not list:
-        raise expected("an array", data)
-    out: list[ToolCallContent] = []
-    for index, item in enumerate(data):
-        try:
-            out.append(_dec_ToolCallContent(item))
-        except ValidationError as e:
-            report_skipped(owner, index, e)
-    return out
-
-
-def _dec_skip_list_ToolCallLocation(data: object, owner: str) -> list[ToolCallLocation]:
-    if type(data) is not list:
-        raise expected("an array", data)
-    out: list[ToolCallLocation] = []
-    for index, item in enumerate(data):
-        try:
-            out.append(ToolCallLocation.from_dict(item))
         except ValidationError as e:
             report_skipped(owner, index, e)
     return out
@@ -17717,6 +17693,30 @@ def _dec_skip_list_str(data: object, owner: str) -> list[str]:
             report_skipped(owner, index, expected("a string", item))
             continue
         out.append(item)
+    return out
+
+
+def _dec_skip_list_tool_call_content(data: object, owner: str) -> list[ToolCallContent]:
+    if type(data) is not list:
+        raise expected("an array", data)
+    out: list[ToolCallContent] = []
+    for index, item in enumerate(data):
+        try:
+            out.append(_dec_tool_call_content(item))
+        except ValidationError as e:
+            report_skipped(owner, index, e)
+    return out
+
+
+def _dec_skip_list_tool_call_location(data: object, owner: str) -> list[ToolCallLocation]:
+    if type(data) is not list:
+        raise expected("an array", data)
+    out: list[ToolCallLocation] = []
+    for index, item in enumerate(data):
+        try:
+            out.append(ToolCallLocation.from_dict(item))
+        except ValidationError as e:
+            report_skipped(owner, index, e)
     return out
 
 

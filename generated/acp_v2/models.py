@@ -495,7 +495,7 @@ class AcceptCreateElicitationResponse:
         content = data.get("content", UNSET)
         if content is not UNSET and content is not None:
             try:
-                content = _dec_map_ElicitationContentValue(content)
+                content = _dec_map_elicitation_content_value(content)
             except ValidationError as e:
                 raise e.at("content") from None
         meta = data.get("_meta", UNSET)
@@ -618,7 +618,7 @@ class AddDiffChange:
         file_type = data.get("fileType", UNSET)
         if file_type is not UNSET and file_type is not None:
             try:
-                file_type = _dec_DiffFileType(file_type)
+                file_type = _dec_diff_file_type(file_type)
             except ValidationError:
                 file_type = None
         mime_type = data.get("mimeType", UNSET)
@@ -891,7 +891,7 @@ class AgentMessage:
         content = data.get("content", UNSET)
         if content is not UNSET and content is not None:
             try:
-                content = _dec_skip_list_ContentBlock(content, "AgentMessage.content")
+                content = _dec_skip_list_content_block(content, "AgentMessage.content")
             except ValidationError:
                 content = None
         meta = data.get("_meta", UNSET)
@@ -948,7 +948,7 @@ class AgentMessageChunkSessionUpdate:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ContentBlock(content)
+            content = _dec_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         meta = data.get("_meta", UNSET)
@@ -1006,7 +1006,7 @@ class AgentMessageSessionUpdate:
         content = data.get("content", UNSET)
         if content is not UNSET and content is not None:
             try:
-                content = _dec_skip_list_ContentBlock(content, "AgentMessageSessionUpdate.content")
+                content = _dec_skip_list_content_block(content, "AgentMessageSessionUpdate.content")
             except ValidationError:
                 content = None
         meta = data.get("_meta", UNSET)
@@ -1049,7 +1049,7 @@ class AgentNotification:
         params = data.get("params", UNSET)
         if params is not UNSET and params is not None:
             try:
-                params = _dec_AgentNotificationParams(params)
+                params = _dec_agent_notification_params(params)
             except ValidationError as e:
                 raise e.at("params") from None
         return cls(method=method, params=params)
@@ -1085,7 +1085,7 @@ class AgentRequest:
         except KeyError:
             raise missing("id") from None
         try:
-            id = _dec_RequestId(id)
+            id = _dec_request_id(id)
         except ValidationError as e:
             raise e.at("id") from None
         try:
@@ -1097,7 +1097,7 @@ class AgentRequest:
         params = data.get("params", UNSET)
         if params is not UNSET and params is not None:
             try:
-                params = _dec_AgentRequestParams(params)
+                params = _dec_agent_request_params(params)
             except ValidationError as e:
                 raise e.at("params") from None
         return cls(id=id, method=method, params=params)
@@ -1135,7 +1135,7 @@ class AgentResponseError:
             raise missing("id") from None
         if id is not None:
             try:
-                id = _dec_AgentResponseErrorId(id)
+                id = _dec_agent_response_error_id(id)
             except ValidationError as e:
                 raise e.at("id") from None
         try:
@@ -1175,7 +1175,7 @@ class AgentResponseResult:
         except KeyError:
             raise missing("id") from None
         try:
-            id = _dec_RequestId(id)
+            id = _dec_request_id(id)
         except ValidationError as e:
             raise e.at("id") from None
         try:
@@ -1183,7 +1183,7 @@ class AgentResponseResult:
         except KeyError:
             raise missing("result") from None
         try:
-            result = _dec_AgentResponseResultResult(result)
+            result = _dec_agent_response_result_result(result)
         except ValidationError as e:
             raise e.at("result") from None
         return cls(id=id, result=result)
@@ -1241,7 +1241,7 @@ class AgentThought:
         content = data.get("content", UNSET)
         if content is not UNSET and content is not None:
             try:
-                content = _dec_skip_list_ContentBlock(content, "AgentThought.content")
+                content = _dec_skip_list_content_block(content, "AgentThought.content")
             except ValidationError:
                 content = None
         meta = data.get("_meta", UNSET)
@@ -1298,7 +1298,7 @@ class AgentThoughtChunkSessionUpdate:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ContentBlock(content)
+            content = _dec_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         meta = data.get("_meta", UNSET)
@@ -1356,7 +1356,7 @@ class AgentThoughtSessionUpdate:
         content = data.get("content", UNSET)
         if content is not UNSET and content is not None:
             try:
-                content = _dec_skip_list_ContentBlock(content, "AgentThoughtSessionUpdate.content")
+                content = _dec_skip_list_content_block(content, "AgentThoughtSessionUpdate.content")
             except ValidationError:
                 content = None
         meta = data.get("_meta", UNSET)
@@ -1412,7 +1412,7 @@ class Annotations:
         audience = data.get("audience", UNSET)
         if audience is not UNSET and audience is not None:
             try:
-                audience = _dec_skip_list_Role(audience, "Annotations.audience")
+                audience = _dec_skip_list_role(audience, "Annotations.audience")
             except ValidationError:
                 audience = None
         last_modified = data.get("lastModified", UNSET)
@@ -1604,7 +1604,7 @@ class ArrayElicitationPropertySchema:
         except KeyError:
             raise missing("items") from None
         try:
-            items = _dec_MultiSelectItems(items)
+            items = _dec_multi_select_items(items)
         except ValidationError as e:
             raise e.at("items") from None
         default = data.get("default", UNSET)
@@ -1997,7 +1997,7 @@ class AuthMethodTerminal:
             env = []
         elif env is not UNSET:
             try:
-                env = _dec_list_EnvVariable(env)
+                env = _dec_list_env_variable(env)
             except ValidationError as e:
                 raise e.at("env") from None
         meta = data.get("_meta", UNSET)
@@ -2129,13 +2129,13 @@ class AuthStatusResponse:
         except KeyError:
             raise missing("state") from None
         try:
-            state = _dec_AuthState(state)
+            state = _dec_auth_state(state)
         except ValidationError as e:
             raise e.at("state") from None
         accounts = data.get("accounts", UNSET)
         if accounts is not UNSET:
             try:
-                accounts = _dec_skip_list_AuthAccount(accounts, "AuthStatusResponse.accounts")
+                accounts = _dec_skip_list_auth_account(accounts, "AuthStatusResponse.accounts")
             except ValidationError:
                 accounts = []
         meta = data.get("_meta", UNSET)
@@ -2195,13 +2195,13 @@ class AuthStatusUpdateNotification:
         except KeyError:
             raise missing("state") from None
         try:
-            state = _dec_AuthState(state)
+            state = _dec_auth_state(state)
         except ValidationError as e:
             raise e.at("state") from None
         accounts = data.get("accounts", UNSET)
         if accounts is not UNSET:
             try:
-                accounts = _dec_skip_list_AuthAccount(
+                accounts = _dec_skip_list_auth_account(
                     accounts, "AuthStatusUpdateNotification.accounts"
                 )
             except ValidationError:
@@ -2245,7 +2245,7 @@ class AvailableCommandsUpdate:
         except KeyError:
             raise missing("availableCommands") from None
         try:
-            available_commands = _dec_skip_list_AvailableCommand(
+            available_commands = _dec_skip_list_available_command(
                 available_commands, "AvailableCommandsUpdate.available_commands"
             )
         except ValidationError as e:
@@ -2289,7 +2289,7 @@ class AvailableCommandsUpdateSessionUpdate:
         except KeyError:
             raise missing("availableCommands") from None
         try:
-            available_commands = _dec_skip_list_AvailableCommand(
+            available_commands = _dec_skip_list_available_command(
                 available_commands, "AvailableCommandsUpdateSessionUpdate.available_commands"
             )
         except ValidationError as e:
@@ -2663,7 +2663,7 @@ class BooleanSessionConfigOption:
         category = data.get("category", UNSET)
         if category is not UNSET and category is not None:
             try:
-                category = _dec_SessionConfigOptionCategory(category)
+                category = _dec_session_config_option_category(category)
             except ValidationError:
                 category = None
         meta = data.get("_meta", UNSET)
@@ -2820,7 +2820,7 @@ class CancelRequestNotification:
         except KeyError:
             raise missing("requestId") from None
         try:
-            request_id = _dec_RequestId(request_id)
+            request_id = _dec_request_id(request_id)
         except ValidationError as e:
             raise e.at("requestId") from None
         meta = data.get("_meta", UNSET)
@@ -3105,7 +3105,7 @@ class CancelledIdleStateUpdate:
         background = data.get("background", UNSET)
         if background is not UNSET and background is not None:
             try:
-                background = _dec_list_BackgroundWork(background)
+                background = _dec_list_background_work(background)
             except ValidationError:
                 background = None
         meta = data.get("_meta", UNSET)
@@ -3328,7 +3328,7 @@ class ClientNotification:
         params = data.get("params", UNSET)
         if params is not UNSET and params is not None:
             try:
-                params = _dec_ClientNotificationParams(params)
+                params = _dec_client_notification_params(params)
             except ValidationError as e:
                 raise e.at("params") from None
         return cls(method=method, params=params)
@@ -3364,7 +3364,7 @@ class ClientRequest:
         except KeyError:
             raise missing("id") from None
         try:
-            id = _dec_RequestId(id)
+            id = _dec_request_id(id)
         except ValidationError as e:
             raise e.at("id") from None
         try:
@@ -3376,7 +3376,7 @@ class ClientRequest:
         params = data.get("params", UNSET)
         if params is not UNSET and params is not None:
             try:
-                params = _dec_ClientRequestParams(params)
+                params = _dec_client_request_params(params)
             except ValidationError as e:
                 raise e.at("params") from None
         return cls(id=id, method=method, params=params)
@@ -3414,7 +3414,7 @@ class ClientResponseError:
             raise missing("id") from None
         if id is not None:
             try:
-                id = _dec_ClientResponseErrorId(id)
+                id = _dec_client_response_error_id(id)
             except ValidationError as e:
                 raise e.at("id") from None
         try:
@@ -3454,7 +3454,7 @@ class ClientResponseResult:
         except KeyError:
             raise missing("id") from None
         try:
-            id = _dec_RequestId(id)
+            id = _dec_request_id(id)
         except ValidationError as e:
             raise e.at("id") from None
         try:
@@ -3462,7 +3462,7 @@ class ClientResponseResult:
         except KeyError:
             raise missing("result") from None
         try:
-            result = _dec_ClientResponseResultResult(result)
+            result = _dec_client_response_result_result(result)
         except ValidationError as e:
             raise e.at("result") from None
         return cls(id=id, result=result)
@@ -3604,7 +3604,7 @@ class Command:
         input = data.get("input", UNSET)
         if input is not UNSET and input is not None:
             try:
-                input = _dec_AvailableCommandInput(input)
+                input = _dec_available_command_input(input)
             except ValidationError:
                 input = None
         meta = data.get("_meta", UNSET)
@@ -3669,7 +3669,7 @@ class CommandAvailableCommand:
         input = data.get("input", UNSET)
         if input is not UNSET and input is not None:
             try:
-                input = _dec_AvailableCommandInput(input)
+                input = _dec_available_command_input(input)
             except ValidationError:
                 input = None
         meta = data.get("_meta", UNSET)
@@ -3867,7 +3867,7 @@ class CompactionSummaryChunk:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ContentBlock(content)
+            content = _dec_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         meta = data.get("_meta", UNSET)
@@ -3920,7 +3920,7 @@ class CompactionSummaryChunkSessionUpdate:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ContentBlock(content)
+            content = _dec_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         meta = data.get("_meta", UNSET)
@@ -3986,13 +3986,13 @@ class CompactionUpdate:
         except KeyError:
             raise missing("status") from None
         try:
-            status = _dec_CompactionStatus(status)
+            status = _dec_compaction_status(status)
         except ValidationError as e:
             raise e.at("status") from None
         summary = data.get("summary", UNSET)
         if summary is not UNSET and summary is not None:
             try:
-                summary = _dec_skip_list_ContentBlock(summary, "CompactionUpdate.summary")
+                summary = _dec_skip_list_content_block(summary, "CompactionUpdate.summary")
             except ValidationError:
                 summary = None
         error = data.get("error", UNSET)
@@ -4064,13 +4064,13 @@ class CompactionUpdateSessionUpdate:
         except KeyError:
             raise missing("status") from None
         try:
-            status = _dec_CompactionStatus(status)
+            status = _dec_compaction_status(status)
         except ValidationError as e:
             raise e.at("status") from None
         summary = data.get("summary", UNSET)
         if summary is not UNSET and summary is not None:
             try:
-                summary = _dec_skip_list_ContentBlock(
+                summary = _dec_skip_list_content_block(
                     summary, "CompactionUpdateSessionUpdate.summary"
                 )
             except ValidationError:
@@ -4165,7 +4165,7 @@ class ConfigOptionUpdate:
         except KeyError:
             raise missing("configOptions") from None
         try:
-            config_options = _dec_skip_list_SessionConfigOption(
+            config_options = _dec_skip_list_session_config_option(
                 config_options, "ConfigOptionUpdate.config_options"
             )
         except ValidationError as e:
@@ -4209,7 +4209,7 @@ class ConfigOptionUpdateSessionUpdate:
         except KeyError:
             raise missing("configOptions") from None
         try:
-            config_options = _dec_skip_list_SessionConfigOption(
+            config_options = _dec_skip_list_session_config_option(
                 config_options, "ConfigOptionUpdateSessionUpdate.config_options"
             )
         except ValidationError as e:
@@ -4252,7 +4252,7 @@ class Content:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ContentBlock(content)
+            content = _dec_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         meta = data.get("_meta", UNSET)
@@ -4305,7 +4305,7 @@ class ContentChunk:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ContentBlock(content)
+            content = _dec_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         meta = data.get("_meta", UNSET)
@@ -4348,7 +4348,7 @@ class ContentToolCallContent:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ContentBlock(content)
+            content = _dec_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         meta = data.get("_meta", UNSET)
@@ -4414,7 +4414,7 @@ class CopyDiffChange:
         file_type = data.get("fileType", UNSET)
         if file_type is not UNSET and file_type is not None:
             try:
-                file_type = _dec_DiffFileType(file_type)
+                file_type = _dec_diff_file_type(file_type)
             except ValidationError:
                 file_type = None
         mime_type = data.get("mimeType", UNSET)
@@ -4569,7 +4569,7 @@ class DeleteDiffChange:
         file_type = data.get("fileType", UNSET)
         if file_type is not UNSET and file_type is not None:
             try:
-                file_type = _dec_DiffFileType(file_type)
+                file_type = _dec_diff_file_type(file_type)
             except ValidationError:
                 file_type = None
         mime_type = data.get("mimeType", UNSET)
@@ -4707,7 +4707,7 @@ class Diff:
         except KeyError:
             raise missing("changes") from None
         try:
-            changes = _dec_skip_list_DiffChange(changes, "Diff.changes")
+            changes = _dec_skip_list_diff_change(changes, "Diff.changes")
         except ValidationError as e:
             raise e.at("changes") from None
         patch = data.get("patch", UNSET)
@@ -4758,7 +4758,7 @@ class DiffPatch:
         except KeyError:
             raise missing("format") from None
         try:
-            format = _dec_DiffPatchFormat(format)
+            format = _dec_diff_patch_format(format)
         except ValidationError as e:
             raise e.at("format") from None
         try:
@@ -4879,7 +4879,7 @@ class DiffToolCallContent:
         except KeyError:
             raise missing("changes") from None
         try:
-            changes = _dec_skip_list_DiffChange(changes, "DiffToolCallContent.changes")
+            changes = _dec_skip_list_diff_change(changes, "DiffToolCallContent.changes")
         except ValidationError as e:
             raise e.at("changes") from None
         patch = data.get("patch", UNSET)
@@ -4994,7 +4994,7 @@ class ElicitationAcceptAction:
         content = data.get("content", UNSET)
         if content is not UNSET and content is not None:
             try:
-                content = _dec_map_ElicitationContentValue(content)
+                content = _dec_map_elicitation_content_value(content)
             except ValidationError as e:
                 raise e.at("content") from None
         return cls(content=content)
@@ -5111,7 +5111,7 @@ class ElicitationRequestScope:
         except KeyError:
             raise missing("requestId") from None
         try:
-            request_id = _dec_RequestId(request_id)
+            request_id = _dec_request_id(request_id)
         except ValidationError as e:
             raise e.at("requestId") from None
         return cls(request_id=request_id)
@@ -5167,7 +5167,7 @@ class ElicitationSchema:
         except KeyError:
             raise missing("type") from None
         try:
-            type_ = _dec_ElicitationSchemaType(type_)
+            type_ = _dec_elicitation_schema_type(type_)
         except ValidationError as e:
             raise e.at("type") from None
         title = data.get("title", UNSET)
@@ -5178,7 +5178,7 @@ class ElicitationSchema:
         except KeyError:
             raise missing("properties") from None
         try:
-            properties = _dec_map_ElicitationPropertySchema(properties)
+            properties = _dec_map_elicitation_property_schema(properties)
         except ValidationError as e:
             raise e.at("properties") from None
         required = data.get("required", UNSET)
@@ -5320,7 +5320,7 @@ class EmbeddedResource:
         except KeyError:
             raise missing("resource") from None
         try:
-            resource = _dec_EmbeddedResourceResource(resource)
+            resource = _dec_embedded_resource_resource(resource)
         except ValidationError as e:
             raise e.at("resource") from None
         annotations = data.get("annotations", UNSET)
@@ -5392,7 +5392,7 @@ class EndTurnIdleStateUpdate:
         background = data.get("background", UNSET)
         if background is not UNSET and background is not None:
             try:
-                background = _dec_list_BackgroundWork(background)
+                background = _dec_list_background_work(background)
             except ValidationError:
                 background = None
         meta = data.get("_meta", UNSET)
@@ -5555,7 +5555,7 @@ class Error:
         except KeyError:
             raise missing("code") from None
         try:
-            code = _dec_ErrorCode(code)
+            code = _dec_error_code(code)
         except ValidationError as e:
             raise e.at("code") from None
         try:
@@ -5567,7 +5567,7 @@ class Error:
         data_ = data.get("data", UNSET)
         if data_ is not UNSET and data_ is not None:
             try:
-                data_ = _dec_ErrorData(data_)
+                data_ = _dec_error_data(data_)
             except ValidationError:
                 data_ = None
         return cls(code=code, message=message, data=data_)
@@ -5644,7 +5644,7 @@ class ErrorIdleStateUpdate:
         background = data.get("background", UNSET)
         if background is not UNSET and background is not None:
             try:
-                background = _dec_list_BackgroundWork(background)
+                background = _dec_list_background_work(background)
             except ValidationError:
                 background = None
         meta = data.get("_meta", UNSET)
@@ -5823,7 +5823,7 @@ class ForkSessionRequest:
             additional_directories = []
         elif additional_directories is not UNSET:
             try:
-                additional_directories = _dec_list_AbsolutePath(additional_directories)
+                additional_directories = _dec_list_absolute_path(additional_directories)
             except ValidationError as e:
                 raise e.at("additionalDirectories") from None
         mcp_servers = data.get("mcpServers", UNSET)
@@ -5831,7 +5831,7 @@ class ForkSessionRequest:
             mcp_servers = []
         elif mcp_servers is not UNSET:
             try:
-                mcp_servers = _dec_list_McpServer(mcp_servers)
+                mcp_servers = _dec_list_mcp_server(mcp_servers)
             except ValidationError as e:
                 raise e.at("mcpServers") from None
         system_prompt = data.get("systemPrompt", UNSET)
@@ -5915,7 +5915,7 @@ class ForkSessionResponse:
         config_options = data.get("configOptions", UNSET)
         if config_options is not UNSET:
             try:
-                config_options = _dec_skip_list_SessionConfigOption(
+                config_options = _dec_skip_list_session_config_option(
                     config_options, "ForkSessionResponse.config_options"
                 )
             except ValidationError:
@@ -5923,7 +5923,7 @@ class ForkSessionResponse:
         available_commands = data.get("availableCommands", UNSET)
         if available_commands is not UNSET:
             try:
-                available_commands = _dec_skip_list_AvailableCommand(
+                available_commands = _dec_skip_list_available_command(
                     available_commands, "ForkSessionResponse.available_commands"
                 )
             except ValidationError:
@@ -5974,7 +5974,7 @@ class FormCreateElicitationRequest:
             raise expected("an object", data)
         if data.get("mode") != "form":
             raise ValidationError("expected 'form'", "mode")
-        elicitation_form_mode = _dec_ElicitationFormMode(data)
+        elicitation_form_mode = _dec_elicitation_form_mode(data)
         try:
             message = data["message"]
         except KeyError:
@@ -6091,7 +6091,7 @@ class HttpMcpServer:
             headers = []
         elif headers is not UNSET:
             try:
-                headers = _dec_list_HttpHeader(headers)
+                headers = _dec_list_http_header(headers)
             except ValidationError as e:
                 raise e.at("headers") from None
         meta = data.get("_meta", UNSET)
@@ -6169,7 +6169,7 @@ class Icon:
         theme = data.get("theme", UNSET)
         if theme is not UNSET and theme is not None:
             try:
-                theme = _dec_IconTheme(theme)
+                theme = _dec_icon_theme(theme)
             except ValidationError:
                 theme = None
         meta = data.get("_meta", UNSET)
@@ -6604,7 +6604,7 @@ class InitializeResponse:
         auth_methods = data.get("authMethods", UNSET)
         if auth_methods is not UNSET:
             try:
-                auth_methods = _dec_skip_list_AuthMethod(
+                auth_methods = _dec_skip_list_auth_method(
                     auth_methods, "InitializeResponse.auth_methods"
                 )
             except ValidationError:
@@ -6892,7 +6892,7 @@ class ItemsPlanUpdateContent:
         except KeyError:
             raise missing("entries") from None
         try:
-            entries = _dec_skip_list_PlanEntry(entries, "ItemsPlanUpdateContent.entries")
+            entries = _dec_skip_list_plan_entry(entries, "ItemsPlanUpdateContent.entries")
         except ValidationError as e:
             raise e.at("entries") from None
         meta = data.get("_meta", UNSET)
@@ -6969,7 +6969,7 @@ class ListProvidersResponse:
         except KeyError:
             raise missing("providers") from None
         try:
-            providers = _dec_list_ProviderInfo(providers)
+            providers = _dec_list_provider_info(providers)
         except ValidationError as e:
             raise e.at("providers") from None
         meta = data.get("_meta", UNSET)
@@ -7034,7 +7034,7 @@ class ListSessionsRequest:
         archived = data.get("archived", UNSET)
         if archived is not UNSET and archived is not None:
             try:
-                archived = _dec_SessionArchiveFilter(archived)
+                archived = _dec_session_archive_filter(archived)
             except ValidationError as e:
                 raise e.at("archived") from None
         meta = data.get("_meta", UNSET)
@@ -7091,7 +7091,7 @@ class ListSessionsResponse:
         except KeyError:
             raise missing("sessions") from None
         try:
-            sessions = _dec_skip_list_SessionInfo(sessions, "ListSessionsResponse.sessions")
+            sessions = _dec_skip_list_session_info(sessions, "ListSessionsResponse.sessions")
         except ValidationError:
             sessions = []
         next_cursor = data.get("nextCursor", UNSET)
@@ -7346,7 +7346,7 @@ class MaxTokensIdleStateUpdate:
         background = data.get("background", UNSET)
         if background is not UNSET and background is not None:
             try:
-                background = _dec_list_BackgroundWork(background)
+                background = _dec_list_background_work(background)
             except ValidationError:
                 background = None
         meta = data.get("_meta", UNSET)
@@ -7416,7 +7416,7 @@ class MaxTurnRequestsIdleStateUpdate:
         background = data.get("background", UNSET)
         if background is not UNSET and background is not None:
             try:
-                background = _dec_list_BackgroundWork(background)
+                background = _dec_list_background_work(background)
             except ValidationError:
                 background = None
         meta = data.get("_meta", UNSET)
@@ -7722,7 +7722,7 @@ class McpServerHttp:
             headers = []
         elif headers is not UNSET:
             try:
-                headers = _dec_list_HttpHeader(headers)
+                headers = _dec_list_http_header(headers)
             except ValidationError as e:
                 raise e.at("headers") from None
         meta = data.get("_meta", UNSET)
@@ -7795,7 +7795,7 @@ class McpServerStdio:
             env = []
         elif env is not UNSET:
             try:
-                env = _dec_list_EnvVariable(env)
+                env = _dec_list_env_variable(env)
             except ValidationError as e:
                 raise e.at("env") from None
         meta = data.get("_meta", UNSET)
@@ -8111,7 +8111,7 @@ class ModifyDiffChange:
         file_type = data.get("fileType", UNSET)
         if file_type is not UNSET and file_type is not None:
             try:
-                file_type = _dec_DiffFileType(file_type)
+                file_type = _dec_diff_file_type(file_type)
             except ValidationError:
                 file_type = None
         mime_type = data.get("mimeType", UNSET)
@@ -8192,7 +8192,7 @@ class MoveDiffChange:
         file_type = data.get("fileType", UNSET)
         if file_type is not UNSET and file_type is not None:
             try:
-                file_type = _dec_DiffFileType(file_type)
+                file_type = _dec_diff_file_type(file_type)
             except ValidationError:
                 file_type = None
         mime_type = data.get("mimeType", UNSET)
@@ -8296,7 +8296,7 @@ class MultiSelectItemsTitled:
         except KeyError:
             raise missing("anyOf") from None
         try:
-            any_of = _dec_list_EnumOption_items1(any_of)
+            any_of = _dec_list_enum_option_items1(any_of)
         except ValidationError as e:
             raise e.at("anyOf") from None
         meta = data.get("_meta", UNSET)
@@ -8381,7 +8381,7 @@ class MultiSelectPropertySchema:
         except KeyError:
             raise missing("items") from None
         try:
-            items = _dec_MultiSelectItems(items)
+            items = _dec_multi_select_items(items)
         except ValidationError as e:
             raise e.at("items") from None
         default = data.get("default", UNSET)
@@ -8474,7 +8474,7 @@ class NewSessionRequest:
             additional_directories = []
         elif additional_directories is not UNSET:
             try:
-                additional_directories = _dec_list_AbsolutePath(additional_directories)
+                additional_directories = _dec_list_absolute_path(additional_directories)
             except ValidationError as e:
                 raise e.at("additionalDirectories") from None
         mcp_servers = data.get("mcpServers", UNSET)
@@ -8482,7 +8482,7 @@ class NewSessionRequest:
             mcp_servers = []
         elif mcp_servers is not UNSET:
             try:
-                mcp_servers = _dec_list_McpServer(mcp_servers)
+                mcp_servers = _dec_list_mcp_server(mcp_servers)
             except ValidationError as e:
                 raise e.at("mcpServers") from None
         system_prompt = data.get("systemPrompt", UNSET)
@@ -8568,7 +8568,7 @@ class NewSessionResponse:
         config_options = data.get("configOptions", UNSET)
         if config_options is not UNSET:
             try:
-                config_options = _dec_skip_list_SessionConfigOption(
+                config_options = _dec_skip_list_session_config_option(
                     config_options, "NewSessionResponse.config_options"
                 )
             except ValidationError:
@@ -8576,7 +8576,7 @@ class NewSessionResponse:
         available_commands = data.get("availableCommands", UNSET)
         if available_commands is not UNSET:
             try:
-                available_commands = _dec_skip_list_AvailableCommand(
+                available_commands = _dec_skip_list_available_command(
                     available_commands, "NewSessionResponse.available_commands"
                 )
             except ValidationError:
@@ -8648,7 +8648,7 @@ class NoneIdleStateUpdate:
         background = data.get("background", UNSET)
         if background is not UNSET and background is not None:
             try:
-                background = _dec_list_BackgroundWork(background)
+                background = _dec_list_background_work(background)
             except ValidationError:
                 background = None
         meta = data.get("_meta", UNSET)
@@ -8706,7 +8706,7 @@ class Notice:
         except KeyError:
             raise missing("severity") from None
         try:
-            severity = _dec_NoticeSeverity(severity)
+            severity = _dec_notice_severity(severity)
         except ValidationError as e:
             raise e.at("severity") from None
         try:
@@ -8773,7 +8773,7 @@ class NoticeSessionUpdate:
         except KeyError:
             raise missing("severity") from None
         try:
-            severity = _dec_NoticeSeverity(severity)
+            severity = _dec_notice_severity(severity)
         except ValidationError as e:
             raise e.at("severity") from None
         try:
@@ -9920,7 +9920,7 @@ class PermissionOption:
         except KeyError:
             raise missing("kind") from None
         try:
-            kind = _dec_PermissionOptionKind(kind)
+            kind = _dec_permission_option_kind(kind)
         except ValidationError as e:
             raise e.at("kind") from None
         meta = data.get("_meta", UNSET)
@@ -9979,7 +9979,7 @@ class PlanEntry:
         except KeyError:
             raise missing("priority") from None
         try:
-            priority = _dec_PlanEntryPriority(priority)
+            priority = _dec_plan_entry_priority(priority)
         except ValidationError as e:
             raise e.at("priority") from None
         try:
@@ -9987,7 +9987,7 @@ class PlanEntry:
         except KeyError:
             raise missing("status") from None
         try:
-            status = _dec_PlanEntryStatus(status)
+            status = _dec_plan_entry_status(status)
         except ValidationError as e:
             raise e.at("status") from None
         meta = data.get("_meta", UNSET)
@@ -10099,7 +10099,7 @@ class PlanItems:
         except KeyError:
             raise missing("entries") from None
         try:
-            entries = _dec_skip_list_PlanEntry(entries, "PlanItems.entries")
+            entries = _dec_skip_list_plan_entry(entries, "PlanItems.entries")
         except ValidationError as e:
             raise e.at("entries") from None
         meta = data.get("_meta", UNSET)
@@ -10279,7 +10279,7 @@ class PlanUpdate:
         except KeyError:
             raise missing("plan") from None
         try:
-            plan = _dec_PlanUpdateContent(plan)
+            plan = _dec_plan_update_content(plan)
         except ValidationError as e:
             raise e.at("plan") from None
         meta = data.get("_meta", UNSET)
@@ -10322,7 +10322,7 @@ class PlanUpdateSessionUpdate:
         except KeyError:
             raise missing("plan") from None
         try:
-            plan = _dec_PlanUpdateContent(plan)
+            plan = _dec_plan_update_content(plan)
         except ValidationError as e:
             raise e.at("plan") from None
         meta = data.get("_meta", UNSET)
@@ -10563,7 +10563,7 @@ class PromptRequest:
         except KeyError:
             raise missing("prompt") from None
         try:
-            prompt = _dec_list_ContentBlock_items1(prompt)
+            prompt = _dec_list_content_block_items1(prompt)
         except ValidationError as e:
             raise e.at("prompt") from None
         meta = data.get("_meta", UNSET)
@@ -10664,7 +10664,7 @@ class ProviderCurrentConfig:
         except KeyError:
             raise missing("apiType") from None
         try:
-            api_type = _dec_LlmProtocol(api_type)
+            api_type = _dec_llm_protocol(api_type)
         except ValidationError as e:
             raise e.at("apiType") from None
         try:
@@ -10734,7 +10734,7 @@ class ProviderInfo:
         except KeyError:
             raise missing("supported") from None
         try:
-            supported = _dec_skip_list_LlmProtocol(supported, "ProviderInfo.supported")
+            supported = _dec_skip_list_llm_protocol(supported, "ProviderInfo.supported")
         except ValidationError:
             supported = []
         try:
@@ -10833,7 +10833,7 @@ class ProxyNotification:
         params = data.get("params", UNSET)
         if params is not UNSET and params is not None:
             try:
-                params = _dec_ProxyNotificationParams(params)
+                params = _dec_proxy_notification_params(params)
             except ValidationError as e:
                 raise e.at("params") from None
         return cls(method=method, params=params)
@@ -10871,7 +10871,7 @@ class ProxyRequest:
         except KeyError:
             raise missing("id") from None
         try:
-            id = _dec_RequestId(id)
+            id = _dec_request_id(id)
         except ValidationError as e:
             raise e.at("id") from None
         try:
@@ -10883,7 +10883,7 @@ class ProxyRequest:
         params = data.get("params", UNSET)
         if params is not UNSET and params is not None:
             try:
-                params = _dec_ProxyRequestParams(params)
+                params = _dec_proxy_request_params(params)
             except ValidationError as e:
                 raise e.at("params") from None
         return cls(id=id, method=method, params=params)
@@ -10923,7 +10923,7 @@ class ProxyResponseError:
             raise missing("id") from None
         if id is not None:
             try:
-                id = _dec_ProxyResponseErrorId(id)
+                id = _dec_proxy_response_error_id(id)
             except ValidationError as e:
                 raise e.at("id") from None
         try:
@@ -10965,7 +10965,7 @@ class ProxyResponseResult:
         except KeyError:
             raise missing("id") from None
         try:
-            id = _dec_RequestId(id)
+            id = _dec_request_id(id)
         except ValidationError as e:
             raise e.at("id") from None
         try:
@@ -10973,7 +10973,7 @@ class ProxyResponseResult:
         except KeyError:
             raise missing("result") from None
         try:
-            result = _dec_ProxyResponseResultResult(result)
+            result = _dec_proxy_response_result_result(result)
         except ValidationError as e:
             raise e.at("result") from None
         return cls(id=id, result=result)
@@ -11165,7 +11165,7 @@ class RefusalIdleStateUpdate:
         background = data.get("background", UNSET)
         if background is not UNSET and background is not None:
             try:
-                background = _dec_list_BackgroundWork(background)
+                background = _dec_list_background_work(background)
             except ValidationError:
                 background = None
         meta = data.get("_meta", UNSET)
@@ -11235,7 +11235,7 @@ class RequestElicitationFormMode:
         except KeyError:
             raise missing("requestId") from None
         try:
-            request_id = _dec_RequestId(request_id)
+            request_id = _dec_request_id(request_id)
         except ValidationError as e:
             raise e.at("requestId") from None
         try:
@@ -11279,7 +11279,7 @@ class RequestElicitationUrlMode:
         except KeyError:
             raise missing("requestId") from None
         try:
-            request_id = _dec_RequestId(request_id)
+            request_id = _dec_request_id(request_id)
         except ValidationError as e:
             raise e.at("requestId") from None
         try:
@@ -11367,7 +11367,7 @@ class RequestPermissionRequest:
         subject = data.get("subject", UNSET)
         if subject is not UNSET and subject is not None:
             try:
-                subject = _dec_RequestPermissionSubject(subject)
+                subject = _dec_request_permission_subject(subject)
             except ValidationError as e:
                 raise e.at("subject") from None
         try:
@@ -11375,7 +11375,7 @@ class RequestPermissionRequest:
         except KeyError:
             raise missing("options") from None
         try:
-            options = _dec_list_PermissionOption_items1(options)
+            options = _dec_list_permission_option_items1(options)
         except ValidationError as e:
             raise e.at("options") from None
         meta = data.get("_meta", UNSET)
@@ -11428,7 +11428,7 @@ class RequestPermissionResponse:
         except KeyError:
             raise missing("outcome") from None
         try:
-            outcome = _dec_RequestPermissionOutcome(outcome)
+            outcome = _dec_request_permission_outcome(outcome)
         except ValidationError as e:
             raise e.at("outcome") from None
         meta = data.get("_meta", UNSET)
@@ -11480,7 +11480,7 @@ class RequiresActionStateUpdate:
         background = data.get("background", UNSET)
         if background is not UNSET and background is not None:
             try:
-                background = _dec_list_BackgroundWork(background)
+                background = _dec_list_background_work(background)
             except ValidationError:
                 background = None
         meta = data.get("_meta", UNSET)
@@ -11533,7 +11533,7 @@ class ResourceContentBlock:
         except KeyError:
             raise missing("resource") from None
         try:
-            resource = _dec_EmbeddedResourceResource(resource)
+            resource = _dec_embedded_resource_resource(resource)
         except ValidationError as e:
             raise e.at("resource") from None
         annotations = data.get("annotations", UNSET)
@@ -11631,7 +11631,7 @@ class ResourceLink:
         icons = data.get("icons", UNSET)
         if icons is not UNSET and icons is not None:
             try:
-                icons = _dec_skip_list_Icon(icons, "ResourceLink.icons")
+                icons = _dec_skip_list_icon(icons, "ResourceLink.icons")
             except ValidationError:
                 icons = None
         mime_type = data.get("mimeType", UNSET)
@@ -11763,7 +11763,7 @@ class ResourceLinkContentBlock:
         icons = data.get("icons", UNSET)
         if icons is not UNSET and icons is not None:
             try:
-                icons = _dec_skip_list_Icon(icons, "ResourceLinkContentBlock.icons")
+                icons = _dec_skip_list_icon(icons, "ResourceLinkContentBlock.icons")
             except ValidationError:
                 icons = None
         mime_type = data.get("mimeType", UNSET)
@@ -11904,7 +11904,7 @@ class ResumeSessionRequest:
             additional_directories = []
         elif additional_directories is not UNSET:
             try:
-                additional_directories = _dec_list_AbsolutePath(additional_directories)
+                additional_directories = _dec_list_absolute_path(additional_directories)
             except ValidationError as e:
                 raise e.at("additionalDirectories") from None
         mcp_servers = data.get("mcpServers", UNSET)
@@ -11912,13 +11912,13 @@ class ResumeSessionRequest:
             mcp_servers = []
         elif mcp_servers is not UNSET:
             try:
-                mcp_servers = _dec_list_McpServer(mcp_servers)
+                mcp_servers = _dec_list_mcp_server(mcp_servers)
             except ValidationError as e:
                 raise e.at("mcpServers") from None
         replay_from = data.get("replayFrom", UNSET)
         if replay_from is not UNSET and replay_from is not None:
             try:
-                replay_from = _dec_ReplayFrom(replay_from)
+                replay_from = _dec_replay_from(replay_from)
             except ValidationError as e:
                 raise e.at("replayFrom") from None
         system_prompt = data.get("systemPrompt", UNSET)
@@ -11998,7 +11998,7 @@ class ResumeSessionResponse:
         config_options = data.get("configOptions", UNSET)
         if config_options is not UNSET:
             try:
-                config_options = _dec_skip_list_SessionConfigOption(
+                config_options = _dec_skip_list_session_config_option(
                     config_options, "ResumeSessionResponse.config_options"
                 )
             except ValidationError:
@@ -12006,7 +12006,7 @@ class ResumeSessionResponse:
         available_commands = data.get("availableCommands", UNSET)
         if available_commands is not UNSET:
             try:
-                available_commands = _dec_skip_list_AvailableCommand(
+                available_commands = _dec_skip_list_available_command(
                     available_commands, "ResumeSessionResponse.available_commands"
                 )
             except ValidationError:
@@ -12055,7 +12055,7 @@ class RunningStateUpdate:
         background = data.get("background", UNSET)
         if background is not UNSET and background is not None:
             try:
-                background = _dec_list_BackgroundWork(background)
+                background = _dec_list_background_work(background)
             except ValidationError:
                 background = None
         meta = data.get("_meta", UNSET)
@@ -12125,7 +12125,7 @@ class SelectSessionConfigOption:
         except KeyError:
             raise missing("options") from None
         try:
-            options = _dec_SessionConfigSelectOptions(options)
+            options = _dec_session_config_select_options(options)
         except ValidationError as e:
             raise e.at("options") from None
         try:
@@ -12146,7 +12146,7 @@ class SelectSessionConfigOption:
         category = data.get("category", UNSET)
         if category is not UNSET and category is not None:
             try:
-                category = _dec_SessionConfigOptionCategory(category)
+                category = _dec_session_config_option_category(category)
             except ValidationError:
                 category = None
         meta = data.get("_meta", UNSET)
@@ -12631,7 +12631,7 @@ class SessionConfigSelect:
         except KeyError:
             raise missing("options") from None
         try:
-            options = _dec_SessionConfigSelectOptions(options)
+            options = _dec_session_config_select_options(options)
         except ValidationError as e:
             raise e.at("options") from None
         return cls(current_value=current_value, options=options)
@@ -12685,7 +12685,7 @@ class SessionConfigSelectGroup:
         except KeyError:
             raise missing("options") from None
         try:
-            options = _dec_skip_list_SessionConfigSelectOption_items1(
+            options = _dec_skip_list_session_config_select_option_items1(
                 options, "SessionConfigSelectGroup.options"
             )
         except ValidationError:
@@ -13009,7 +13009,7 @@ class SessionInfo:
             additional_directories = []
         elif additional_directories is not UNSET:
             try:
-                additional_directories = _dec_list_AbsolutePath(additional_directories)
+                additional_directories = _dec_list_absolute_path(additional_directories)
             except ValidationError as e:
                 raise e.at("additionalDirectories") from None
         title = data.get("title", UNSET)
@@ -13245,7 +13245,7 @@ class SessionMessage:
         content = data.get("content", UNSET)
         if content is not UNSET and content is not None:
             try:
-                content = _dec_skip_list_ContentBlock(content, "SessionMessage.content")
+                content = _dec_skip_list_content_block(content, "SessionMessage.content")
             except ValidationError:
                 content = None
         meta = data.get("_meta", UNSET)
@@ -13320,7 +13320,7 @@ class SessionMessageChunk:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ContentBlock(content)
+            content = _dec_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         meta = data.get("_meta", UNSET)
@@ -13377,7 +13377,7 @@ class SessionMessageChunkSessionUpdate:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ContentBlock(content)
+            content = _dec_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         meta = data.get("_meta", UNSET)
@@ -13489,7 +13489,7 @@ class SessionMessageSessionUpdate:
         content = data.get("content", UNSET)
         if content is not UNSET and content is not None:
             try:
-                content = _dec_skip_list_ContentBlock(
+                content = _dec_skip_list_content_block(
                     content, "SessionMessageSessionUpdate.content"
                 )
             except ValidationError:
@@ -13690,13 +13690,13 @@ class SessionStatusResponse:
         except KeyError:
             raise missing("status") from None
         try:
-            status = _dec_SessionStatus(status)
+            status = _dec_session_status(status)
         except ValidationError as e:
             raise e.at("status") from None
         state = data.get("state", UNSET)
         if state is not UNSET and state is not None:
             try:
-                state = _dec_StateUpdate(state)
+                state = _dec_state_update(state)
             except ValidationError:
                 state = None
         meta = data.get("_meta", UNSET)
@@ -13926,7 +13926,7 @@ class SetProviderRequest:
         except KeyError:
             raise missing("apiType") from None
         try:
-            api_type = _dec_LlmProtocol(api_type)
+            api_type = _dec_llm_protocol(api_type)
         except ValidationError as e:
             raise e.at("apiType") from None
         try:
@@ -14021,7 +14021,7 @@ class SetSessionConfigOptionResponse:
         except KeyError:
             raise missing("configOptions") from None
         try:
-            config_options = _dec_skip_list_SessionConfigOption(
+            config_options = _dec_skip_list_session_config_option(
                 config_options, "SetSessionConfigOptionResponse.config_options"
             )
         except ValidationError as e:
@@ -14201,7 +14201,7 @@ class StateUpdateIdle:
             raise expected("an object", data)
         if data.get("state") != "idle":
             raise ValidationError("expected 'idle'", "state")
-        idle_state_update = _dec_IdleStateUpdate(data)
+        idle_state_update = _dec_idle_state_update(data)
         return cls(idle_state_update=idle_state_update)
 
     def to_dict(self) -> dict[str, object]:
@@ -14242,7 +14242,7 @@ class StateUpdateRequiresAction:
         background = data.get("background", UNSET)
         if background is not UNSET and background is not None:
             try:
-                background = _dec_list_BackgroundWork(background)
+                background = _dec_list_background_work(background)
             except ValidationError:
                 background = None
         meta = data.get("_meta", UNSET)
@@ -14293,7 +14293,7 @@ class StateUpdateRunning:
         background = data.get("background", UNSET)
         if background is not UNSET and background is not None:
             try:
-                background = _dec_list_BackgroundWork(background)
+                background = _dec_list_background_work(background)
             except ValidationError:
                 background = None
         meta = data.get("_meta", UNSET)
@@ -14366,7 +14366,7 @@ class StateUpdateSessionUpdate:
             raise expected("an object", data)
         if data.get("sessionUpdate") != "state_update":
             raise ValidationError("expected 'state_update'", "sessionUpdate")
-        state_update = _dec_StateUpdate(data)
+        state_update = _dec_state_update(data)
         return cls(state_update=state_update)
 
     def to_dict(self) -> dict[str, object]:
@@ -14412,7 +14412,7 @@ class StateUpdateUnknown:
         background = data.get("background", UNSET)
         if background is not UNSET and background is not None:
             try:
-                background = _dec_list_BackgroundWork(background)
+                background = _dec_list_background_work(background)
             except ValidationError:
                 background = None
         meta = data.get("_meta", UNSET)
@@ -14490,7 +14490,7 @@ class StdioMcpServer:
             env = []
         elif env is not UNSET:
             try:
-                env = _dec_list_EnvVariable(env)
+                env = _dec_list_env_variable(env)
             except ValidationError as e:
                 raise e.at("env") from None
         meta = data.get("_meta", UNSET)
@@ -14603,7 +14603,7 @@ class StringElicitationPropertySchema:
         format = data.get("format", UNSET)
         if format is not UNSET and format is not None:
             try:
-                format = _dec_StringFormat(format)
+                format = _dec_string_format(format)
             except ValidationError as e:
                 raise e.at("format") from None
         default = data.get("default", UNSET)
@@ -14618,7 +14618,7 @@ class StringElicitationPropertySchema:
         one_of = data.get("oneOf", UNSET)
         if one_of is not UNSET and one_of is not None:
             try:
-                one_of = _dec_list_EnumOption_items1(one_of)
+                one_of = _dec_list_enum_option_items1(one_of)
             except ValidationError as e:
                 raise e.at("oneOf") from None
         meta = data.get("_meta", UNSET)
@@ -14799,7 +14799,7 @@ class StringPropertySchema:
         format = data.get("format", UNSET)
         if format is not UNSET and format is not None:
             try:
-                format = _dec_StringFormat(format)
+                format = _dec_string_format(format)
             except ValidationError as e:
                 raise e.at("format") from None
         default = data.get("default", UNSET)
@@ -14814,7 +14814,7 @@ class StringPropertySchema:
         one_of = data.get("oneOf", UNSET)
         if one_of is not UNSET and one_of is not None:
             try:
-                one_of = _dec_list_EnumOption_items1(one_of)
+                one_of = _dec_list_enum_option_items1(one_of)
             except ValidationError as e:
                 raise e.at("oneOf") from None
         meta = data.get("_meta", UNSET)
@@ -15072,7 +15072,7 @@ class SubagentUpdate:
         state = data.get("state", UNSET)
         if state is not UNSET and state is not None:
             try:
-                state = _dec_StateUpdate(state)
+                state = _dec_state_update(state)
             except ValidationError:
                 state = None
         cwd = data.get("cwd", UNSET)
@@ -15081,7 +15081,7 @@ class SubagentUpdate:
         additional_directories = data.get("additionalDirectories", UNSET)
         if additional_directories is not UNSET and additional_directories is not None:
             try:
-                additional_directories = _dec_list_AbsolutePath(additional_directories)
+                additional_directories = _dec_list_absolute_path(additional_directories)
             except ValidationError as e:
                 raise e.at("additionalDirectories") from None
         meta = data.get("_meta", UNSET)
@@ -15208,7 +15208,7 @@ class SubagentUpdateSessionUpdate:
         state = data.get("state", UNSET)
         if state is not UNSET and state is not None:
             try:
-                state = _dec_StateUpdate(state)
+                state = _dec_state_update(state)
             except ValidationError:
                 state = None
         cwd = data.get("cwd", UNSET)
@@ -15217,7 +15217,7 @@ class SubagentUpdateSessionUpdate:
         additional_directories = data.get("additionalDirectories", UNSET)
         if additional_directories is not UNSET and additional_directories is not None:
             try:
-                additional_directories = _dec_list_AbsolutePath(additional_directories)
+                additional_directories = _dec_list_absolute_path(additional_directories)
             except ValidationError as e:
                 raise e.at("additionalDirectories") from None
         meta = data.get("_meta", UNSET)
@@ -15302,7 +15302,7 @@ class SystemPrompt:
         except KeyError:
             raise missing("mode") from None
         try:
-            mode = _dec_SystemPromptMode(mode)
+            mode = _dec_system_prompt_mode(mode)
         except ValidationError as e:
             raise e.at("mode") from None
         try:
@@ -15310,7 +15310,7 @@ class SystemPrompt:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_list_ContentBlock(content)
+            content = _dec_list_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         meta = data.get("_meta", UNSET)
@@ -15465,7 +15465,7 @@ class TerminalAuthMethod:
             env = []
         elif env is not UNSET:
             try:
-                env = _dec_list_EnvVariable(env)
+                env = _dec_list_env_variable(env)
             except ValidationError as e:
                 raise e.at("env") from None
         meta = data.get("_meta", UNSET)
@@ -16405,7 +16405,7 @@ class TitledMultiSelectItems:
         except KeyError:
             raise missing("anyOf") from None
         try:
-            any_of = _dec_list_EnumOption_items1(any_of)
+            any_of = _dec_list_enum_option_items1(any_of)
         except ValidationError as e:
             raise e.at("anyOf") from None
         meta = data.get("_meta", UNSET)
@@ -16578,7 +16578,7 @@ class ToolCallContentChunk:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ToolCallContent(content)
+            content = _dec_tool_call_content(content)
         except ValidationError as e:
             raise e.at("content") from None
         meta = data.get("_meta", UNSET)
@@ -16631,7 +16631,7 @@ class ToolCallContentChunkSessionUpdate:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ToolCallContent(content)
+            content = _dec_tool_call_content(content)
         except ValidationError as e:
             raise e.at("content") from None
         meta = data.get("_meta", UNSET)
@@ -16892,25 +16892,25 @@ class ToolCallUpdate:
         kind = data.get("kind", UNSET)
         if kind is not UNSET and kind is not None:
             try:
-                kind = _dec_ToolKind(kind)
+                kind = _dec_tool_kind(kind)
             except ValidationError:
                 kind = None
         status = data.get("status", UNSET)
         if status is not UNSET and status is not None:
             try:
-                status = _dec_ToolCallStatus(status)
+                status = _dec_tool_call_status(status)
             except ValidationError:
                 status = None
         content = data.get("content", UNSET)
         if content is not UNSET and content is not None:
             try:
-                content = _dec_skip_list_ToolCallContent(content, "ToolCallUpdate.content")
+                content = _dec_skip_list_tool_call_content(content, "ToolCallUpdate.content")
             except ValidationError:
                 content = None
         locations = data.get("locations", UNSET)
         if locations is not UNSET and locations is not None:
             try:
-                locations = _dec_skip_list_ToolCallLocation(locations, "ToolCallUpdate.locations")
+                locations = _dec_skip_list_tool_call_location(locations, "ToolCallUpdate.locations")
             except ValidationError:
                 locations = None
         raw_input = data.get("rawInput", UNSET)
@@ -17061,19 +17061,19 @@ class ToolCallUpdateSessionUpdate:
         kind = data.get("kind", UNSET)
         if kind is not UNSET and kind is not None:
             try:
-                kind = _dec_ToolKind(kind)
+                kind = _dec_tool_kind(kind)
             except ValidationError:
                 kind = None
         status = data.get("status", UNSET)
         if status is not UNSET and status is not None:
             try:
-                status = _dec_ToolCallStatus(status)
+                status = _dec_tool_call_status(status)
             except ValidationError:
                 status = None
         content = data.get("content", UNSET)
         if content is not UNSET and content is not None:
             try:
-                content = _dec_skip_list_ToolCallContent(
+                content = _dec_skip_list_tool_call_content(
                     content, "ToolCallUpdateSessionUpdate.content"
                 )
             except ValidationError:
@@ -17081,7 +17081,7 @@ class ToolCallUpdateSessionUpdate:
         locations = data.get("locations", UNSET)
         if locations is not UNSET and locations is not None:
             try:
-                locations = _dec_skip_list_ToolCallLocation(
+                locations = _dec_skip_list_tool_call_location(
                     locations, "ToolCallUpdateSessionUpdate.locations"
                 )
             except ValidationError:
@@ -17272,7 +17272,7 @@ class UnknownStateUpdate:
         background = data.get("background", UNSET)
         if background is not UNSET and background is not None:
             try:
-                background = _dec_list_BackgroundWork(background)
+                background = _dec_list_background_work(background)
             except ValidationError:
                 background = None
         meta = data.get("_meta", UNSET)
@@ -17325,7 +17325,7 @@ class UnsupportedProtocolVersionErrorData:
         except KeyError:
             raise missing("supported") from None
         try:
-            supported = _dec_list_ProtocolVersion(supported)
+            supported = _dec_list_protocol_version(supported)
         except ValidationError as e:
             raise e.at("supported") from None
         meta = data.get("_meta", UNSET)
@@ -17379,7 +17379,7 @@ class UpdateSessionNotification:
         except KeyError:
             raise missing("update") from None
         try:
-            update = _dec_SessionUpdate(update)
+            update = _dec_session_update(update)
         except ValidationError as e:
             raise e.at("update") from None
         meta = data.get("_meta", UNSET)
@@ -17420,7 +17420,7 @@ class UrlCreateElicitationRequest:
             raise expected("an object", data)
         if data.get("mode") != "url":
             raise ValidationError("expected 'url'", "mode")
-        elicitation_url_mode = _dec_ElicitationUrlMode(data)
+        elicitation_url_mode = _dec_elicitation_url_mode(data)
         try:
             message = data["message"]
         except KeyError:
@@ -17733,7 +17733,7 @@ class UserMessage:
         content = data.get("content", UNSET)
         if content is not UNSET and content is not None:
             try:
-                content = _dec_skip_list_ContentBlock(content, "UserMessage.content")
+                content = _dec_skip_list_content_block(content, "UserMessage.content")
             except ValidationError:
                 content = None
         meta = data.get("_meta", UNSET)
@@ -17790,7 +17790,7 @@ class UserMessageChunkSessionUpdate:
         except KeyError:
             raise missing("content") from None
         try:
-            content = _dec_ContentBlock(content)
+            content = _dec_content_block(content)
         except ValidationError as e:
             raise e.at("content") from None
         meta = data.get("_meta", UNSET)
@@ -17848,7 +17848,7 @@ class UserMessageSessionUpdate:
         content = data.get("content", UNSET)
         if content is not UNSET and content is not None:
             try:
-                content = _dec_skip_list_ContentBlock(content, "UserMessageSessionUpdate.content")
+                content = _dec_skip_list_content_block(content, "UserMessageSessionUpdate.content")
             except ValidationError:
                 content = None
         meta = data.get("_meta", UNSET)
@@ -18536,277 +18536,277 @@ ProxyResponseResultResult: TypeAlias = InitializeProxyResponse | ProxySuccessorR
 Method-specific response data."""
 
 
-_AuthState_VALUES: Final[dict[str, AuthState]] = {member.value: member for member in AuthState}
+_AUTH_STATE_VALUES: Final[dict[str, AuthState]] = {member.value: member for member in AuthState}
 
 
-def _dec_AuthState(data: object) -> AuthState | str:
+def _dec_auth_state(data: object) -> AuthState | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _AuthState_VALUES.get(data)
+    member = _AUTH_STATE_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_CompactionStatus_VALUES: Final[dict[str, CompactionStatus]] = {
+_COMPACTION_STATUS_VALUES: Final[dict[str, CompactionStatus]] = {
     member.value: member for member in CompactionStatus
 }
 
 
-def _dec_CompactionStatus(data: object) -> CompactionStatus | str:
+def _dec_compaction_status(data: object) -> CompactionStatus | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _CompactionStatus_VALUES.get(data)
+    member = _COMPACTION_STATUS_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_DiffFileType_VALUES: Final[dict[str, DiffFileType]] = {
+_DIFF_FILE_TYPE_VALUES: Final[dict[str, DiffFileType]] = {
     member.value: member for member in DiffFileType
 }
 
 
-def _dec_DiffFileType(data: object) -> DiffFileType | str:
+def _dec_diff_file_type(data: object) -> DiffFileType | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _DiffFileType_VALUES.get(data)
+    member = _DIFF_FILE_TYPE_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_DiffPatchFormat_VALUES: Final[dict[str, DiffPatchFormat]] = {
+_DIFF_PATCH_FORMAT_VALUES: Final[dict[str, DiffPatchFormat]] = {
     member.value: member for member in DiffPatchFormat
 }
 
 
-def _dec_DiffPatchFormat(data: object) -> DiffPatchFormat | str:
+def _dec_diff_patch_format(data: object) -> DiffPatchFormat | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _DiffPatchFormat_VALUES.get(data)
+    member = _DIFF_PATCH_FORMAT_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_ElicitationSchemaType_VALUES: Final[dict[str, ElicitationSchemaType]] = {
+_ELICITATION_SCHEMA_TYPE_VALUES: Final[dict[str, ElicitationSchemaType]] = {
     member.value: member for member in ElicitationSchemaType
 }
 
 
-def _dec_ElicitationSchemaType(data: object) -> ElicitationSchemaType:
+def _dec_elicitation_schema_type(data: object) -> ElicitationSchemaType:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _ElicitationSchemaType_VALUES.get(data)
+    member = _ELICITATION_SCHEMA_TYPE_VALUES.get(data)
     if member is not None:
         return member
     raise ValidationError(f"unknown ElicitationSchemaType value {data!r}")
 
 
-_ErrorCode_VALUES: Final[dict[int, ErrorCode]] = {member.value: member for member in ErrorCode}
+_ERROR_CODE_VALUES: Final[dict[int, ErrorCode]] = {member.value: member for member in ErrorCode}
 
 
-def _dec_ErrorCode(data: object) -> ErrorCode | int:
+def _dec_error_code(data: object) -> ErrorCode | int:
     if type(data) is not int:
         raise expected("an integer", data)
-    member = _ErrorCode_VALUES.get(data)
+    member = _ERROR_CODE_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_IconTheme_VALUES: Final[dict[str, IconTheme]] = {member.value: member for member in IconTheme}
+_ICON_THEME_VALUES: Final[dict[str, IconTheme]] = {member.value: member for member in IconTheme}
 
 
-def _dec_IconTheme(data: object) -> IconTheme | str:
+def _dec_icon_theme(data: object) -> IconTheme | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _IconTheme_VALUES.get(data)
+    member = _ICON_THEME_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_LlmProtocol_VALUES: Final[dict[str, LlmProtocol]] = {
+_LLM_PROTOCOL_VALUES: Final[dict[str, LlmProtocol]] = {
     member.value: member for member in LlmProtocol
 }
 
 
-def _dec_LlmProtocol(data: object) -> LlmProtocol | str:
+def _dec_llm_protocol(data: object) -> LlmProtocol | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _LlmProtocol_VALUES.get(data)
+    member = _LLM_PROTOCOL_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_NoticeSeverity_VALUES: Final[dict[str, NoticeSeverity]] = {
+_NOTICE_SEVERITY_VALUES: Final[dict[str, NoticeSeverity]] = {
     member.value: member for member in NoticeSeverity
 }
 
 
-def _dec_NoticeSeverity(data: object) -> NoticeSeverity | str:
+def _dec_notice_severity(data: object) -> NoticeSeverity | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _NoticeSeverity_VALUES.get(data)
+    member = _NOTICE_SEVERITY_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_PermissionOptionKind_VALUES: Final[dict[str, PermissionOptionKind]] = {
+_PERMISSION_OPTION_KIND_VALUES: Final[dict[str, PermissionOptionKind]] = {
     member.value: member for member in PermissionOptionKind
 }
 
 
-def _dec_PermissionOptionKind(data: object) -> PermissionOptionKind | str:
+def _dec_permission_option_kind(data: object) -> PermissionOptionKind | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _PermissionOptionKind_VALUES.get(data)
+    member = _PERMISSION_OPTION_KIND_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_PlanEntryPriority_VALUES: Final[dict[str, PlanEntryPriority]] = {
+_PLAN_ENTRY_PRIORITY_VALUES: Final[dict[str, PlanEntryPriority]] = {
     member.value: member for member in PlanEntryPriority
 }
 
 
-def _dec_PlanEntryPriority(data: object) -> PlanEntryPriority | str:
+def _dec_plan_entry_priority(data: object) -> PlanEntryPriority | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _PlanEntryPriority_VALUES.get(data)
+    member = _PLAN_ENTRY_PRIORITY_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_PlanEntryStatus_VALUES: Final[dict[str, PlanEntryStatus]] = {
+_PLAN_ENTRY_STATUS_VALUES: Final[dict[str, PlanEntryStatus]] = {
     member.value: member for member in PlanEntryStatus
 }
 
 
-def _dec_PlanEntryStatus(data: object) -> PlanEntryStatus | str:
+def _dec_plan_entry_status(data: object) -> PlanEntryStatus | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _PlanEntryStatus_VALUES.get(data)
+    member = _PLAN_ENTRY_STATUS_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_Role_VALUES: Final[dict[str, Role]] = {member.value: member for member in Role}
+_ROLE_VALUES: Final[dict[str, Role]] = {member.value: member for member in Role}
 
 
-def _dec_Role(data: object) -> Role | str:
+def _dec_role(data: object) -> Role | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _Role_VALUES.get(data)
+    member = _ROLE_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_SessionArchiveFilter_VALUES: Final[dict[str, SessionArchiveFilter]] = {
+_SESSION_ARCHIVE_FILTER_VALUES: Final[dict[str, SessionArchiveFilter]] = {
     member.value: member for member in SessionArchiveFilter
 }
 
 
-def _dec_SessionArchiveFilter(data: object) -> SessionArchiveFilter | str:
+def _dec_session_archive_filter(data: object) -> SessionArchiveFilter | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _SessionArchiveFilter_VALUES.get(data)
+    member = _SESSION_ARCHIVE_FILTER_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_SessionConfigOptionCategory_VALUES: Final[dict[str, SessionConfigOptionCategory]] = {
+_SESSION_CONFIG_OPTION_CATEGORY_VALUES: Final[dict[str, SessionConfigOptionCategory]] = {
     member.value: member for member in SessionConfigOptionCategory
 }
 
 
-def _dec_SessionConfigOptionCategory(data: object) -> SessionConfigOptionCategory | str:
+def _dec_session_config_option_category(data: object) -> SessionConfigOptionCategory | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _SessionConfigOptionCategory_VALUES.get(data)
+    member = _SESSION_CONFIG_OPTION_CATEGORY_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_SessionStatus_VALUES: Final[dict[str, SessionStatus]] = {
+_SESSION_STATUS_VALUES: Final[dict[str, SessionStatus]] = {
     member.value: member for member in SessionStatus
 }
 
 
-def _dec_SessionStatus(data: object) -> SessionStatus | str:
+def _dec_session_status(data: object) -> SessionStatus | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _SessionStatus_VALUES.get(data)
+    member = _SESSION_STATUS_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_StringFormat_VALUES: Final[dict[str, StringFormat]] = {
+_STRING_FORMAT_VALUES: Final[dict[str, StringFormat]] = {
     member.value: member for member in StringFormat
 }
 
 
-def _dec_StringFormat(data: object) -> StringFormat | str:
+def _dec_string_format(data: object) -> StringFormat | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _StringFormat_VALUES.get(data)
+    member = _STRING_FORMAT_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_SystemPromptMode_VALUES: Final[dict[str, SystemPromptMode]] = {
+_SYSTEM_PROMPT_MODE_VALUES: Final[dict[str, SystemPromptMode]] = {
     member.value: member for member in SystemPromptMode
 }
 
 
-def _dec_SystemPromptMode(data: object) -> SystemPromptMode | str:
+def _dec_system_prompt_mode(data: object) -> SystemPromptMode | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _SystemPromptMode_VALUES.get(data)
+    member = _SYSTEM_PROMPT_MODE_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_ToolCallStatus_VALUES: Final[dict[str, ToolCallStatus]] = {
+_TOOL_CALL_STATUS_VALUES: Final[dict[str, ToolCallStatus]] = {
     member.value: member for member in ToolCallStatus
 }
 
 
-def _dec_ToolCallStatus(data: object) -> ToolCallStatus | str:
+def _dec_tool_call_status(data: object) -> ToolCallStatus | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _ToolCallStatus_VALUES.get(data)
+    member = _TOOL_CALL_STATUS_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-_ToolKind_VALUES: Final[dict[str, ToolKind]] = {member.value: member for member in ToolKind}
+_TOOL_KIND_VALUES: Final[dict[str, ToolKind]] = {member.value: member for member in ToolKind}
 
 
-def _dec_ToolKind(data: object) -> ToolKind | str:
+def _dec_tool_kind(data: object) -> ToolKind | str:
     if type(data) is not str:
         raise expected("a string", data)
-    member = _ToolKind_VALUES.get(data)
+    member = _TOOL_KIND_VALUES.get(data)
     if member is not None:
         return member
     return data
 
 
-def _dec_AgentNotificationParams(data: object) -> AgentNotificationParams:
+def _dec_agent_notification_params(data: object) -> AgentNotificationParams:
     errors: list[str] = []
     try:
         return UpdateSessionNotification.from_dict(data)
@@ -18826,14 +18826,14 @@ def _dec_AgentNotificationParams(data: object) -> AgentNotificationParams:
     )
 
 
-def _dec_AgentRequestParams(data: object) -> AgentRequestParams:
+def _dec_agent_request_params(data: object) -> AgentRequestParams:
     errors: list[str] = []
     try:
         return RequestPermissionRequest.from_dict(data)
     except ValidationError as e:
         errors.append("RequestPermissionRequest: " + str(e))
     try:
-        return _dec_CreateElicitationRequest(data)
+        return _dec_create_elicitation_request(data)
     except ValidationError as e:
         errors.append("CreateElicitationRequest: " + str(e))
     try:
@@ -18844,7 +18844,7 @@ def _dec_AgentRequestParams(data: object) -> AgentRequestParams:
     raise ValidationError("matches no variant of AgentRequestParams (" + "; ".join(errors) + ")")
 
 
-def _dec_AgentResponse(data: object) -> AgentResponse:
+def _dec_agent_response(data: object) -> AgentResponse:
     errors: list[str] = []
     try:
         return AgentResponseResult.from_dict(data)
@@ -18857,7 +18857,7 @@ def _dec_AgentResponse(data: object) -> AgentResponse:
     raise ValidationError("matches no variant of AgentResponse (" + "; ".join(errors) + ")")
 
 
-def _dec_AgentResponseErrorId(data: object) -> AgentResponseErrorId:
+def _dec_agent_response_error_id(data: object) -> AgentResponseErrorId:
     errors: list[str] = []
     if type(data) is int and -9223372036854775808 <= data <= 9223372036854775807:
         return data
@@ -18870,7 +18870,7 @@ def _dec_AgentResponseErrorId(data: object) -> AgentResponseErrorId:
     raise ValidationError("matches no variant of AgentResponseErrorId (" + "; ".join(errors) + ")")
 
 
-def _dec_AgentResponseResultResult(data: object) -> AgentResponseResultResult:
+def _dec_agent_response_result_result(data: object) -> AgentResponseResultResult:
     errors: list[str] = []
     try:
         return InitializeResponse.from_dict(data)
@@ -18962,18 +18962,18 @@ def _dec_AgentResponseResultResult(data: object) -> AgentResponseResultResult:
     )
 
 
-_AuthMethod_VARIANTS: Final[dict[str, Callable[[object], AuthMethod]]] = {
+_AUTH_METHOD_VARIANTS: Final[dict[str, Callable[[object], AuthMethod]]] = {
     "terminal": TerminalAuthMethod.from_dict,
     "agent": AgentAuthMethod.from_dict,
 }
 
 
-def _dec_AuthMethod(data: object) -> AuthMethod:
+def _dec_auth_method(data: object) -> AuthMethod:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _AuthMethod_VARIANTS.get(tag)
+        decoder = _AUTH_METHOD_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherAuthMethod.from_dict(data)
@@ -18982,17 +18982,17 @@ def _dec_AuthMethod(data: object) -> AuthMethod:
     raise expected("a string", tag, "type")
 
 
-_AvailableCommand_VARIANTS: Final[dict[str, Callable[[object], AvailableCommand]]] = {
+_AVAILABLE_COMMAND_VARIANTS: Final[dict[str, Callable[[object], AvailableCommand]]] = {
     "command": CommandAvailableCommand.from_dict,
 }
 
 
-def _dec_AvailableCommand(data: object) -> AvailableCommand:
+def _dec_available_command(data: object) -> AvailableCommand:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _AvailableCommand_VARIANTS.get(tag)
+        decoder = _AVAILABLE_COMMAND_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherAvailableCommand.from_dict(data)
@@ -19001,17 +19001,17 @@ def _dec_AvailableCommand(data: object) -> AvailableCommand:
     raise expected("a string", tag, "type")
 
 
-_AvailableCommandInput_VARIANTS: Final[dict[str, Callable[[object], AvailableCommandInput]]] = {
+_AVAILABLE_COMMAND_INPUT_VARIANTS: Final[dict[str, Callable[[object], AvailableCommandInput]]] = {
     "text": TextAvailableCommandInput.from_dict,
 }
 
 
-def _dec_AvailableCommandInput(data: object) -> AvailableCommandInput:
+def _dec_available_command_input(data: object) -> AvailableCommandInput:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _AvailableCommandInput_VARIANTS.get(tag)
+        decoder = _AVAILABLE_COMMAND_INPUT_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherAvailableCommandInput.from_dict(data)
@@ -19020,19 +19020,19 @@ def _dec_AvailableCommandInput(data: object) -> AvailableCommandInput:
     raise expected("a string", tag, "type")
 
 
-_BackgroundWork_VARIANTS: Final[dict[str, Callable[[object], BackgroundWork]]] = {
+_BACKGROUND_WORK_VARIANTS: Final[dict[str, Callable[[object], BackgroundWork]]] = {
     "terminal": TerminalBackgroundWork.from_dict,
     "tool_call": ToolCallBackgroundWork.from_dict,
     "subagent": SubagentBackgroundWork.from_dict,
 }
 
 
-def _dec_BackgroundWork(data: object) -> BackgroundWork:
+def _dec_background_work(data: object) -> BackgroundWork:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _BackgroundWork_VARIANTS.get(tag)
+        decoder = _BACKGROUND_WORK_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherBackgroundWork.from_dict(data)
@@ -19041,7 +19041,7 @@ def _dec_BackgroundWork(data: object) -> BackgroundWork:
     raise expected("a string", tag, "type")
 
 
-def _dec_ClientNotificationParams(data: object) -> ClientNotificationParams:
+def _dec_client_notification_params(data: object) -> ClientNotificationParams:
     errors: list[str] = []
     try:
         return CancelSessionNotification.from_dict(data)
@@ -19057,7 +19057,7 @@ def _dec_ClientNotificationParams(data: object) -> ClientNotificationParams:
     )
 
 
-def _dec_ClientRequestParams(data: object) -> ClientRequestParams:
+def _dec_client_request_params(data: object) -> ClientRequestParams:
     errors: list[str] = []
     try:
         return InitializeRequest.from_dict(data)
@@ -19136,7 +19136,7 @@ def _dec_ClientRequestParams(data: object) -> ClientRequestParams:
     except ValidationError as e:
         errors.append("CancelTerminalRequest: " + str(e))
     try:
-        return _dec_SetSessionConfigOptionRequest(data)
+        return _dec_set_session_config_option_request(data)
     except ValidationError as e:
         errors.append("SetSessionConfigOptionRequest: " + str(e))
     try:
@@ -19147,7 +19147,7 @@ def _dec_ClientRequestParams(data: object) -> ClientRequestParams:
     raise ValidationError("matches no variant of ClientRequestParams (" + "; ".join(errors) + ")")
 
 
-def _dec_ClientResponse(data: object) -> ClientResponse:
+def _dec_client_response(data: object) -> ClientResponse:
     errors: list[str] = []
     try:
         return ClientResponseResult.from_dict(data)
@@ -19160,7 +19160,7 @@ def _dec_ClientResponse(data: object) -> ClientResponse:
     raise ValidationError("matches no variant of ClientResponse (" + "; ".join(errors) + ")")
 
 
-def _dec_ClientResponseErrorId(data: object) -> ClientResponseErrorId:
+def _dec_client_response_error_id(data: object) -> ClientResponseErrorId:
     errors: list[str] = []
     if type(data) is int and -9223372036854775808 <= data <= 9223372036854775807:
         return data
@@ -19173,18 +19173,18 @@ def _dec_ClientResponseErrorId(data: object) -> ClientResponseErrorId:
     raise ValidationError("matches no variant of ClientResponseErrorId (" + "; ".join(errors) + ")")
 
 
-def _dec_ClientResponseResultResult(data: object) -> ClientResponseResultResult:
+def _dec_client_response_result_result(data: object) -> ClientResponseResultResult:
     errors: list[str] = []
     try:
         return RequestPermissionResponse.from_dict(data)
     except ValidationError as e:
         errors.append("RequestPermissionResponse: " + str(e))
     try:
-        return _dec_CreateElicitationResponse(data)
+        return _dec_create_elicitation_response(data)
     except ValidationError as e:
         errors.append("CreateElicitationResponse: " + str(e))
     try:
-        return _dec_MessageMcpResponse(data)
+        return _dec_message_mcp_response(data)
     except ValidationError as e:
         errors.append("MessageMcpResponse: " + str(e))
     return data  # type: ignore[return-value]
@@ -19193,7 +19193,7 @@ def _dec_ClientResponseResultResult(data: object) -> ClientResponseResultResult:
     )
 
 
-_ContentBlock_VARIANTS: Final[dict[str, Callable[[object], ContentBlock]]] = {
+_CONTENT_BLOCK_VARIANTS: Final[dict[str, Callable[[object], ContentBlock]]] = {
     "text": TextContentBlock.from_dict,
     "image": ImageContentBlock.from_dict,
     "audio": AudioContentBlock.from_dict,
@@ -19202,12 +19202,12 @@ _ContentBlock_VARIANTS: Final[dict[str, Callable[[object], ContentBlock]]] = {
 }
 
 
-def _dec_ContentBlock(data: object) -> ContentBlock:
+def _dec_content_block(data: object) -> ContentBlock:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _ContentBlock_VARIANTS.get(tag)
+        decoder = _CONTENT_BLOCK_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherContentBlock.from_dict(data)
@@ -19216,7 +19216,7 @@ def _dec_ContentBlock(data: object) -> ContentBlock:
     raise expected("a string", tag, "type")
 
 
-_CreateElicitationRequest_VARIANTS: Final[
+_CREATE_ELICITATION_REQUEST_VARIANTS: Final[
     dict[str, Callable[[object], CreateElicitationRequest]]
 ] = {
     "form": FormCreateElicitationRequest.from_dict,
@@ -19224,12 +19224,12 @@ _CreateElicitationRequest_VARIANTS: Final[
 }
 
 
-def _dec_CreateElicitationRequest(data: object) -> CreateElicitationRequest:
+def _dec_create_elicitation_request(data: object) -> CreateElicitationRequest:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("mode", UNSET)
     if type(tag) is str:
-        decoder = _CreateElicitationRequest_VARIANTS.get(tag)
+        decoder = _CREATE_ELICITATION_REQUEST_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherCreateElicitationRequest.from_dict(data)
@@ -19238,7 +19238,7 @@ def _dec_CreateElicitationRequest(data: object) -> CreateElicitationRequest:
     raise expected("a string", tag, "mode")
 
 
-_CreateElicitationResponse_VARIANTS: Final[
+_CREATE_ELICITATION_RESPONSE_VARIANTS: Final[
     dict[str, Callable[[object], CreateElicitationResponse]]
 ] = {
     "accept": AcceptCreateElicitationResponse.from_dict,
@@ -19247,12 +19247,12 @@ _CreateElicitationResponse_VARIANTS: Final[
 }
 
 
-def _dec_CreateElicitationResponse(data: object) -> CreateElicitationResponse:
+def _dec_create_elicitation_response(data: object) -> CreateElicitationResponse:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("action", UNSET)
     if type(tag) is str:
-        decoder = _CreateElicitationResponse_VARIANTS.get(tag)
+        decoder = _CREATE_ELICITATION_RESPONSE_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherCreateElicitationResponse.from_dict(data)
@@ -19261,7 +19261,7 @@ def _dec_CreateElicitationResponse(data: object) -> CreateElicitationResponse:
     raise expected("a string", tag, "action")
 
 
-_DiffChange_VARIANTS: Final[dict[str, Callable[[object], DiffChange]]] = {
+_DIFF_CHANGE_VARIANTS: Final[dict[str, Callable[[object], DiffChange]]] = {
     "add": AddDiffChange.from_dict,
     "delete": DeleteDiffChange.from_dict,
     "modify": ModifyDiffChange.from_dict,
@@ -19270,12 +19270,12 @@ _DiffChange_VARIANTS: Final[dict[str, Callable[[object], DiffChange]]] = {
 }
 
 
-def _dec_DiffChange(data: object) -> DiffChange:
+def _dec_diff_change(data: object) -> DiffChange:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("operation", UNSET)
     if type(tag) is str:
-        decoder = _DiffChange_VARIANTS.get(tag)
+        decoder = _DIFF_CHANGE_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherDiffChange.from_dict(data)
@@ -19284,7 +19284,7 @@ def _dec_DiffChange(data: object) -> DiffChange:
     raise expected("a string", tag, "operation")
 
 
-def _dec_ElicitationContentValue(data: object) -> ElicitationContentValue:
+def _dec_elicitation_content_value(data: object) -> ElicitationContentValue:
     errors: list[str] = []
     if type(data) is str:
         return data
@@ -19310,7 +19310,7 @@ def _dec_ElicitationContentValue(data: object) -> ElicitationContentValue:
     )
 
 
-def _dec_ElicitationFormMode(data: object) -> ElicitationFormMode:
+def _dec_elicitation_form_mode(data: object) -> ElicitationFormMode:
     errors: list[str] = []
     try:
         return SessionElicitationFormMode.from_dict(data)
@@ -19323,7 +19323,7 @@ def _dec_ElicitationFormMode(data: object) -> ElicitationFormMode:
     raise ValidationError("matches no variant of ElicitationFormMode (" + "; ".join(errors) + ")")
 
 
-_ElicitationPropertySchema_VARIANTS: Final[
+_ELICITATION_PROPERTY_SCHEMA_VARIANTS: Final[
     dict[str, Callable[[object], ElicitationPropertySchema]]
 ] = {
     "string": StringElicitationPropertySchema.from_dict,
@@ -19334,12 +19334,12 @@ _ElicitationPropertySchema_VARIANTS: Final[
 }
 
 
-def _dec_ElicitationPropertySchema(data: object) -> ElicitationPropertySchema:
+def _dec_elicitation_property_schema(data: object) -> ElicitationPropertySchema:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _ElicitationPropertySchema_VARIANTS.get(tag)
+        decoder = _ELICITATION_PROPERTY_SCHEMA_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherElicitationPropertySchema.from_dict(data)
@@ -19348,7 +19348,7 @@ def _dec_ElicitationPropertySchema(data: object) -> ElicitationPropertySchema:
     raise expected("a string", tag, "type")
 
 
-def _dec_ElicitationUrlMode(data: object) -> ElicitationUrlMode:
+def _dec_elicitation_url_mode(data: object) -> ElicitationUrlMode:
     errors: list[str] = []
     try:
         return SessionElicitationUrlMode.from_dict(data)
@@ -19361,7 +19361,7 @@ def _dec_ElicitationUrlMode(data: object) -> ElicitationUrlMode:
     raise ValidationError("matches no variant of ElicitationUrlMode (" + "; ".join(errors) + ")")
 
 
-def _dec_EmbeddedResourceResource(data: object) -> EmbeddedResourceResource:
+def _dec_embedded_resource_resource(data: object) -> EmbeddedResourceResource:
     errors: list[str] = []
     try:
         return TextResourceContents.from_dict(data)
@@ -19376,7 +19376,7 @@ def _dec_EmbeddedResourceResource(data: object) -> EmbeddedResourceResource:
     )
 
 
-def _dec_ErrorData(data: object) -> ErrorData:
+def _dec_error_data(data: object) -> ErrorData:
     errors: list[str] = []
     try:
         return UnsupportedProtocolVersionErrorData.from_dict(data)
@@ -19390,7 +19390,7 @@ def _dec_ErrorData(data: object) -> ErrorData:
     raise ValidationError("matches no variant of ErrorData (" + "; ".join(errors) + ")")
 
 
-_IdleStateUpdate_VARIANTS: Final[dict[str, Callable[[object], IdleStateUpdate]]] = {
+_IDLE_STATE_UPDATE_VARIANTS: Final[dict[str, Callable[[object], IdleStateUpdate]]] = {
     "end_turn": EndTurnIdleStateUpdate.from_dict,
     "max_tokens": MaxTokensIdleStateUpdate.from_dict,
     "max_turn_requests": MaxTurnRequestsIdleStateUpdate.from_dict,
@@ -19400,12 +19400,12 @@ _IdleStateUpdate_VARIANTS: Final[dict[str, Callable[[object], IdleStateUpdate]]]
 }
 
 
-def _dec_IdleStateUpdate(data: object) -> IdleStateUpdate:
+def _dec_idle_state_update(data: object) -> IdleStateUpdate:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("stopReason", UNSET)
     if type(tag) is str:
-        decoder = _IdleStateUpdate_VARIANTS.get(tag)
+        decoder = _IDLE_STATE_UPDATE_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherIdleStateUpdate.from_dict(data)
@@ -19414,19 +19414,19 @@ def _dec_IdleStateUpdate(data: object) -> IdleStateUpdate:
     raise expected("a string", tag, "stopReason")
 
 
-_McpServer_VARIANTS: Final[dict[str, Callable[[object], McpServer]]] = {
+_MCP_SERVER_VARIANTS: Final[dict[str, Callable[[object], McpServer]]] = {
     "http": HttpMcpServer.from_dict,
     "acp": AcpMcpServer.from_dict,
     "stdio": StdioMcpServer.from_dict,
 }
 
 
-def _dec_McpServer(data: object) -> McpServer:
+def _dec_mcp_server(data: object) -> McpServer:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _McpServer_VARIANTS.get(tag)
+        decoder = _MCP_SERVER_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherMcpServer.from_dict(data)
@@ -19435,7 +19435,7 @@ def _dec_McpServer(data: object) -> McpServer:
     raise expected("a string", tag, "type")
 
 
-def _dec_MessageMcpResponse(data: object) -> MessageMcpResponse:
+def _dec_message_mcp_response(data: object) -> MessageMcpResponse:
     errors: list[str] = []
     try:
         return MessageMcpResponseResult.from_dict(data)
@@ -19448,17 +19448,17 @@ def _dec_MessageMcpResponse(data: object) -> MessageMcpResponse:
     raise ValidationError("matches no variant of MessageMcpResponse (" + "; ".join(errors) + ")")
 
 
-_MultiSelectItems_VARIANTS: Final[dict[str, Callable[[object], MultiSelectItems]]] = {
+_MULTI_SELECT_ITEMS_VARIANTS: Final[dict[str, Callable[[object], MultiSelectItems]]] = {
     "string": MultiSelectItemsString.from_dict,
 }
 
 
-def _dec_MultiSelectItems(data: object) -> MultiSelectItems:
+def _dec_multi_select_items(data: object) -> MultiSelectItems:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _MultiSelectItems_VARIANTS.get(tag)
+        decoder = _MULTI_SELECT_ITEMS_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherMultiSelectItems.from_dict(data)
@@ -19467,19 +19467,19 @@ def _dec_MultiSelectItems(data: object) -> MultiSelectItems:
     raise expected("a string", tag, "type")
 
 
-_PlanUpdateContent_VARIANTS: Final[dict[str, Callable[[object], PlanUpdateContent]]] = {
+_PLAN_UPDATE_CONTENT_VARIANTS: Final[dict[str, Callable[[object], PlanUpdateContent]]] = {
     "items": ItemsPlanUpdateContent.from_dict,
     "file": FilePlanUpdateContent.from_dict,
     "markdown": MarkdownPlanUpdateContent.from_dict,
 }
 
 
-def _dec_PlanUpdateContent(data: object) -> PlanUpdateContent:
+def _dec_plan_update_content(data: object) -> PlanUpdateContent:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _PlanUpdateContent_VARIANTS.get(tag)
+        decoder = _PLAN_UPDATE_CONTENT_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherPlanUpdateContent.from_dict(data)
@@ -19488,7 +19488,7 @@ def _dec_PlanUpdateContent(data: object) -> PlanUpdateContent:
     raise expected("a string", tag, "type")
 
 
-def _dec_ProxyNotificationParams(data: object) -> ProxyNotificationParams:
+def _dec_proxy_notification_params(data: object) -> ProxyNotificationParams:
     errors: list[str] = []
     try:
         return ProxySuccessorNotification.from_dict(data)
@@ -19499,7 +19499,7 @@ def _dec_ProxyNotificationParams(data: object) -> ProxyNotificationParams:
     )
 
 
-def _dec_ProxyRequestParams(data: object) -> ProxyRequestParams:
+def _dec_proxy_request_params(data: object) -> ProxyRequestParams:
     errors: list[str] = []
     try:
         return InitializeRequest.from_dict(data)
@@ -19512,7 +19512,7 @@ def _dec_ProxyRequestParams(data: object) -> ProxyRequestParams:
     raise ValidationError("matches no variant of ProxyRequestParams (" + "; ".join(errors) + ")")
 
 
-def _dec_ProxyResponse(data: object) -> ProxyResponse:
+def _dec_proxy_response(data: object) -> ProxyResponse:
     errors: list[str] = []
     try:
         return ProxyResponseResult.from_dict(data)
@@ -19525,7 +19525,7 @@ def _dec_ProxyResponse(data: object) -> ProxyResponse:
     raise ValidationError("matches no variant of ProxyResponse (" + "; ".join(errors) + ")")
 
 
-def _dec_ProxyResponseErrorId(data: object) -> ProxyResponseErrorId:
+def _dec_proxy_response_error_id(data: object) -> ProxyResponseErrorId:
     errors: list[str] = []
     if type(data) is int and -9223372036854775808 <= data <= 9223372036854775807:
         return data
@@ -19538,7 +19538,7 @@ def _dec_ProxyResponseErrorId(data: object) -> ProxyResponseErrorId:
     raise ValidationError("matches no variant of ProxyResponseErrorId (" + "; ".join(errors) + ")")
 
 
-def _dec_ProxyResponseResultResult(data: object) -> ProxyResponseResultResult:
+def _dec_proxy_response_result_result(data: object) -> ProxyResponseResultResult:
     errors: list[str] = []
     try:
         return InitializeResponse.from_dict(data)
@@ -19550,17 +19550,17 @@ def _dec_ProxyResponseResultResult(data: object) -> ProxyResponseResultResult:
     )
 
 
-_ReplayFrom_VARIANTS: Final[dict[str, Callable[[object], ReplayFrom]]] = {
+_REPLAY_FROM_VARIANTS: Final[dict[str, Callable[[object], ReplayFrom]]] = {
     "start": StartReplayFrom.from_dict,
 }
 
 
-def _dec_ReplayFrom(data: object) -> ReplayFrom:
+def _dec_replay_from(data: object) -> ReplayFrom:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _ReplayFrom_VARIANTS.get(tag)
+        decoder = _REPLAY_FROM_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherReplayFrom.from_dict(data)
@@ -19569,7 +19569,7 @@ def _dec_ReplayFrom(data: object) -> ReplayFrom:
     raise expected("a string", tag, "type")
 
 
-def _dec_RequestId(data: object) -> RequestId:
+def _dec_request_id(data: object) -> RequestId:
     errors: list[str] = []
     if type(data) is int and -9223372036854775808 <= data <= 9223372036854775807:
         return data
@@ -19582,7 +19582,7 @@ def _dec_RequestId(data: object) -> RequestId:
     raise ValidationError("matches no variant of RequestId (" + "; ".join(errors) + ")")
 
 
-_RequestPermissionOutcome_VARIANTS: Final[
+_REQUEST_PERMISSION_OUTCOME_VARIANTS: Final[
     dict[str, Callable[[object], RequestPermissionOutcome]]
 ] = {
     "cancelled": CancelledRequestPermissionOutcome.from_dict,
@@ -19590,12 +19590,12 @@ _RequestPermissionOutcome_VARIANTS: Final[
 }
 
 
-def _dec_RequestPermissionOutcome(data: object) -> RequestPermissionOutcome:
+def _dec_request_permission_outcome(data: object) -> RequestPermissionOutcome:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("outcome", UNSET)
     if type(tag) is str:
-        decoder = _RequestPermissionOutcome_VARIANTS.get(tag)
+        decoder = _REQUEST_PERMISSION_OUTCOME_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherRequestPermissionOutcome.from_dict(data)
@@ -19604,7 +19604,7 @@ def _dec_RequestPermissionOutcome(data: object) -> RequestPermissionOutcome:
     raise expected("a string", tag, "outcome")
 
 
-_RequestPermissionSubject_VARIANTS: Final[
+_REQUEST_PERMISSION_SUBJECT_VARIANTS: Final[
     dict[str, Callable[[object], RequestPermissionSubject]]
 ] = {
     "tool_call": ToolCallRequestPermissionSubject.from_dict,
@@ -19612,12 +19612,12 @@ _RequestPermissionSubject_VARIANTS: Final[
 }
 
 
-def _dec_RequestPermissionSubject(data: object) -> RequestPermissionSubject:
+def _dec_request_permission_subject(data: object) -> RequestPermissionSubject:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _RequestPermissionSubject_VARIANTS.get(tag)
+        decoder = _REQUEST_PERMISSION_SUBJECT_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherRequestPermissionSubject.from_dict(data)
@@ -19626,18 +19626,18 @@ def _dec_RequestPermissionSubject(data: object) -> RequestPermissionSubject:
     raise expected("a string", tag, "type")
 
 
-_SessionConfigOption_VARIANTS: Final[dict[str, Callable[[object], SessionConfigOption]]] = {
+_SESSION_CONFIG_OPTION_VARIANTS: Final[dict[str, Callable[[object], SessionConfigOption]]] = {
     "select": SelectSessionConfigOption.from_dict,
     "boolean": BooleanSessionConfigOption.from_dict,
 }
 
 
-def _dec_SessionConfigOption(data: object) -> SessionConfigOption:
+def _dec_session_config_option(data: object) -> SessionConfigOption:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _SessionConfigOption_VARIANTS.get(tag)
+        decoder = _SESSION_CONFIG_OPTION_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherSessionConfigOption.from_dict(data)
@@ -19646,14 +19646,14 @@ def _dec_SessionConfigOption(data: object) -> SessionConfigOption:
     raise expected("a string", tag, "type")
 
 
-def _dec_SessionConfigSelectOptions(data: object) -> SessionConfigSelectOptions:
+def _dec_session_config_select_options(data: object) -> SessionConfigSelectOptions:
     errors: list[str] = []
     try:
-        return _dec_list_SessionConfigSelectOption_items1(data)
+        return _dec_list_session_config_select_option_items1(data)
     except ValidationError as e:
         errors.append("list[SessionConfigSelectOption]: " + str(e))
     try:
-        return _dec_list_SessionConfigSelectGroup_items1(data)
+        return _dec_list_session_config_select_group_items1(data)
     except ValidationError as e:
         errors.append("list[SessionConfigSelectGroup]: " + str(e))
     raise ValidationError(
@@ -19661,7 +19661,7 @@ def _dec_SessionConfigSelectOptions(data: object) -> SessionConfigSelectOptions:
     )
 
 
-_SessionUpdate_VARIANTS: Final[dict[str, Callable[[object], SessionUpdate]]] = {
+_SESSION_UPDATE_VARIANTS: Final[dict[str, Callable[[object], SessionUpdate]]] = {
     "user_message_chunk": UserMessageChunkSessionUpdate.from_dict,
     "user_message": UserMessageSessionUpdate.from_dict,
     "agent_message_chunk": AgentMessageChunkSessionUpdate.from_dict,
@@ -19688,12 +19688,12 @@ _SessionUpdate_VARIANTS: Final[dict[str, Callable[[object], SessionUpdate]]] = {
 }
 
 
-def _dec_SessionUpdate(data: object) -> SessionUpdate:
+def _dec_session_update(data: object) -> SessionUpdate:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("sessionUpdate", UNSET)
     if type(tag) is str:
-        decoder = _SessionUpdate_VARIANTS.get(tag)
+        decoder = _SESSION_UPDATE_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherSessionUpdate.from_dict(data)
@@ -19702,7 +19702,7 @@ def _dec_SessionUpdate(data: object) -> SessionUpdate:
     raise expected("a string", tag, "sessionUpdate")
 
 
-_SetSessionConfigOptionRequest_VARIANTS: Final[
+_SET_SESSION_CONFIG_OPTION_REQUEST_VARIANTS: Final[
     dict[str, Callable[[object], SetSessionConfigOptionRequest]]
 ] = {
     "id": IdSetSessionConfigOptionRequest.from_dict,
@@ -19710,12 +19710,12 @@ _SetSessionConfigOptionRequest_VARIANTS: Final[
 }
 
 
-def _dec_SetSessionConfigOptionRequest(data: object) -> SetSessionConfigOptionRequest:
+def _dec_set_session_config_option_request(data: object) -> SetSessionConfigOptionRequest:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _SetSessionConfigOptionRequest_VARIANTS.get(tag)
+        decoder = _SET_SESSION_CONFIG_OPTION_REQUEST_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherSetSessionConfigOptionRequest.from_dict(data)
@@ -19724,7 +19724,7 @@ def _dec_SetSessionConfigOptionRequest(data: object) -> SetSessionConfigOptionRe
     raise expected("a string", tag, "type")
 
 
-_StateUpdate_VARIANTS: Final[dict[str, Callable[[object], StateUpdate]]] = {
+_STATE_UPDATE_VARIANTS: Final[dict[str, Callable[[object], StateUpdate]]] = {
     "running": StateUpdateRunning.from_dict,
     "idle": StateUpdateIdle.from_dict,
     "requires_action": StateUpdateRequiresAction.from_dict,
@@ -19732,12 +19732,12 @@ _StateUpdate_VARIANTS: Final[dict[str, Callable[[object], StateUpdate]]] = {
 }
 
 
-def _dec_StateUpdate(data: object) -> StateUpdate:
+def _dec_state_update(data: object) -> StateUpdate:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("state", UNSET)
     if type(tag) is str:
-        decoder = _StateUpdate_VARIANTS.get(tag)
+        decoder = _STATE_UPDATE_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherStateUpdate.from_dict(data)
@@ -19746,19 +19746,19 @@ def _dec_StateUpdate(data: object) -> StateUpdate:
     raise expected("a string", tag, "state")
 
 
-_ToolCallContent_VARIANTS: Final[dict[str, Callable[[object], ToolCallContent]]] = {
+_TOOL_CALL_CONTENT_VARIANTS: Final[dict[str, Callable[[object], ToolCallContent]]] = {
     "content": ContentToolCallContent.from_dict,
     "diff": DiffToolCallContent.from_dict,
     "terminal": TerminalToolCallContent.from_dict,
 }
 
 
-def _dec_ToolCallContent(data: object) -> ToolCallContent:
+def _dec_tool_call_content(data: object) -> ToolCallContent:
     if not isinstance(data, dict):
         raise expected("an object", data)
     tag = data.get("type", UNSET)
     if type(tag) is str:
-        decoder = _ToolCallContent_VARIANTS.get(tag)
+        decoder = _TOOL_CALL_CONTENT_VARIANTS.get(tag)
         if decoder is not None:
             return decoder(data)
         return OtherToolCallContent.from_dict(data)
@@ -19773,7 +19773,7 @@ def _dec_int_min0_max65535(data: object) -> int:
     return data
 
 
-def _dec_list_AbsolutePath(data: object) -> list[AbsolutePath]:
+def _dec_list_absolute_path(data: object) -> list[AbsolutePath]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[AbsolutePath] = []
@@ -19784,31 +19784,31 @@ def _dec_list_AbsolutePath(data: object) -> list[AbsolutePath]:
     return out
 
 
-def _dec_list_BackgroundWork(data: object) -> list[BackgroundWork]:
+def _dec_list_background_work(data: object) -> list[BackgroundWork]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[BackgroundWork] = []
     for index, item in enumerate(data):
         try:
-            out.append(_dec_BackgroundWork(item))
+            out.append(_dec_background_work(item))
         except ValidationError as e:
             raise e.at(index) from None
     return out
 
 
-def _dec_list_ContentBlock(data: object) -> list[ContentBlock]:
+def _dec_list_content_block(data: object) -> list[ContentBlock]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[ContentBlock] = []
     for index, item in enumerate(data):
         try:
-            out.append(_dec_ContentBlock(item))
+            out.append(_dec_content_block(item))
         except ValidationError as e:
             raise e.at(index) from None
     return out
 
 
-def _dec_list_ContentBlock_items1(data: object) -> list[ContentBlock]:
+def _dec_list_content_block_items1(data: object) -> list[ContentBlock]:
     if type(data) is not list:
         raise expected("an array", data)
     if len(data) < 1:
@@ -19816,13 +19816,13 @@ def _dec_list_ContentBlock_items1(data: object) -> list[ContentBlock]:
     out: list[ContentBlock] = []
     for index, item in enumerate(data):
         try:
-            out.append(_dec_ContentBlock(item))
+            out.append(_dec_content_block(item))
         except ValidationError as e:
             raise e.at(index) from None
     return out
 
 
-def _dec_list_EnumOption_items1(data: object) -> list[EnumOption]:
+def _dec_list_enum_option_items1(data: object) -> list[EnumOption]:
     if type(data) is not list:
         raise expected("an array", data)
     if len(data) < 1:
@@ -19836,7 +19836,7 @@ def _dec_list_EnumOption_items1(data: object) -> list[EnumOption]:
     return out
 
 
-def _dec_list_EnvVariable(data: object) -> list[EnvVariable]:
+def _dec_list_env_variable(data: object) -> list[EnvVariable]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[EnvVariable] = []
@@ -19848,7 +19848,7 @@ def _dec_list_EnvVariable(data: object) -> list[EnvVariable]:
     return out
 
 
-def _dec_list_HttpHeader(data: object) -> list[HttpHeader]:
+def _dec_list_http_header(data: object) -> list[HttpHeader]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[HttpHeader] = []
@@ -19860,19 +19860,19 @@ def _dec_list_HttpHeader(data: object) -> list[HttpHeader]:
     return out
 
 
-def _dec_list_McpServer(data: object) -> list[McpServer]:
+def _dec_list_mcp_server(data: object) -> list[McpServer]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[McpServer] = []
     for index, item in enumerate(data):
         try:
-            out.append(_dec_McpServer(item))
+            out.append(_dec_mcp_server(item))
         except ValidationError as e:
             raise e.at(index) from None
     return out
 
 
-def _dec_list_PermissionOption_items1(data: object) -> list[PermissionOption]:
+def _dec_list_permission_option_items1(data: object) -> list[PermissionOption]:
     if type(data) is not list:
         raise expected("an array", data)
     if len(data) < 1:
@@ -19886,7 +19886,7 @@ def _dec_list_PermissionOption_items1(data: object) -> list[PermissionOption]:
     return out
 
 
-def _dec_list_ProtocolVersion(data: object) -> list[ProtocolVersion]:
+def _dec_list_protocol_version(data: object) -> list[ProtocolVersion]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[ProtocolVersion] = []
@@ -19897,7 +19897,7 @@ def _dec_list_ProtocolVersion(data: object) -> list[ProtocolVersion]:
     return out
 
 
-def _dec_list_ProviderInfo(data: object) -> list[ProviderInfo]:
+def _dec_list_provider_info(data: object) -> list[ProviderInfo]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[ProviderInfo] = []
@@ -19909,7 +19909,7 @@ def _dec_list_ProviderInfo(data: object) -> list[ProviderInfo]:
     return out
 
 
-def _dec_list_SessionConfigSelectGroup_items1(data: object) -> list[SessionConfigSelectGroup]:
+def _dec_list_session_config_select_group_items1(data: object) -> list[SessionConfigSelectGroup]:
     if type(data) is not list:
         raise expected("an array", data)
     if len(data) < 1:
@@ -19923,7 +19923,7 @@ def _dec_list_SessionConfigSelectGroup_items1(data: object) -> list[SessionConfi
     return out
 
 
-def _dec_list_SessionConfigSelectOption_items1(data: object) -> list[SessionConfigSelectOption]:
+def _dec_list_session_config_select_option_items1(data: object) -> list[SessionConfigSelectOption]:
     if type(data) is not list:
         raise expected("an array", data)
     if len(data) < 1:
@@ -19961,25 +19961,25 @@ def _dec_list_str_items1(data: object) -> list[str]:
     return out
 
 
-def _dec_map_ElicitationContentValue(data: object) -> dict[str, ElicitationContentValue]:
+def _dec_map_elicitation_content_value(data: object) -> dict[str, ElicitationContentValue]:
     if not isinstance(data, dict):
         raise expected("an object", data)
     out: dict[str, ElicitationContentValue] = {}
     for key, item in data.items():
         try:
-            out[key] = _dec_ElicitationContentValue(item)
+            out[key] = _dec_elicitation_content_value(item)
         except ValidationError as e:
             raise e.at(key) from None
     return out
 
 
-def _dec_map_ElicitationPropertySchema(data: object) -> dict[str, ElicitationPropertySchema]:
+def _dec_map_elicitation_property_schema(data: object) -> dict[str, ElicitationPropertySchema]:
     if not isinstance(data, dict):
         raise expected("an object", data)
     out: dict[str, ElicitationPropertySchema] = {}
     for key, item in data.items():
         try:
-            out[key] = _dec_ElicitationPropertySchema(item)
+            out[key] = _dec_elicitation_property_schema(item)
         except ValidationError as e:
             raise e.at(key) from None
     return out
@@ -19996,7 +19996,7 @@ def _dec_map_str(data: object) -> dict[str, str]:
     return out
 
 
-def _dec_skip_list_AuthAccount(data: object, owner: str) -> list[AuthAccount]:
+def _dec_skip_list_auth_account(data: object, owner: str) -> list[AuthAccount]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[AuthAccount] = []
@@ -20008,55 +20008,55 @@ def _dec_skip_list_AuthAccount(data: object, owner: str) -> list[AuthAccount]:
     return out
 
 
-def _dec_skip_list_AuthMethod(data: object, owner: str) -> list[AuthMethod]:
+def _dec_skip_list_auth_method(data: object, owner: str) -> list[AuthMethod]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[AuthMethod] = []
     for index, item in enumerate(data):
         try:
-            out.append(_dec_AuthMethod(item))
+            out.append(_dec_auth_method(item))
         except ValidationError as e:
             report_skipped(owner, index, e)
     return out
 
 
-def _dec_skip_list_AvailableCommand(data: object, owner: str) -> list[AvailableCommand]:
+def _dec_skip_list_available_command(data: object, owner: str) -> list[AvailableCommand]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[AvailableCommand] = []
     for index, item in enumerate(data):
         try:
-            out.append(_dec_AvailableCommand(item))
+            out.append(_dec_available_command(item))
         except ValidationError as e:
             report_skipped(owner, index, e)
     return out
 
 
-def _dec_skip_list_ContentBlock(data: object, owner: str) -> list[ContentBlock]:
+def _dec_skip_list_content_block(data: object, owner: str) -> list[ContentBlock]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[ContentBlock] = []
     for index, item in enumerate(data):
         try:
-            out.append(_dec_ContentBlock(item))
+            out.append(_dec_content_block(item))
         except ValidationError as e:
             report_skipped(owner, index, e)
     return out
 
 
-def _dec_skip_list_DiffChange(data: object, owner: str) -> list[DiffChange]:
+def _dec_skip_list_diff_change(data: object, owner: str) -> list[DiffChange]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[DiffChange] = []
     for index, item in enumerate(data):
         try:
-            out.append(_dec_DiffChange(item))
+            out.append(_dec_diff_change(item))
         except ValidationError as e:
             report_skipped(owner, index, e)
     return out
 
 
-def _dec_skip_list_Icon(data: object, owner: str) -> list[Icon]:
+def _dec_skip_list_icon(data: object, owner: str) -> list[Icon]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[Icon] = []
@@ -20068,19 +20068,19 @@ def _dec_skip_list_Icon(data: object, owner: str) -> list[Icon]:
     return out
 
 
-def _dec_skip_list_LlmProtocol(data: object, owner: str) -> list[LlmProtocol | str]:
+def _dec_skip_list_llm_protocol(data: object, owner: str) -> list[LlmProtocol | str]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[LlmProtocol | str] = []
     for index, item in enumerate(data):
         try:
-            out.append(_dec_LlmProtocol(item))
+            out.append(_dec_llm_protocol(item))
         except ValidationError as e:
             report_skipped(owner, index, e)
     return out
 
 
-def _dec_skip_list_PlanEntry(data: object, owner: str) -> list[PlanEntry]:
+def _dec_skip_list_plan_entry(data: object, owner: str) -> list[PlanEntry]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[PlanEntry] = []
@@ -20092,31 +20092,31 @@ def _dec_skip_list_PlanEntry(data: object, owner: str) -> list[PlanEntry]:
     return out
 
 
-def _dec_skip_list_Role(data: object, owner: str) -> list[Role | str]:
+def _dec_skip_list_role(data: object, owner: str) -> list[Role | str]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[Role | str] = []
     for index, item in enumerate(data):
         try:
-            out.append(_dec_Role(item))
+            out.append(_dec_role(item))
         except ValidationError as e:
             report_skipped(owner, index, e)
     return out
 
 
-def _dec_skip_list_SessionConfigOption(data: object, owner: str) -> list[SessionConfigOption]:
+def _dec_skip_list_session_config_option(data: object, owner: str) -> list[SessionConfigOption]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[SessionConfigOption] = []
     for index, item in enumerate(data):
         try:
-            out.append(_dec_SessionConfigOption(item))
+            out.append(_dec_session_config_option(item))
         except ValidationError as e:
             report_skipped(owner, index, e)
     return out
 
 
-def _dec_skip_list_SessionConfigSelectOption_items1(
+def _dec_skip_list_session_config_select_option_items1(
     data: object, owner: str
 ) -> list[SessionConfigSelectOption]:
     if type(data) is not list:
@@ -20132,37 +20132,13 @@ def _dec_skip_list_SessionConfigSelectOption_items1(
     return out
 
 
-def _dec_skip_list_SessionInfo(data: object, owner: str) -> list[SessionInfo]:
+def _dec_skip_list_session_info(data: object, owner: str) -> list[SessionInfo]:
     if type(data) is not list:
         raise expected("an array", data)
     out: list[SessionInfo] = []
     for index, item in enumerate(data):
         try:
             out.append(SessionInfo.from_dict(item))
-        except ValidationError as e:
-            report_skipped(owner, index, e)
-    return out
-
-
-def _dec_skip_list_ToolCallContent(data: object, owner: str) -> list[ToolCallContent]:
-    if type(data) is not list:
-        raise expected("an array", data)
-    out: list[ToolCallContent] = []
-    for index, item in enumerate(data):
-        try:
-            out.append(_dec_ToolCallContent(item))
-        except ValidationError as e:
-            report_skipped(owner, index, e)
-    return out
-
-
-def _dec_skip_list_ToolCallLocation(data: object, owner: str) -> list[ToolCallLocation]:
-    if type(data) is not list:
-        raise expected("an array", data)
-    out: list[ToolCallLocation] = []
-    for index, item in enumerate(data):
-        try:
-            out.append(ToolCallLocation.from_dict(item))
         except ValidationError as e:
             report_skipped(owner, index, e)
     return out
@@ -20177,6 +20153,30 @@ def _dec_skip_list_str(data: object, owner: str) -> list[str]:
             report_skipped(owner, index, expected("a string", item))
             continue
         out.append(item)
+    return out
+
+
+def _dec_skip_list_tool_call_content(data: object, owner: str) -> list[ToolCallContent]:
+    if type(data) is not list:
+        raise expected("an array", data)
+    out: list[ToolCallContent] = []
+    for index, item in enumerate(data):
+        try:
+            out.append(_dec_tool_call_content(item))
+        except ValidationError as e:
+            report_skipped(owner, index, e)
+    return out
+
+
+def _dec_skip_list_tool_call_location(data: object, owner: str) -> list[ToolCallLocation]:
+    if type(data) is not list:
+        raise expected("an array", data)
+    out: list[ToolCallLocation] = []
+    for index, item in enumerate(data):
+        try:
+            out.append(ToolCallLocation.from_dict(item))
+        except ValidationError as e:
+            report_skipped(owner, index, e)
     return out
 
 
