@@ -1,0 +1,147 @@
+"""End to end through the CLI and the packaging: determinism, wheel contents, errors, check."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+ACPGEN = [sys.executable, "-m", "acpgen"]
+
+
+def run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*ACPGEN, *args], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=300)
+
+
+def tree_bytes(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_build_is_deterministic_across_hash_seeds(tmp_path: Path) -> None:
+    outputs = []
+    for seed in ("0", "12345"):
+        out = tmp_path / "acp_v1"
+        result = run(["build", str(ROOT / "schema/v1/schema.json"), "-o", "acp_v1", "--package", "acp_v1"],
+                     cwd=tmp_path, env={"PYTHONHASHSEED": seed})
+        assert result.returncode == 0, result.stderr
+        outputs.append(tree_bytes(out))
+    assert outputs[0] == outputs[1]
+    assert outputs[0]["models.py"].count(b"\nclass ") > 250
+
+
+def test_committed_output_is_fresh() -> None:
+    result = run(["check"], cwd=ROOT)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "acp_v1: " in result.stdout and "up to date" in result.stdout
+
+
+def test_check_reports_a_hand_edit_and_build_repairs_it(tmp_path: Path) -> None:
+    out = tmp_path / "pkg"
+    args = [str(ROOT / "schema/v0_4/schema.json"), "-o", str(out), "--package", "pkg"]
+    assert run(["build", *args], cwd=tmp_path).returncode == 0
+    assert run(["check", *args], cwd=tmp_path).returncode == 0
+    models = out / "models.py"
+    models.write_text(models.read_text().replace("class ToolKind", "class ToolKindEdited"))
+    stale = run(["check", *args], cwd=tmp_path)
+    assert stale.returncode == 1
+    assert "models.py" in stale.stderr and "-class ToolKindEdited" in stale.stdout
+    assert run(["build", *args], cwd=tmp_path).returncode == 0
+    assert run(["check", *args], cwd=tmp_path).returncode == 0
+
+
+def test_version_and_module_entry_point() -> None:
+    result = subprocess.run([*ACPGEN, "--version"], capture_output=True, text=True, check=True)
+    assert result.stdout.startswith("acpgen ")
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        ("{not json", "invalid JSON at line 1, column 2"),
+        ("[1, 2]", "the root of a schema must be a JSON object, found an array"),
+        ('{"$defs": {"A": {"$ref": "#/$defs/Missing"}}}', "#/$defs/A/$ref: error[unresolvable-ref]"),
+        ('{"$defs": {"A": {"type": 12}}}', "#/$defs/A/type: error[not-a-json-schema]"),
+    ],
+)
+def test_bad_schema_exits_2_with_file_and_pointer(tmp_path: Path, content: str, needle: str) -> None:
+    schema = tmp_path / "broken.json"
+    schema.write_text(content)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "keep.txt").write_text("previous output")
+    result = run(["build", str(schema), "-o", str(out), "--package", "out", "--allow-foreign"], cwd=tmp_path)
+    assert result.returncode == 2
+    assert str(schema) in result.stderr and needle in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    assert (out / "keep.txt").read_text() == "previous output"
+
+
+def test_name_collision_names_both_pointers_and_the_config_key(tmp_path: Path) -> None:
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"$defs": {
+        "Shape": {"oneOf": [
+            {"type": "object", "properties": {"kind": {"const": "circle"}}, "required": ["kind"],
+             "allOf": [{"$ref": "#/$defs/CircleShape"}]},
+            {"type": "object", "properties": {"kind": {"const": "square"}}, "required": ["kind"]},
+        ]},
+        "CircleShape": {"type": "object", "properties": {"r": {"type": "number"}}},
+        "ShapeCircle": {"type": "object", "properties": {"r": {"type": "number"}}},
+    }}))
+    result = run(["build", str(schema), "-o", str(tmp_path / "o"), "--package", "o"], cwd=tmp_path)
+    assert result.returncode == 2
+    assert "/$defs/Shape/oneOf/0 and /$defs/CircleShape both want the Python name 'CircleShape'" in result.stderr
+    assert 'rename = { "/$defs/Shape/oneOf/0" = "NewName" }' in result.stderr
+
+
+def test_a_failed_write_leaves_the_previous_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from acpgen import write
+    from acpgen.config import Target
+    from acpgen.pipeline import build
+
+    out = tmp_path / "pkg"
+    target = Target(name="pkg", schema=ROOT / "schema/v0_4/schema.json", output=out, package="pkg", command="t")
+    assert build(target).ok
+    before = tree_bytes(out)
+
+    def broken_replace(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(write.os, "replace", broken_replace)
+    result = build(target)
+    assert not result.ok
+    assert any("No space left on device" in d.message for d in result.diagnostics)
+    assert tree_bytes(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pkg"]
+
+
+def test_wheel_ships_every_template_and_generates(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(ROOT)],
+                   check=True, capture_output=True, timeout=300)
+    wheel = next(dist.glob("acpgen-*.whl"))
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        archive.extractall(tmp_path / "site")
+    for template in sorted((ROOT / "templates").iterdir()):
+        assert f"acpgen/templates/{template.name}" in names
+    # Generate with the unpacked wheel only: a copy of the schema, no source checkout on the path.
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copy(ROOT / "schema/v0_4/schema.json", work / "schema.json")
+    code = ("import sys; sys.path.insert(0, sys.argv.pop(1)); from acpgen.cli import main; "
+            "from acpgen.render import builtin_templates; print(builtin_templates(), file=sys.stderr); main()")
+    result = subprocess.run([sys.executable, "-c", code, str(tmp_path / "site"), "build", "schema.json",
+                             "-o", "out", "--package", "out"], cwd=work, capture_output=True, text=True,
+                            env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert result.returncode == 0, result.stderr
+    assert str(tmp_path / "site") in result.stderr.splitlines()[0]
+    assert (work / "out" / "models.py").read_text().startswith("# Generated by acpgen")
