@@ -12,6 +12,7 @@
 // Exit 0 only if the stop reason is the expected one and "errors" is empty.
 // PEER_TRACE=1 logs every message to stderr; PEER_TIMEOUT_S (default 20) bounds the whole run.
 import { spawn } from "node:child_process";
+import { rmSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -58,6 +59,7 @@ let child = null;
 let tempDir = null;
 
 function finish() {
+  if (tempDir) rmSync(tempDir, { recursive: true, force: true });
   process.stdout.write(JSON.stringify(summary) + "\n");
   process.exit(errors.length === 0 && summary.stopReason === expected ? 0 : 1);
 }
@@ -194,7 +196,6 @@ async function main() {
   } else if (exit.code !== 0 && exit.code !== null || exit.signal) {
     errors.push(`agent exited with ${exit.code ?? exit.signal}`);
   }
-  if (tempDir) await fs.rm(tempDir, { recursive: true, force: true });
   finish();
 }
 
