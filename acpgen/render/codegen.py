@@ -235,11 +235,13 @@ class Emitter:
             ):
                 return f"{v}.to_dict()"
             return f"encode_value({v})"
-        if r.kind in ("list", "map", "nullable") and r.item is not None:
+        if r.kind == "nullable" and r.item is not None:
+            # The same value, guarded: encode it under its own name, not a fresh loop variable.
+            inner = self.encode(r.item, v, depth)
+            return v if inner == v else f"(None if {v} is None else {inner})"
+        if r.kind in ("list", "map") and r.item is not None:
             i = f"i{depth}"
             inner = self.encode(r.item, i, depth + 1)
-            if r.kind == "nullable":
-                return v if inner == i else f"(None if {v} is None else {inner})"
             if inner == i:
                 return v
             if r.kind == "list":

@@ -19812,7 +19812,7 @@ def _dec_list_content_block_items1(data: object) -> list[ContentBlock]:
     if type(data) is not list:
         raise expected("an array", data)
     if len(data) < 1:
-        raise ValidationError("expected at least 1 item, got {len(data)}")
+        raise ValidationError(f"expected at least 1 item, got {len(data)}")
     out: list[ContentBlock] = []
     for index, item in enumerate(data):
         try:
@@ -19826,7 +19826,7 @@ def _dec_list_enum_option_items1(data: object) -> list[EnumOption]:
     if type(data) is not list:
         raise expected("an array", data)
     if len(data) < 1:
-        raise ValidationError("expected at least 1 item, got {len(data)}")
+        raise ValidationError(f"expected at least 1 item, got {len(data)}")
     out: list[EnumOption] = []
     for index, item in enumerate(data):
         try:
@@ -19876,7 +19876,7 @@ def _dec_list_permission_option_items1(data: object) -> list[PermissionOption]:
     if type(data) is not list:
         raise expected("an array", data)
     if len(data) < 1:
-        raise ValidationError("expected at least 1 item, got {len(data)}")
+        raise ValidationError(f"expected at least 1 item, got {len(data)}")
     out: list[PermissionOption] = []
     for index, item in enumerate(data):
         try:
@@ -19913,7 +19913,7 @@ def _dec_list_session_config_select_group_items1(data: object) -> list[SessionCo
     if type(data) is not list:
         raise expected("an array", data)
     if len(data) < 1:
-        raise ValidationError("expected at least 1 item, got {len(data)}")
+        raise ValidationError(f"expected at least 1 item, got {len(data)}")
     out: list[SessionConfigSelectGroup] = []
     for index, item in enumerate(data):
         try:
@@ -19927,7 +19927,7 @@ def _dec_list_session_config_select_option_items1(data: object) -> list[SessionC
     if type(data) is not list:
         raise expected("an array", data)
     if len(data) < 1:
-        raise ValidationError("expected at least 1 item, got {len(data)}")
+        raise ValidationError(f"expected at least 1 item, got {len(data)}")
     out: list[SessionConfigSelectOption] = []
     for index, item in enumerate(data):
         try:
@@ -19952,7 +19952,7 @@ def _dec_list_str_items1(data: object) -> list[str]:
     if type(data) is not list:
         raise expected("an array", data)
     if len(data) < 1:
-        raise ValidationError("expected at least 1 item, got {len(data)}")
+        raise ValidationError(f"expected at least 1 item, got {len(data)}")
     out: list[str] = []
     for index, item in enumerate(data):
         if type(item) is not str:
@@ -20122,7 +20122,7 @@ def _dec_skip_list_session_config_select_option_items1(
     if type(data) is not list:
         raise expected("an array", data)
     if len(data) < 1:
-        raise ValidationError("expected at least 1 item, got {len(data)}")
+        raise ValidationError(f"expected at least 1 item, got {len(data)}")
     out: list[SessionConfigSelectOption] = []
     for index, item in enumerate(data):
         try:
