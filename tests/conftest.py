@@ -31,11 +31,13 @@ class GeneratedTreeExtension(SingleFileSnapshotExtension):
     @classmethod
     def dirname(cls, *, test_location) -> str:  # type: ignore[no-untyped-def]
         _, _, param = test_location.nodename.partition("[")
-        return str(GENERATED / param.rstrip("]")) if param else str(GENERATED)
+        return str(GENERATED / param.rstrip("]")) if param else str(GENERATED / ".snapshot-discovery-disabled")
 
     @classmethod
     def discovery_dirname(cls, *, test_location) -> str:  # type: ignore[no-untyped-def]
-        return cls.dirname(test_location=test_location)
+        # Never scan generated/ for "unused" snapshots: py.typed, the manifest and tool caches live
+        # there too, and `--snapshot-update` would delete them. acpgen's manifest owns the tree.
+        return str(GENERATED / ".snapshot-discovery-disabled")
 
 
 @pytest.fixture
