@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -31,7 +31,7 @@ def version_callback(value: bool) -> None:
 @app.callback()
 def root(
     version: Annotated[
-        Optional[bool], typer.Option("--version", callback=version_callback, is_eager=True, help="Print the version.")
+        bool | None, typer.Option("--version", callback=version_callback, is_eager=True, help="Print the version.")
     ] = None,
 ) -> None:
     """acpgen: ACP schema -> Python models, codecs, method tables and runtime."""
@@ -85,15 +85,15 @@ def resolve_targets(
     return targets
 
 
-SchemaArg = Annotated[Optional[Path], typer.Argument(help="schema.json to build; omit to build the [tool.acpgen] targets.")]
-OutputOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="Folder of the generated package.")]
-PackageOpt = Annotated[Optional[str], typer.Option("--package", help="Package name (default: output folder name).")]
-UnstableOpt = Annotated[Optional[Path], typer.Option("--unstable", help="The unstable companion (default: found beside SCHEMA).")]
+SchemaArg = Annotated[Path | None, typer.Argument(help="schema.json to build; omit to build the [tool.acpgen] targets.")]
+OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Folder of the generated package.")]
+PackageOpt = Annotated[str | None, typer.Option("--package", help="Package name (default: output folder name).")]
+UnstableOpt = Annotated[Path | None, typer.Option("--unstable", help="The unstable companion (default: found beside SCHEMA).")]
 NoUnstableOpt = Annotated[bool, typer.Option("--no-unstable", help="Build the stable schema only.")]
-MetaOpt = Annotated[Optional[Path], typer.Option("--meta", help="meta.json to check the method table against.")]
-TemplatesOpt = Annotated[Optional[Path], typer.Option("--templates", help="Folder whose templates override built-in ones by name.")]
+MetaOpt = Annotated[Path | None, typer.Option("--meta", help="meta.json to check the method table against.")]
+TemplatesOpt = Annotated[Path | None, typer.Option("--templates", help="Folder whose templates override built-in ones by name.")]
 ConfigOpt = Annotated[Path, typer.Option("--config", help="pyproject.toml holding [tool.acpgen].")]
-TargetOpt = Annotated[Optional[list[str]], typer.Option("--target", "-t", help="Only this configured target (repeatable).")]
+TargetOpt = Annotated[list[str] | None, typer.Option("--target", "-t", help="Only this configured target (repeatable).")]
 ForeignOpt = Annotated[bool, typer.Option("--allow-foreign", help="Write into a folder holding files acpgen does not own (they are kept).")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Print warnings too.")]

@@ -70,7 +70,8 @@ def build(target: Target) -> Result:
 def stale_files(target: Target, files: dict[str, str]) -> tuple[list[str], str]:
     """Files on disk that differ from `files`, and a unified diff of the difference."""
     on_disk = read_tree(target.output)
-    stale, diff = [], []
+    stale: list[str] = []
+    diff: list[str] = []
     for name in sorted(set(files) | set(on_disk)):
         old, new = on_disk.get(name), files.get(name)
         if old == new:

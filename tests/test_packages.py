@@ -67,10 +67,10 @@ def test_no_class_name_ends_in_a_digit(package: str) -> None:
 def test_unstable_marking(package: str) -> None:
     pkg = importlib.import_module(package)
     if package == "acp_v0_4":
-        assert pkg.UNSTABLE_TYPES == frozenset()
+        assert frozenset() == pkg.UNSTABLE_TYPES
         return
     stable = json.loads((ROOT / "schema" / SCHEMAS[package][0]).read_text())["$defs"]
-    assert pkg.UNSTABLE_TYPES == frozenset(defs_of(package)) - frozenset(stable)
+    assert frozenset(defs_of(package)) - frozenset(stable) == pkg.UNSTABLE_TYPES
 
 
 def test_generated_code_passes_mypy_strict_and_ruff() -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,7 +38,7 @@ def contains(big: Any, small: Any, where: str = "") -> None:
             contains(big[key], value, f"{where}.{key}")
     elif isinstance(small, list):
         assert isinstance(big, list) and len(big) == len(small), where
-        for index, (b, s) in enumerate(zip(big, small)):
+        for index, (b, s) in enumerate(zip(big, small, strict=False)):
             contains(b, s, f"{where}[{index}]")
     else:
         assert type(big) is type(small) and big == small, f"{where}: {big!r} != {small!r}"

@@ -9,6 +9,7 @@ field (the Rust `#[serde(flatten)]` shape).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -167,7 +168,7 @@ class Builder:
 
     def add(self, node: Node) -> Node:
         if self.stable is not None and node.name not in self.stable.nodes:
-            node = type(node)(**{**node.__dict__, "unstable": True})  # type: ignore[arg-type]
+            node = dataclasses.replace(node, unstable=True)
         self.nodes[node.name] = node
         return node
 
@@ -293,7 +294,7 @@ class Builder:
                     candidates.append(key)
         for key in candidates:
             tagged, defaults, others, ok = [], [], [], True
-            for alt, props in zip(alts, flat):
+            for alt, props in zip(alts, flat, strict=False):
                 p = props.get(key)
                 if isinstance(p, dict) and "const" in p:
                     tagged.append(p["const"])
@@ -386,7 +387,7 @@ class Builder:
             return []
         required = outer_required | frozenset(r for r in s.get("required", []) if isinstance(r, str))
         fields: list[Field] = []
-        all_of = s.get("allOf") if isinstance(s.get("allOf"), list) else []
+        all_of: list[Any] = s["allOf"] if isinstance(s.get("allOf"), list) else []
         for index, member in enumerate(all_of):
             member_pointer = pointer_join(pointer, "allOf", index)
             target = self.resolve_def(member)

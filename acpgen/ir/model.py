@@ -7,7 +7,7 @@ A closed set of node kinds (Struct, Enum, Union, Alias, Method) and of type expr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Union
+from typing import Literal
 
 ScalarKind = Literal["str", "int", "float", "bool", "null", "any", "object"]
 TypeKind = Literal[
@@ -154,7 +154,7 @@ class Alias:
     unstable: bool = False
 
 
-Node = Union[Struct, Enum, Union_, Alias]
+Node = Struct | Enum | Union_ | Alias
 
 
 @dataclass(frozen=True)

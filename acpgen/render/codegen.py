@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from acpgen.ir.naming import snake
 from acpgen.ir.model import Alias, Enum, Field, Node, Package, Struct, TypeRef, Union_
+from acpgen.ir.naming import snake
 
 SCALAR_ANN = {"str": "str", "int": "int", "float": "float", "bool": "bool", "null": "None",
               "any": "JsonValue", "object": "dict[str, JsonValue]"}

@@ -180,9 +180,8 @@ class ContextBuilder:
         r = e.resolve(t)
         if r.kind == "any":
             return "decode_any"
-        if r.kind in ("str", "int", "float", "bool", "null", "object", "literal") and not r.constraints:
-            if r.kind != "literal":
-                return f"decode_{r.kind}"
+        if r.kind in ("str", "int", "float", "bool", "null", "object") and not r.constraints:
+            return f"decode_{r.kind}"
         dec = e.decode(t)
         if dec.call and dec.call.endswith("({x})") and "(" not in dec.call[:-5]:
             return dec.call[:-5]

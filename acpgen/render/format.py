@@ -17,7 +17,7 @@ def ruff_binary() -> str:
     try:
         from ruff.__main__ import find_ruff_bin
 
-        return os.fspath(find_ruff_bin())
+        return str(os.fspath(find_ruff_bin()))
     except (ImportError, FileNotFoundError):  # pragma: no cover - ruff is a dependency
         return str(Path(sys.executable).with_name("ruff"))
 
