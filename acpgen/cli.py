@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -59,6 +60,8 @@ def resolve_targets(
             parts += ["--unstable", unstable.as_posix()]
         if no_unstable:
             parts.append("--no-unstable")
+        if meta:
+            parts += ["--meta", meta.as_posix()]
         target = Target(
             name=pkg, schema=schema, output=out, package=pkg, unstable=unstable, meta=meta,
             include_unstable=not no_unstable, find_unstable=unstable is None and not no_unstable,
@@ -95,6 +98,7 @@ TemplatesOpt = Annotated[Path | None, typer.Option("--templates", help="Folder w
 ConfigOpt = Annotated[Path, typer.Option("--config", help="pyproject.toml holding [tool.acpgen].")]
 TargetOpt = Annotated[list[str] | None, typer.Option("--target", "-t", help="Only this configured target (repeatable).")]
 ForeignOpt = Annotated[bool, typer.Option("--allow-foreign", help="Write into a folder holding files acpgen does not own (they are kept).")]
+KeepUnknownOpt = Annotated[bool, typer.Option("--keep-unknown", help="Keep keys the schema does not define and re-encode them.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Print warnings too.")]
 
@@ -104,13 +108,16 @@ def build(
     schema: SchemaArg = None, output: OutputOpt = None, package: PackageOpt = None,
     unstable: UnstableOpt = None, no_unstable: NoUnstableOpt = False, meta: MetaOpt = None,
     templates: TemplatesOpt = None, config: ConfigOpt = Path("pyproject.toml"), target: TargetOpt = None,
-    allow_foreign: ForeignOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False,
+    allow_foreign: ForeignOpt = False, keep_unknown: KeepUnknownOpt = False, quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Generate the package(s); a failed build leaves the previous output untouched."""
     from acpgen.pipeline import build as run_build
 
     targets = resolve_targets(schema, output, package, unstable, no_unstable, meta, templates, config,
                               target or [], allow_foreign)
+    if keep_unknown:
+        targets = [dataclasses.replace(t, keep_unknown=True) for t in targets]
     failed = False
     for index, t in enumerate(targets, 1):
         result = run_build(t)

@@ -58,6 +58,7 @@ def make_environment(user_templates: Path | None = None) -> Environment:
     env.filters["docstring"] = docstring
     env.filters["decoder"] = decoder_name
     env.filters["constant"] = constant_name
+    env.filters["zip_locals"] = lambda pys, fields: [f"{py}={f.local}" for py, f in zip(pys, fields, strict=True)]
     return env
 
 

@@ -200,6 +200,7 @@ class ContextBuilder:
         methods: list[Method] = list(p.methods)
         helpers = sorted(self.emit.helpers.values(), key=lambda h: h.name)
         return {
+            "keep_unknown": bool(dict(p.options).get("keep_unknown")),
             "package": p,
             "structs": structs,
             "enums": enums,
