@@ -41,10 +41,6 @@ def builtin_templates() -> Path:
     return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent.parent / "templates"
 
 
-def template_names() -> list[str]:
-    return sorted(p.name for p in builtin_templates().iterdir() if p.suffix == ".j2" or p.name == "README.md")
-
-
 def make_environment(user_templates: Path | None = None) -> Environment:
     loaders = [FileSystemLoader(str(user_templates))] if user_templates else []
     loaders.append(FileSystemLoader(str(builtin_templates())))

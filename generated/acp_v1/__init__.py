@@ -32,7 +32,7 @@ SCHEMA_SOURCES: Final = (
 )
 """(file name, sha256) of each schema file this package was generated from."""
 SCHEMA_TITLE: Final = "Agent Client Protocol"
-PROTOCOL_VERSION: Final[int | None] = None
+PROTOCOL_VERSION: Final[int | None] = 1
 
 __all__ = [
     "ACPGEN_VERSION",
