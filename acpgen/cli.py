@@ -161,6 +161,75 @@ def check(
     raise typer.Exit(code)
 
 
+DIFF_FORMATS = ("text", "markdown", "json")
+
+
+def diff_side(spec: str, role: str, config: Path, no_unstable: bool) -> tuple[Target, str]:
+    """OLD or NEW: a schema file, else a target of the config."""
+    from acpgen.diff import file_target
+
+    path = Path(spec)
+    if path.is_file():
+        return file_target(path, no_unstable), spec
+    if path.exists():
+        typer.echo(f"{spec}: error: {role} is a folder; give a schema file (schema.json) or a target name", err=True)
+        raise typer.Exit(EXIT_ERROR)
+    names: list[str] = []
+    if config.is_file():
+        diags = Diagnostics(str(config))
+        targets = load_config(config, diags)
+        for t in targets:
+            if t.name == spec:
+                return t, f"target {spec} ({t.schema.name})"
+        names = [t.name for t in targets]
+        if diags.errors and not spec.endswith(".json"):
+            report(diags.items, True)
+            typer.echo(f"error: {role} {spec!r} is no file; and {config} has errors, so it is no usable target either",
+                       err=True)
+            raise typer.Exit(EXIT_ERROR)
+    known = f"targets in {config}: {', '.join(names)}" if names else f"{config} defines no targets"
+    typer.echo(f"{spec}: error: {role} is neither a schema file nor a configured target ({known})", err=True)
+    raise typer.Exit(EXIT_ERROR)
+
+
+@app.command()
+def diff(
+    old: Annotated[str, typer.Argument(help="The older schema: a schema.json (its unstable companion is merged when found) or a target name.")],
+    new: Annotated[str, typer.Argument(help="The newer schema: a schema.json or a target name.")],
+    no_unstable: Annotated[bool, typer.Option(
+        "--no-unstable", help="Do not merge the unstable companion found beside a schema.json "
+        "(an X.unstable.json given as OLD or NEW is still merged with its X.json).")] = False,
+    ignore_unstable: Annotated[bool, typer.Option(
+        "--ignore-unstable",
+        help="Compare the stable schemas only: items only the unstable files define are left out on both sides.")] = False,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="text, markdown or json.")] = "text",
+    fail_on: Annotated[str | None, typer.Option(
+        "--fail-on", help="Exit 1 when a change of this level exists: breaking (wire-breaking), "
+        "source (wire- or source-breaking) or any.")] = None,
+    config: ConfigOpt = Path("pyproject.toml"),
+    verbose: VerboseOpt = False,
+) -> None:
+    """Compare two schema versions: methods, types, fields, enum values and variants, each change
+    classified as wire-breaking (and for whom), source-breaking or compatible."""
+    from acpgen.diff import FAIL_ON, RENDERERS, diff_targets
+
+    if fmt not in DIFF_FORMATS:
+        typer.echo(f"error: --format must be one of {', '.join(DIFF_FORMATS)}, not {fmt!r}", err=True)
+        raise typer.Exit(EXIT_ERROR)
+    if fail_on is not None and fail_on not in FAIL_ON:
+        typer.echo(f"error: --fail-on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}", err=True)
+        raise typer.Exit(EXIT_ERROR)
+    old_target, old_label = diff_side(old, "OLD", config, no_unstable)
+    new_target, new_label = diff_side(new, "NEW", config, no_unstable)
+    result, diagnostics = diff_targets(old_target, new_target, old_label, new_label, ignore_unstable)
+    report(diagnostics, verbose)
+    if result is None:
+        typer.echo("acpgen diff: a schema could not be built; nothing compared", err=True)
+        raise typer.Exit(EXIT_ERROR)
+    sys.stdout.write(RENDERERS[fmt](result))
+    raise typer.Exit(EXIT_STALE if fail_on is not None and result.fails(fail_on) else EXIT_OK)
+
+
 def main() -> None:
     app()
 

@@ -1,0 +1,527 @@
+"""Compare two IR packages node by node; every change gets its wire and source verdict."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from acpgen.diff.flow import directions, method_flow, who_breaks
+from acpgen.diff.model import A2C, C2A, CHANGE_KINDS, RECEIVERS, SENDERS, Change
+from acpgen.ir.methods import ROUTING_DEFS
+from acpgen.ir.model import (
+    Alias,
+    Enum,
+    EnumMember,
+    Field,
+    Method,
+    Node,
+    Package,
+    Struct,
+    TypeRef,
+    Union_,
+)
+
+
+def type_str(t: TypeRef) -> str:
+    """A type expression as the generated annotation spells it (constraints aside)."""
+    if t.kind == "named":
+        return t.name
+    if t.kind == "literal":
+        return f"Literal[{t.const!r}]"
+    if t.kind == "list" and t.item is not None:
+        return f"list[{type_str(t.item)}]"
+    if t.kind == "map" and t.item is not None:
+        return f"dict[str, {type_str(t.item)}]"
+    if t.kind == "nullable" and t.item is not None:
+        return f"{type_str(t.item)} | None"
+    return {"any": "JsonValue", "object": "dict[str, JsonValue]", "null": "None"}.get(t.kind, t.kind)
+
+
+def constraint_effects(old: TypeRef, new: TypeRef) -> tuple[set[str], list[str]]:
+    """Tighter limits reject what old senders send; looser ones let new senders send what old
+    receivers reject. Walks list items and nullable wrappers too."""
+    effects: set[str] = set()
+    notes: list[str] = []
+    o: TypeRef | None = old
+    n: TypeRef | None = new
+    while o is not None and n is not None:
+        oc, nc = o.constraints, n.constraints
+        for label, a, b, lower in (
+            ("minimum", oc.minimum, nc.minimum, True), ("maximum", oc.maximum, nc.maximum, False),
+            ("minItems", oc.min_items, nc.min_items, True), ("minLength", oc.min_length, nc.min_length, True),
+        ):
+            if a == b:
+                continue
+            notes.append(f"{label} {a if a is not None else 'none'} -> {b if b is not None else 'none'}")
+            if a is None:
+                tighter = True
+            elif b is None:
+                tighter = False
+            else:
+                tighter = b > a if lower else b < a
+            effects.add(SENDERS if tighter else RECEIVERS)
+        o, n = o.item, n.item
+    return effects, notes
+
+
+def accepts_null(f: Field) -> bool:
+    return f.nullable or f.type.kind in ("any", "null")
+
+
+def type_change_effects(old: TypeRef, new: TypeRef) -> list[str]:
+    """Any JSON value is the one type change whose direction is known: to it widens (new senders
+    may send what old receivers reject), from it narrows (old senders may send what new receivers
+    reject). Every other change is taken to break both."""
+    if new.kind == "any":
+        return [RECEIVERS]
+    if old.kind == "any":
+        return [SENDERS]
+    return [SENDERS, RECEIVERS]
+
+
+def widening_note(old: TypeRef, new: TypeRef) -> str:
+    if new.kind == "any":
+        return ": widened to any JSON value"
+    if old.kind == "any":
+        return ": narrowed from any JSON value"
+    return ""
+
+
+def same_shared_entries(old: object, new: object) -> bool:
+    """Two object defaults that agree on every key they share."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return False
+    return all(same_shared_entries(old[k], new[k]) or old[k] == new[k] for k in set(old) & set(new))
+
+
+def default_repr(f: Field) -> str:
+    if not f.has_default:
+        return "none"
+    text = json.dumps(f.default, sort_keys=True)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# -- the comparison ------------------------------------------------------------------------------
+
+
+@dataclass
+class Differ:
+    old: Package
+    new: Package
+    changes: list[Change] = field(default_factory=list)
+    done: set[str] = field(default_factory=set)  # node names already compared or reported
+
+    def __post_init__(self) -> None:
+        self.old_nodes = {n.name: n for n in self.old.nodes}
+        self.new_nodes = {n.name: n for n in self.new.nodes}
+        self.old_defs = {d: t.name for d, t in self.old.defs if t.kind == "named"}
+        self.new_defs = {d: t.name for d, t in self.new.defs if t.kind == "named"}
+        old_dirs, new_dirs = directions(self.old), directions(self.new)
+        self.dirs = {name: old_dirs.get(name, set()) | new_dirs.get(name, set())
+                     for name in set(old_dirs) | set(new_dirs)}
+
+    def run(self) -> list[Change]:
+        self.methods()
+        self.types()
+        order = {kind: i for i, kind in enumerate(CHANGE_KINDS)}
+        return sorted(self.changes, key=lambda c: (not c.kind.startswith("method-"), c.path,
+                                                   order.get(c.kind, len(order)), c.detail))
+
+    def dirs_of(self, *names: str) -> tuple[str, ...]:
+        found: set[str] = set()
+        for name in names:
+            found |= self.dirs.get(name, set())
+        return tuple(d for d in (C2A, A2C) if d in found)
+
+    def add(self, kind: str, path: str, detail: str, dirs: tuple[str, ...], effects: Iterable[str] = (),
+            source: bool = False, unstable: bool = False) -> None:
+        self.changes.append(Change(kind, path, detail, who_breaks(dirs, effects), source, dirs, unstable))
+
+    # -- methods -------------------------------------------------------------------------
+
+    def methods(self) -> None:
+        olds = group_methods(self.old.methods)
+        news = group_methods(self.new.methods)
+        for wire in sorted(set(olds) | set(news)):
+            old_list, new_list = olds.get(wire, []), news.get(wire, [])
+            if len(old_list) == 1 and len(new_list) == 1:
+                self.method_pair(old_list[0], new_list[0])
+                continue
+            for notification in (False, True):
+                o = next((m for m in old_list if m.notification == notification), None)
+                n = next((m for m in new_list if m.notification == notification), None)
+                if o and n:
+                    self.method_pair(o, n)
+                elif o:
+                    self.method_removed(o)
+                elif n:
+                    self.method_added(n)
+
+    @staticmethod
+    def method_dirs(m: Method) -> tuple[str, ...]:
+        """A method's own direction: the way its params travel (caller -> handler)."""
+        params_dirs, _ = method_flow(m.side)
+        return tuple(d for d in (C2A, A2C) if d in params_dirs)
+
+    def method_added(self, m: Method) -> None:
+        kind = "notification" if m.notification else "request"
+        self.add("method-added", m.wire, f"new {kind} handled by {side_name(m.side)} (`{m.handler}`)",
+                 self.method_dirs(m), unstable=m.unstable)
+
+    def method_removed(self, m: Method) -> None:
+        kind = "notification" if m.notification else "request"
+        callers = caller_name(m.side)
+        self.add("method-removed", m.wire,
+                 f"{kind} no longer handled by {side_name(m.side)}; {callers} that still send it get "
+                 f"{'no handler' if m.notification else 'method not found'}; handler `{m.handler}` is gone",
+                 self.method_dirs(m), [SENDERS], source=True, unstable=m.unstable)
+
+    def method_pair(self, o: Method, n: Method) -> None:
+        dirs = tuple(d for d in (C2A, A2C) if d in set(method_flow(o.side)[0]) | set(method_flow(n.side)[0]))
+        unstable = n.unstable
+        if o.notification != n.notification:
+            before, after = ("notification", "request") if o.notification else ("request", "notification")
+            self.add("method-notification-changed", n.wire,
+                     f"was a {before}, now a {after}: one side waits for a response the other never sends",
+                     dirs, [SENDERS, RECEIVERS], source=True, unstable=unstable)
+        if o.side != n.side:
+            self.add("method-side-changed", n.wire,
+                     f"handled by {side_name(o.side)} before, by {side_name(n.side)} now",
+                     (C2A, A2C), [SENDERS, RECEIVERS], source=True, unstable=unstable)
+        self.method_type("params", n.wire, o.params, n.params, unstable)
+        if (o.result or "") != (n.result or "") and not (o.notification or n.notification):
+            self.method_type("result", n.wire, o.result or "", n.result or "", unstable)
+
+    def method_type(self, role: str, wire: str, old_def: str, new_def: str, unstable: bool) -> None:
+        if old_def == new_def:
+            return
+        old_name, new_name = self.old_defs.get(old_def, ""), self.new_defs.get(new_def, "")
+        self.add(f"method-{role}-changed", wire,
+                 f"{role} type `{old_name or 'raw JSON'}` -> `{new_name or 'raw JSON'}`; the handler's signature changes",
+                 self.dirs_of(old_name, new_name), source=True, unstable=unstable)
+        o, n = self.old_nodes.get(old_name), self.new_nodes.get(new_name)
+        if o is None or n is None:
+            return
+        renamed = old_name not in self.new_nodes and new_name not in self.old_nodes
+        path = new_name if renamed else f"{wire} {role}"
+        self.compare(path, o, n, self.dirs_of(old_name, new_name))
+
+    # -- types ---------------------------------------------------------------------------
+
+    def types(self) -> None:
+        for name in sorted(set(self.old_nodes) | set(self.new_nodes)):
+            if name in self.done:
+                continue
+            o, n = self.old_nodes.get(name), self.new_nodes.get(name)
+            if o is not None and n is not None:
+                self.compare(name, o, n, self.dirs_of(name))
+            elif is_variant(o) or is_variant(n):
+                continue  # reported by its union as a variant added or removed
+            elif n is not None:
+                self.add("type-added", name, f"new {node_kind(n)}", self.dirs_of(name), unstable=n.unstable)
+            elif o is not None:
+                self.add("type-removed", name, f"{node_kind(o)} removed from the generated package",
+                         self.dirs_of(name), source=True, unstable=o.unstable)
+
+    def compare(self, path: str, o: Node, n: Node, dirs: tuple[str, ...]) -> None:
+        self.done.update((o.name, n.name))
+        if isinstance(o, Struct) and isinstance(n, Struct):
+            self.structs(path, o, n, dirs)
+        elif isinstance(o, Enum) and isinstance(n, Enum):
+            self.enums(path, o, n, dirs)
+        elif isinstance(o, Union_) and isinstance(n, Union_):
+            self.unions(path, o, n, dirs)
+        elif isinstance(o, Alias) and isinstance(n, Alias):
+            self.aliases(path, o, n, dirs)
+        else:
+            self.add("type-kind-changed", path, f"{node_kind(o)} -> {node_kind(n)}", dirs,
+                     [SENDERS, RECEIVERS], source=True, unstable=n.unstable)
+
+    # structs
+
+    def structs(self, path: str, o: Struct, n: Struct, dirs: tuple[str, ...]) -> None:
+        old_fields = {field_key(f): f for f in o.fields}
+        new_fields = {field_key(f): f for f in n.fields}
+        for key in sorted(set(old_fields) | set(new_fields)):
+            of, nf = old_fields.get(key), new_fields.get(key)
+            where = f"{path}.{key}"
+            if of is None and nf is not None:
+                self.field_added(where, nf, dirs)
+            elif nf is None and of is not None:
+                self.field_removed(where, of, dirs)
+            elif of is not None and nf is not None:
+                self.field_changed(where, of, nf, dirs)
+
+    def field_added(self, where: str, f: Field, dirs: tuple[str, ...]) -> None:
+        if f.required:
+            self.add("field-added", where,
+                     f"new required field `{f.py}: {type_str(f.type)}`: old senders do not send it"
+                     + ("" if f.has_default else "; the constructor requires it"),
+                     dirs, [SENDERS], source=not f.has_default, unstable=f.unstable)
+        else:
+            self.add("field-added", where, f"new optional field `{f.py}: {type_str(f.type)}`",
+                     dirs, unstable=f.unstable)
+
+    def field_removed(self, where: str, f: Field, dirs: tuple[str, ...]) -> None:
+        if f.required:
+            self.add("field-removed", where,
+                     f"required field `{f.py}` removed: new senders omit it, old receivers require it",
+                     dirs, [RECEIVERS], source=True, unstable=f.unstable)
+        else:
+            self.add("field-removed", where, f"optional field `{f.py}` removed (receivers ignore it if sent)",
+                     dirs, source=True, unstable=f.unstable)
+
+    def field_changed(self, where: str, o: Field, n: Field, dirs: tuple[str, ...]) -> None:
+        unstable = n.unstable
+        if o.py != n.py:
+            self.add("field-renamed", where, f"attribute `{o.py}` -> `{n.py}` (same wire name)", dirs,
+                     source=True, unstable=unstable)
+        if o.required != n.required:
+            if o.required:
+                self.add("field-required-changed", where,
+                         "required -> optional: new senders may omit it, old receivers require it",
+                         dirs, [RECEIVERS], source=not n.has_default, unstable=unstable)
+            else:
+                self.add("field-required-changed", where,
+                         "optional -> required: old senders may omit it, new receivers require it"
+                         + ("; the constructor requires it" if not o.has_default else ""),
+                         dirs, [SENDERS], source=True, unstable=unstable)
+        if accepts_null(o) != accepts_null(n):
+            if accepts_null(n):
+                self.add("field-nullable-changed", where, "now nullable: new senders may send null, old receivers reject it",
+                         dirs, [RECEIVERS], source=True, unstable=unstable)
+            else:
+                self.add("field-nullable-changed", where, "no longer nullable: old senders may send null, new receivers reject it",
+                         dirs, [SENDERS], source=True, unstable=unstable)
+        old_type, new_type = type_str(o.type), type_str(n.type)
+        if old_type != new_type:
+            self.add("field-type-changed", where, f"type `{old_type}` -> `{new_type}`{widening_note(o.type, n.type)}",
+                     dirs, type_change_effects(o.type, n.type), source=True, unstable=unstable)
+        else:
+            effects, notes = constraint_effects(o.type, n.type)
+            if notes:
+                self.add("field-constraints-changed", where, "; ".join(notes), dirs, sorted(effects),
+                         unstable=unstable)
+        if default_repr(o) != default_repr(n) and not (o.required and n.required):
+            self.field_default(where, o, n, dirs)
+
+    def field_default(self, where: str, o: Field, n: Field, dirs: tuple[str, ...]) -> None:
+        detail = f"default {default_repr(o)} -> {default_repr(n)}"
+        if o.has_default and n.has_default and same_shared_entries(o.default, n.default):
+            self.add("field-default-changed", where,
+                     f"{detail}: only keys added or removed, each covered by the nested type's own changes",
+                     dirs, unstable=n.unstable)
+        elif o.has_default and n.has_default:
+            self.add("field-default-changed", where,
+                     f"{detail}: an absent key means {default_repr(o)} to old receivers and {default_repr(n)} to new ones",
+                     dirs, [SENDERS, RECEIVERS], unstable=n.unstable)
+        elif o.has_default:
+            self.add("field-default-changed", where, f"{detail}: an absent key now decodes to UNSET",
+                     dirs, source=not n.required, unstable=n.unstable)
+        else:
+            self.add("field-default-changed", where, f"{detail}: an absent key now decodes to the default",
+                     dirs, unstable=n.unstable)
+
+    # enums
+
+    def enums(self, path: str, o: Enum, n: Enum, dirs: tuple[str, ...]) -> None:
+        unstable = n.unstable
+        if o.base != n.base:
+            self.add("enum-base-changed", path, f"{o.base} values -> {n.base} values", dirs,
+                     [SENDERS, RECEIVERS], source=True, unstable=unstable)
+            return
+        if o.open != n.open:
+            if n.open:
+                self.add("enum-openness-changed", path,
+                         f"closed -> open: new senders may send any {n.base}, old receivers accept only the listed values; "
+                         f"the annotation gains `| {n.base}`", dirs, [RECEIVERS], source=True, unstable=unstable)
+            else:
+                self.add("enum-openness-changed", path,
+                         "open -> closed: new receivers reject values they do not list", dirs, [SENDERS],
+                         source=True, unstable=unstable)
+        old_members = {m.value: m for m in o.members}
+        new_members = {m.value: m for m in n.members}
+        for value in sorted(set(old_members) | set(new_members), key=repr):
+            om, nm = old_members.get(value), new_members.get(value)
+            if om is None and nm is not None:
+                self.enum_value_added(path, o, nm, dirs)
+            elif nm is None and om is not None:
+                if n.open:
+                    detail = f"value {value!r} removed (open enum: receivers still accept it); member `{om.py}` is gone"
+                    effects: list[str] = []
+                else:
+                    detail = f"value {value!r} removed from a closed enum: old senders may send it, new receivers reject it"
+                    effects = [SENDERS]
+                self.add("enum-value-removed", path, detail, dirs, effects, source=True, unstable=om.unstable)
+            elif om is not None and nm is not None and om.py != nm.py:
+                self.add("enum-member-renamed", path, f"member for {value!r}: `{om.py}` -> `{nm.py}`", dirs,
+                         source=True, unstable=nm.unstable)
+
+    def enum_value_added(self, path: str, o: Enum, m: EnumMember, dirs: tuple[str, ...]) -> None:
+        if o.open:
+            self.add("enum-value-added", path, f"value {m.value!r} added to an open enum (old receivers keep it as a plain value)",
+                     dirs, unstable=m.unstable)
+        else:
+            self.add("enum-value-added", path,
+                     f"value {m.value!r} added to a closed enum: new senders may send it, old receivers reject it",
+                     dirs, [RECEIVERS], unstable=m.unstable)
+
+    # unions
+
+    def unions(self, path: str, o: Union_, n: Union_, dirs: tuple[str, ...]) -> None:
+        unstable = n.unstable
+        if not n.tag and is_routing(o) and is_routing(n):
+            return  # the routing unions list every method's payload: the method changes say it
+        if o.tag != n.tag:
+            self.add("union-tag-changed", path,
+                     f"{describe_tag(o)} -> {describe_tag(n)}: the two sides pick variants differently",
+                     dirs, [SENDERS, RECEIVERS], source=True, unstable=unstable)
+            return
+        if bool(o.other) != bool(n.other):
+            if n.other:
+                self.add("union-openness-changed", path,
+                         f"closed -> open (`{n.other}` keeps unknown tags): new senders may send tags old receivers reject",
+                         dirs, [RECEIVERS], unstable=unstable)
+            else:
+                self.add("union-openness-changed", path,
+                         "open -> closed: new receivers reject tags they do not list", dirs, [SENDERS],
+                         source=True, unstable=unstable)
+        old_variants, new_variants = variant_map(o), variant_map(n)
+        for key in sorted(set(old_variants) | set(new_variants)):
+            ov, nv = old_variants.get(key), new_variants.get(key)
+            label = variant_label(key, o.tag)
+            if ov is None and nv is not None:
+                self.variant_added(path, label, key, o, nv, dirs)
+            elif nv is None and ov is not None:
+                self.variant_removed(path, label, key, n, ov, dirs)
+            elif ov is not None and nv is not None:
+                self.variant_pair(path, label, ov, nv, dirs)
+
+    def variant_added(self, path: str, label: str, key: str, o: Union_, v: tuple[TypeRef, bool], dirs: tuple[str, ...]) -> None:
+        t, unstable = v
+        unstable = unstable or (t.name in self.new_nodes and self.new_nodes[t.name].unstable)
+        cls = f" (`{type_str(t)}`)" if o.tag else ""
+        if key == DEFAULT_KEY:
+            self.add("variant-added", path, f"new default variant{cls}: new senders omit the tag `{o.tag}`, old receivers reject that",
+                     dirs, [RECEIVERS], unstable=unstable)
+        elif o.other:
+            self.add("variant-added", path, f"{label} added{cls}; the union is open, old receivers keep it as `{o.other}`",
+                     dirs, unstable=unstable)
+        else:
+            self.add("variant-added", path, f"{label} added{cls} to a closed union: old receivers reject it",
+                     dirs, [RECEIVERS], unstable=unstable)
+        self.done.add(type_str(t))
+
+    def variant_removed(self, path: str, label: str, key: str, n: Union_, v: tuple[TypeRef, bool], dirs: tuple[str, ...]) -> None:
+        t, unstable = v
+        unstable = unstable or (t.name in self.old_nodes and self.old_nodes[t.name].unstable)
+        gone = f"; class `{t.name}` is gone" if t.kind == "named" and t.name not in self.new_nodes else ""
+        if key == DEFAULT_KEY:
+            self.add("variant-removed", path, f"default variant removed: old senders that omit the tag `{n.tag}` are rejected{gone}",
+                     dirs, [SENDERS], source=bool(gone), unstable=unstable)
+        elif n.other:
+            self.add("variant-removed", path, f"{label} removed; the union is open, new receivers keep it as `{n.other}`{gone}",
+                     dirs, source=bool(gone), unstable=unstable)
+        else:
+            self.add("variant-removed", path, f"{label} removed: old senders may send it, new receivers reject it{gone}",
+                     dirs, [SENDERS], source=bool(gone), unstable=unstable)
+        self.done.add(type_str(t))
+
+    def variant_pair(self, path: str, label: str, ov: tuple[TypeRef, bool], nv: tuple[TypeRef, bool], dirs: tuple[str, ...]) -> None:
+        old_name, new_name = type_str(ov[0]), type_str(nv[0])
+        if old_name != new_name:
+            self.add("variant-renamed", path, f"{label}: class `{old_name}` -> `{new_name}`", dirs,
+                     source=True, unstable=nv[1])
+        o, n = self.old_nodes.get(old_name), self.new_nodes.get(new_name)
+        if o is not None and n is not None and new_name not in self.done:
+            self.compare(new_name, o, n, self.dirs_of(old_name, new_name) or dirs)
+
+    # aliases
+
+    def aliases(self, path: str, o: Alias, n: Alias, dirs: tuple[str, ...]) -> None:
+        old_type, new_type = type_str(o.target), type_str(n.target)
+        if old_type != new_type:
+            self.add("alias-target-changed", path, f"`{old_type}` -> `{new_type}`{widening_note(o.target, n.target)}",
+                     dirs, type_change_effects(o.target, n.target), source=True, unstable=n.unstable)
+            return
+        effects, notes = constraint_effects(o.target, n.target)
+        if notes:
+            self.add("alias-constraints-changed", path, "; ".join(notes), dirs, sorted(effects), unstable=n.unstable)
+
+
+DEFAULT_KEY = "(default)"
+
+
+def group_methods(methods: Iterable[Method]) -> dict[str, list[Method]]:
+    out: dict[str, list[Method]] = {}
+    for m in methods:
+        out.setdefault(m.wire, []).append(m)
+    return out
+
+
+def side_name(side: str) -> str:
+    return {"agent": "the agent", "client": "the client", "protocol": "both sides", "both": "both sides"}.get(
+        side, f"the {side} side")
+
+
+def caller_name(side: str) -> str:
+    return {"agent": "old clients", "client": "old agents"}.get(side, "old peers")
+
+
+def is_routing(node: Node) -> bool:
+    """A node defined under one of the routing definitions (ClientRequest, AgentResponse, ...)."""
+    parts = node.pointer.split("/")
+    return len(parts) > 2 and parts[1] in ("$defs", "definitions") and parts[2] in ROUTING_DEFS
+
+
+def is_variant(node: Node | None) -> bool:
+    return isinstance(node, Struct) and bool(node.union)
+
+
+def node_kind(node: Node) -> str:
+    if isinstance(node, Struct):
+        return "struct"
+    if isinstance(node, Enum):
+        return f"{'open' if node.open else 'closed'} enum"
+    if isinstance(node, Union_):
+        openness = "open " if node.other else ""
+        return f"{openness}tagged union (tag `{node.tag}`)" if node.tag else "untagged union"
+    return f"alias of `{type_str(node.target)}`"
+
+
+def describe_tag(u: Union_) -> str:
+    return f"tagged by `{u.tag}`" if u.tag else "untagged"
+
+
+def field_key(f: Field) -> str:
+    return f.wire or f"(flattened {type_str(f.type)})"
+
+
+def variant_map(u: Union_) -> dict[str, tuple[TypeRef, bool]]:
+    """Variants by what identifies them on the wire: the tag value, the default, or (untagged) the type."""
+    out: dict[str, tuple[TypeRef, bool]] = {}
+    for v in u.variants:
+        name = v.type.name if v.type.kind == "named" else ""
+        if u.other and name == u.other:
+            continue
+        if v.tag_value is not None:
+            key = v.tag_value
+        elif u.tag and name == u.default:
+            key = DEFAULT_KEY
+        else:
+            key = type_str(v.type)
+        out[key] = (v.type, v.unstable)
+    return out
+
+
+def variant_label(key: str, tag: str) -> str:
+    if key == DEFAULT_KEY:
+        return "default variant"
+    return f"variant `{tag}: {key}`" if tag else f"variant `{key}`"
+
+
+def diff_packages(old: Package, new: Package) -> list[Change]:
+    return Differ(old, new).run()
+
+

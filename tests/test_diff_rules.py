@@ -1,0 +1,317 @@
+"""`acpgen diff` on small synthetic schema pairs: one test per classification rule, each asserting
+the exact change kind, classification, who it breaks and the direction."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acpgen.diff import Change, Report, diff_targets, file_target
+
+OPEN = {"type": "string", "title": "other", "description": "any other value"}
+
+
+def base_defs() -> dict[str, Any]:
+    """`ping` (the agent handles it) and `notify` (the client handles it), with routing defs."""
+
+    def envelope(ref: str, *, request: bool) -> dict[str, Any]:
+        props: dict[str, Any] = {"method": {"type": "string"}, "params": {"$ref": f"#/$defs/{ref}"}}
+        if request:
+            props["id"] = {"type": "integer"}
+        return {"type": "object", "properties": props, "required": ["method", *(["id"] if request else [])]}
+
+    return {
+        "ClientRequest": {"anyOf": [envelope("PingRequest", request=True)]},
+        "AgentResponse": {"anyOf": [{"type": "object", "properties": {
+            "id": {"type": "integer"}, "result": {"$ref": "#/$defs/PingResponse"}}, "required": ["id"]}]},
+        "AgentNotification": {"anyOf": [envelope("NoteNotification", request=False)]},
+        "PingRequest": {
+            "type": "object", "x-method": "ping", "x-side": "agent",
+            "properties": {"sessionId": {"type": "string"}, "mode": {"$ref": "#/$defs/Mode"},
+                           "shared": {"$ref": "#/$defs/Shared"}},
+            "required": ["sessionId"],
+        },
+        "PingResponse": {
+            "type": "object", "x-method": "ping", "x-side": "agent",
+            "properties": {"status": {"$ref": "#/$defs/Status"}, "kind": {"$ref": "#/$defs/Kind"},
+                           "shared": {"$ref": "#/$defs/Shared"}, "content": {"$ref": "#/$defs/Content"},
+                           "count": {"type": "integer", "default": 0}},
+            "required": ["status"],
+        },
+        "NoteNotification": {
+            "type": "object", "x-method": "note", "x-side": "client",
+            "properties": {"text": {"type": "string"}}, "required": ["text"],
+        },
+        "Status": {"oneOf": [{"const": "ok"}, {"const": "busy"}]},
+        "Kind": {"anyOf": [{"const": "read"}, {"const": "edit"}, OPEN]},
+        "Mode": {"oneOf": [{"const": "ask"}, {"const": "code"}]},
+        "Shared": {"oneOf": [{"const": "a"}, {"const": "b"}]},
+        "Content": {"oneOf": [
+            {"type": "object", "properties": {"type": {"const": "text"}, "text": {"type": "string"}},
+             "required": ["type", "text"]},
+            {"type": "object", "properties": {"type": {"const": "image"}, "data": {"type": "string"}},
+             "required": ["type", "data"]},
+        ]},
+        "Unused": {"oneOf": [{"const": "x"}]},
+    }
+
+
+def write(folder: Path, name: str, defs: dict[str, Any]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(json.dumps({"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}))
+    return path
+
+
+def run_diff(tmp_path: Path, new: dict[str, Any], old: dict[str, Any] | None = None) -> Report:
+    old_path = write(tmp_path / "old", "schema.json", old or base_defs())
+    new_path = write(tmp_path / "new", "schema.json", new)
+    report, diagnostics = diff_targets(file_target(old_path), file_target(new_path), "old", "new")
+    assert report is not None, [d.render() for d in diagnostics]
+    return report
+
+
+def only(report: Report, kind: str | None = None, path: str | None = None) -> Change:
+    """The single change of the report (optionally the single one of this kind and path)."""
+    changes = [c for c in report.changes if kind in (None, c.kind) and path in (None, c.path)]
+    assert len(changes) == 1, [(c.kind, c.path, c.detail) for c in report.changes]
+    return changes[0]
+
+
+def changed(edit: Any) -> dict[str, Any]:
+    defs = copy.deepcopy(base_defs())
+    edit(defs)
+    return defs
+
+
+def verdict(c: Change) -> tuple[str, str, str, bool, tuple[str, ...]]:
+    return c.kind, c.classification, c.breaks, c.source_breaking, c.directions
+
+
+def test_identical_schemas_have_no_changes(tmp_path: Path) -> None:
+    report = run_diff(tmp_path, base_defs())
+    assert report.changes == ()
+    assert not report.fails("any")
+
+
+def test_new_value_in_a_closed_enum_the_agent_sends_breaks_old_clients(tmp_path: Path) -> None:
+    new = changed(lambda d: d["Status"]["oneOf"].append({"const": "failed"}))
+    c = only(run_diff(tmp_path, new))
+    assert verdict(c) == ("enum-value-added", "wire-breaking", "old clients", False, ("agent->client",))
+    assert c.path == "Status" and "'failed'" in c.detail
+
+
+def test_new_value_in_a_closed_enum_the_client_sends_breaks_old_agents(tmp_path: Path) -> None:
+    new = changed(lambda d: d["Mode"]["oneOf"].append({"const": "plan"}))
+    assert verdict(only(run_diff(tmp_path, new))) == (
+        "enum-value-added", "wire-breaking", "old agents", False, ("client->agent",))
+
+
+def test_new_value_in_an_open_enum_breaks_nobody(tmp_path: Path) -> None:
+    new = changed(lambda d: d["Kind"]["anyOf"].insert(2, {"const": "delete"}))
+    assert verdict(only(run_diff(tmp_path, new))) == (
+        "enum-value-added", "compatible", "nobody", False, ("agent->client",))
+
+
+def test_value_removed_from_a_closed_enum_breaks_old_senders_and_source(tmp_path: Path) -> None:
+    new = changed(lambda d: d["Mode"]["oneOf"].pop())
+    assert verdict(only(run_diff(tmp_path, new))) == (
+        "enum-value-removed", "wire-breaking", "old clients", True, ("client->agent",))
+
+
+def test_a_type_that_travels_both_ways_gets_the_worst_of_both(tmp_path: Path) -> None:
+    new = changed(lambda d: d["Shared"]["oneOf"].append({"const": "c"}))
+    assert verdict(only(run_diff(tmp_path, new))) == (
+        "enum-value-added", "wire-breaking", "both", False, ("client->agent", "agent->client"))
+
+
+def test_closing_an_open_enum_breaks_old_senders(tmp_path: Path) -> None:
+    new = changed(lambda d: d["Kind"]["anyOf"].pop())
+    assert verdict(only(run_diff(tmp_path, new))) == (
+        "enum-openness-changed", "wire-breaking", "old agents", True, ("agent->client",))
+
+
+def test_new_required_field_in_a_request_breaks_old_senders(tmp_path: Path) -> None:
+    def edit(d: dict[str, Any]) -> None:
+        d["PingRequest"]["properties"]["cwd"] = {"type": "string"}
+        d["PingRequest"]["required"].append("cwd")
+
+    c = only(run_diff(tmp_path, changed(edit)))
+    assert verdict(c) == ("field-added", "wire-breaking", "old clients", True, ("client->agent",))
+    assert c.path == "PingRequest.cwd" and "constructor requires it" in c.detail
+
+
+def test_new_optional_field_is_compatible(tmp_path: Path) -> None:
+    new = changed(lambda d: d["PingRequest"]["properties"].update(cwd={"type": "string"}))
+    assert verdict(only(run_diff(tmp_path, new))) == (
+        "field-added", "compatible", "nobody", False, ("client->agent",))
+
+
+def test_removed_required_field_breaks_old_receivers(tmp_path: Path) -> None:
+    def edit(d: dict[str, Any]) -> None:
+        del d["PingRequest"]["properties"]["sessionId"]
+        d["PingRequest"]["required"] = []
+
+    assert verdict(only(run_diff(tmp_path, changed(edit)))) == (
+        "field-removed", "wire-breaking", "old agents", True, ("client->agent",))
+
+
+def test_removed_optional_field_is_source_breaking_only(tmp_path: Path) -> None:
+    new = changed(lambda d: d["PingRequest"]["properties"].pop("mode"))
+    assert verdict(only(run_diff(tmp_path, new))) == (
+        "field-removed", "source-breaking", "nobody", True, ("client->agent",))
+
+
+def test_required_to_optional_in_a_response_breaks_old_receivers(tmp_path: Path) -> None:
+    new = changed(lambda d: d["PingResponse"].update(required=[]))
+    assert verdict(only(run_diff(tmp_path, new))) == (
+        "field-required-changed", "wire-breaking", "old clients", True, ("agent->client",))
+
+
+def test_optional_to_required_in_a_response_breaks_old_senders(tmp_path: Path) -> None:
+    new = changed(lambda d: d["PingResponse"]["required"].append("kind"))
+    assert verdict(only(run_diff(tmp_path, new))) == (
+        "field-required-changed", "wire-breaking", "old agents", True, ("agent->client",))
+
+
+def test_a_field_that_becomes_nullable_breaks_old_receivers(tmp_path: Path) -> None:
+    new = changed(lambda d: d["PingRequest"]["properties"].update(sessionId={"type": ["string", "null"]}))
+    assert verdict(only(run_diff(tmp_path, new))) == (
+        "field-nullable-changed", "wire-breaking", "old agents", True, ("client->agent",))
+
+
+def test_a_field_type_change_breaks_both_sides_of_its_direction(tmp_path: Path) -> None:
+    new = changed(lambda d: d["NoteNotification"]["properties"].update(text={"type": "integer"}))
+    c = only(run_diff(tmp_path, new))
+    assert verdict(c) == ("field-type-changed", "wire-breaking", "both", True, ("agent->client",))
+    assert "`str` -> `int`" in c.detail
+
+
+def test_a_tighter_constraint_breaks_old_senders_only(tmp_path: Path) -> None:
+    new = changed(lambda d: d["NoteNotification"]["properties"].update(text={"type": "string", "minLength": 1}))
+    assert verdict(only(run_diff(tmp_path, new))) == (
+        "field-constraints-changed", "wire-breaking", "old agents", False, ("agent->client",))
+
+
+def test_a_changed_default_means_different_things_on_each_side(tmp_path: Path) -> None:
+    new = changed(lambda d: d["PingResponse"]["properties"]["count"].update(default=1))
+    c = only(run_diff(tmp_path, new))
+    assert verdict(c) == ("field-default-changed", "wire-breaking", "both", False, ("agent->client",))
+    assert "default 0 -> 1" in c.detail
+
+
+def test_variant_added_to_a_closed_union_breaks_old_receivers(tmp_path: Path) -> None:
+    new = changed(lambda d: d["Content"]["oneOf"].append(
+        {"type": "object", "properties": {"type": {"const": "audio"}}, "required": ["type"]}))
+    c = only(run_diff(tmp_path, new))
+    assert verdict(c) == ("variant-added", "wire-breaking", "old clients", False, ("agent->client",))
+    assert "`type: audio`" in c.detail and "AudioContent" in c.detail
+
+
+def test_variant_added_to_an_open_union_breaks_nobody(tmp_path: Path) -> None:
+    fallback = {"type": "object", "title": "other", "properties": {"type": {"type": "string"}},
+                "required": ["type"], "additionalProperties": True,
+                "not": {"properties": {"type": {"enum": ["text", "image"]}}}}
+    old = changed(lambda d: d["Content"]["oneOf"].append(copy.deepcopy(fallback)))
+    new = copy.deepcopy(old)
+    new["Content"]["oneOf"].insert(2, {"type": "object", "properties": {"type": {"const": "audio"}},
+                                       "required": ["type"]})
+    assert verdict(only(run_diff(tmp_path, new, old))) == (
+        "variant-added", "compatible", "nobody", False, ("agent->client",))
+
+
+def test_variant_removed_from_a_closed_union_breaks_old_senders_and_source(tmp_path: Path) -> None:
+    new = changed(lambda d: d["Content"]["oneOf"].pop())
+    c = only(run_diff(tmp_path, new))
+    assert verdict(c) == ("variant-removed", "wire-breaking", "old agents", True, ("agent->client",))
+    assert "class `ImageContent` is gone" in c.detail
+
+
+def test_a_changed_tag_breaks_both(tmp_path: Path) -> None:
+    def edit(d: dict[str, Any]) -> None:
+        for variant in d["Content"]["oneOf"]:
+            variant["properties"]["kind"] = variant["properties"].pop("type")
+            variant["required"] = ["kind", *variant["required"][1:]]
+
+    report = run_diff(tmp_path, changed(edit))
+    c = only(report, "union-tag-changed")
+    assert verdict(c) == ("union-tag-changed", "wire-breaking", "both", True, ("agent->client",))
+    assert "tagged by `type` -> tagged by `kind`" in c.detail
+
+
+def test_removed_method_breaks_its_old_callers(tmp_path: Path) -> None:
+    def edit(d: dict[str, Any]) -> None:
+        del d["AgentNotification"], d["NoteNotification"]
+
+    report = run_diff(tmp_path, changed(edit))
+    c = only(report, "method-removed")
+    assert verdict(c) == ("method-removed", "wire-breaking", "old agents", True, ("agent->client",))
+    assert c.path == "note"
+    assert verdict(only(report, "type-removed", "NoteNotification"))[1:] == (
+        "source-breaking", "nobody", True, ("agent->client",))
+
+
+def test_added_method_is_compatible(tmp_path: Path) -> None:
+    def edit(d: dict[str, Any]) -> None:
+        d["ClientNotification"] = {"anyOf": [{"type": "object", "properties": {
+            "method": {"type": "string"}, "params": {"$ref": "#/$defs/StopNotification"}}, "required": ["method"]}]}
+        d["StopNotification"] = {"type": "object", "x-method": "stop", "x-side": "agent", "properties": {}}
+
+    report = run_diff(tmp_path, changed(edit))
+    assert verdict(only(report, "method-added")) == ("method-added", "compatible", "nobody", False, ("client->agent",))
+    assert verdict(only(report, "type-added", "StopNotification"))[1:3] == ("compatible", "nobody")
+
+
+def test_a_request_that_becomes_a_notification_breaks_both(tmp_path: Path) -> None:
+    def edit(d: dict[str, Any]) -> None:
+        d["AgentRequest"] = d.pop("AgentNotification")
+        d["AgentRequest"]["anyOf"][0]["properties"]["id"] = {"type": "integer"}
+
+    c = only(run_diff(tmp_path, changed(edit)), "method-notification-changed")
+    assert verdict(c) == ("method-notification-changed", "wire-breaking", "both", True, ("agent->client",))
+
+
+def test_a_type_no_method_sends_breaks_nobody_on_the_wire(tmp_path: Path) -> None:
+    new = changed(lambda d: d["Unused"]["oneOf"].append({"const": "y"}))
+    assert verdict(only(run_diff(tmp_path, new))) == ("enum-value-added", "compatible", "nobody", False, ())
+
+
+def test_kind_change_is_wire_and_source_breaking(tmp_path: Path) -> None:
+    new = changed(lambda d: d.update(Mode={"type": "object", "properties": {"name": {"type": "string"}}}))
+    assert verdict(only(run_diff(tmp_path, new))) == (
+        "type-kind-changed", "wire-breaking", "both", True, ("client->agent",))
+
+
+def test_ignore_unstable_drops_what_only_the_unstable_file_defines(tmp_path: Path) -> None:
+    stable = base_defs()
+    unstable = changed(lambda d: d["Status"]["oneOf"].append({"const": "failed"}))
+    unstable["PingRequest"]["properties"]["trace"] = {"type": "boolean"}
+    old_path = write(tmp_path / "v", "schema.json", stable)
+    write(tmp_path / "v", "schema.unstable.json", unstable)
+    # Stable -> stable + unstable: the unstable additions show, marked unstable.
+    report, _ = diff_targets(file_target(old_path, no_unstable=True), file_target(old_path), "old", "new")
+    assert report is not None
+    assert sorted((c.kind, c.path, c.unstable) for c in report.changes) == [
+        ("enum-value-added", "Status", True), ("field-added", "PingRequest.trace", True)]
+    assert only(report, "enum-value-added").breaks == "old clients"
+    ignored, _ = diff_targets(file_target(old_path, no_unstable=True), file_target(old_path), "old", "new",
+                              ignore_unstable=True)
+    assert ignored is not None and ignored.changes == () and ignored.ignore_unstable
+
+
+@pytest.mark.parametrize(
+    ("fail_on", "expected"),
+    [("breaking", False), ("source", True), ("any", True)],
+)
+def test_fail_on_levels(tmp_path: Path, fail_on: str, expected: bool) -> None:
+    report = run_diff(tmp_path, changed(lambda d: d["PingRequest"]["properties"].pop("mode")))
+    assert report.fails(fail_on) is expected
+
+
+def test_fail_on_any_with_a_compatible_change_only(tmp_path: Path) -> None:
+    report = run_diff(tmp_path, changed(lambda d: d["PingRequest"]["properties"].update(x={"type": "string"})))
+    assert [report.fails(f) for f in ("breaking", "source", "any")] == [False, False, True]
