@@ -67,6 +67,24 @@ class UnionView:
 
 
 @dataclass(frozen=True)
+class MethodView:
+    """One method as the interface, proxy and dispatch templates need it."""
+
+    method: Method
+    params_type: str  # annotation, e.g. `models.PromptRequest` (`JsonValue` for raw JSON)
+    params_decoder: str  # a callable `object -> params`, e.g. `models.PromptRequest.from_dict`
+    result_type: str  # annotation; `None` for a notification
+    result_decoder: str  # a callable `object -> result`; "" for a notification
+    doc: str  # the params type's description
+
+
+# x-side values whose methods each side handles (`protocol` methods, such as `$/cancel_request`,
+# are handled by both; `both` is v2's spelling of a method either side may receive).
+AGENT_SIDES = ("agent", "both", "protocol")
+CLIENT_SIDES = ("client", "both", "protocol")
+
+
+@dataclass(frozen=True)
 class AliasView:
     name: str
     ann: str
@@ -174,6 +192,20 @@ class ContextBuilder:
             return {t.name}
         return self.refs(t.item) if t.item is not None else set()
 
+    def method_view(self, m: Method) -> MethodView:
+        types = dict(self.package.defs)
+
+        def typed(def_name: str | None) -> tuple[str, str]:
+            if not def_name:
+                return "JsonValue", "decode_any"
+            t = types[def_name]
+            call = self.decoder_callable(t)
+            return f"models.{self.emit.node(t).name}", call if call.startswith("decode_") else f"models.{call}"
+
+        params_type, params_decoder = typed(m.params)
+        result_type, result_decoder = ("None", "") if m.notification else typed(m.result)
+        return MethodView(m, params_type, params_decoder, result_type, result_decoder, m.description)
+
     def decoder_callable(self, t: TypeRef) -> str:
         """A callable `object -> value` for the registry; scalars use the shared checkers."""
         e = self.emit
@@ -199,7 +231,19 @@ class ContextBuilder:
         registry = [(def_name, self.emit.node(t).name, self.decoder_callable(t)) for def_name, t in p.defs]
         methods: list[Method] = list(p.methods)
         helpers = sorted(self.emit.helpers.values(), key=lambda h: h.name)
+        views = [self.method_view(m) for m in methods]
         return {
+            "method_views": views,
+            "agent_methods": [v for v in views if v.method.side in AGENT_SIDES],
+            "client_methods": [v for v in views if v.method.side in CLIENT_SIDES],
+            "codec_decoders": sorted(
+                {d for v in views for d in (v.params_decoder, v.result_decoder) if d.startswith("decode_")}
+            ),
+            "result_codec_decoders": sorted(
+                {v.result_decoder for v in views if v.method.side in AGENT_SIDES + CLIENT_SIDES}
+                - {""}
+                - {v.result_decoder for v in views if not v.result_decoder.startswith("decode_")}
+            ),
             "keep_unknown": bool(dict(p.options).get("keep_unknown")),
             "package": p,
             "structs": structs,
