@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""An ACP agent on stdio, built on the generated `acp_v1` package (standard library only).
+
+    python examples/agent.py          # speaks ACP v1 on stdin/stdout, logs to stderr
+
+It handles initialize, authenticate, session/new, session/load (it advertises `loadSession` and
+replays a session's history), session/list, session/close, session/prompt and session/cancel.
+A prompt turn streams an agent message chunk, reports a tool call, asks the client for permission,
+reads the file through `fs/read_text_file` when the client advertises it (`README.md` in the
+session's cwd, or X when the prompt is "read X"), reports the tool call's outcome (a failed read is
+reported in the turn, not raised), and ends with `end_turn`, or `cancelled` when the client sends
+session/cancel (the runtime cancels the turn's task; the turn catches that and says so).
+Set ACP_EXAMPLE_PAUSE_S (default 0.3) for the pause after the first chunk, the window in which a
+cancel lands before any tool call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import sys
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "generated"))
+
+import acp_v1 as acp  # noqa: E402
+
+log = logging.getLogger("example-agent")
+PAUSE_S = float(os.environ.get("ACP_EXAMPLE_PAUSE_S", "0.3"))
+
+
+@dataclass
+class Session:
+    cwd: str
+    updated_at: str
+    title: str | None = None
+    history: list[acp.SessionUpdate] = field(default_factory=list)
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def text(value: str) -> acp.TextContentBlock:
+    return acp.TextContentBlock(text=value)
+
+
+class ExampleAgent(acp.Agent):
+    def __init__(self, conn: acp.AgentSideConnection) -> None:
+        self.conn = conn
+        self.client_capabilities: acp.ClientCapabilities | None = None
+        self.sessions: dict[str, Session] = {}
+
+    async def initialize(self, params: acp.InitializeRequest) -> acp.InitializeResponse:
+        self.client_capabilities = params.client_capabilities
+        return acp.InitializeResponse(
+            protocol_version=min(params.protocol_version, acp.PROTOCOL_VERSION or 1),
+            agent_capabilities=acp.AgentCapabilities(
+                load_session=True,
+                session_capabilities=acp.SessionCapabilities(
+                    list_=acp.SessionListCapabilities(), close=acp.SessionCloseCapabilities()
+                ),
+            ),
+            auth_methods=[acp.AgentAuthMethod(id="none", name="No sign-in", description="Accepts anyone")],
+            agent_info=acp.Implementation(name="acpgen-example-agent", version=acp.ACPGEN_VERSION),
+        )
+
+    async def authenticate(self, params: acp.AuthenticateRequest) -> acp.AuthenticateResponse:
+        if params.method_id != "none":
+            raise acp.RequestError.invalid_params({"path": "methodId", "message": "unknown auth method"})
+        return acp.AuthenticateResponse()
+
+    async def session_new(self, params: acp.NewSessionRequest) -> acp.NewSessionResponse:
+        session_id = f"ex-{uuid.uuid4()}"
+        self.sessions[session_id] = Session(cwd=params.cwd, updated_at=now())
+        return acp.NewSessionResponse(session_id=session_id)
+
+    async def session_load(self, params: acp.LoadSessionRequest) -> acp.LoadSessionResponse:
+        session = self.sessions.get(params.session_id)
+        if session is None:
+            raise acp.RequestError.resource_not_found(params.session_id)
+        session.cwd = params.cwd
+        for update in session.history:  # replay the conversation, as the spec asks
+            await self.conn.session_update(acp.SessionNotification(session_id=params.session_id, update=update))
+        return acp.LoadSessionResponse()
+
+    async def session_list(self, params: acp.ListSessionsRequest) -> acp.ListSessionsResponse:
+        cwd = params.cwd if isinstance(params.cwd, str) else None
+        return acp.ListSessionsResponse(
+            sessions=[
+                acp.SessionInfo(session_id=sid, cwd=s.cwd, title=s.title, updated_at=s.updated_at)
+                for sid, s in sorted(self.sessions.items())
+                if cwd is None or s.cwd == cwd
+            ]
+        )
+
+    async def session_close(self, params: acp.CloseSessionRequest) -> acp.CloseSessionResponse:
+        if self.sessions.pop(params.session_id, None) is None:
+            raise acp.RequestError.resource_not_found(params.session_id)
+        return acp.CloseSessionResponse()
+
+    async def session_cancel(self, params: acp.CancelNotification) -> None:
+        # The runtime has already cancelled the session's prompt task; nothing else is running.
+        log.info("session/cancel for %s", params.session_id)
+
+    async def session_prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
+        session = self.sessions.get(params.session_id)
+        if session is None:
+            raise acp.RequestError.resource_not_found(params.session_id)
+        words = " ".join(b.text for b in params.prompt if isinstance(b, acp.TextContentBlock)).strip()
+        session.history.append(acp.UserMessageChunkSessionUpdate(content=text(words)))
+        session.title = session.title or words[:60]
+        session.updated_at = now()
+        try:
+            await self.turn(params.session_id, session, words)
+        except asyncio.CancelledError:
+            log.info("turn in %s cancelled", params.session_id)
+            return acp.PromptResponse(stop_reason=acp.StopReason.CANCELLED)
+        return acp.PromptResponse(stop_reason=acp.StopReason.END_TURN)
+
+    async def update(self, session_id: str, session: Session, update: acp.SessionUpdate) -> None:
+        session.history.append(update)
+        await self.conn.session_update(acp.SessionNotification(session_id=session_id, update=update))
+
+    async def turn(self, session_id: str, session: Session, words: str) -> None:
+        match = re.match(r"read\s+(\S+)", words)
+        name = match.group(1) if match else "README.md"
+        path = os.path.abspath(os.path.join(session.cwd, name))
+        await self.update(session_id, session, acp.AgentMessageChunkSessionUpdate(content=text(f"Reading {name}.")))
+        await asyncio.sleep(PAUSE_S)
+
+        call_id = "call_1"
+        await self.update(
+            session_id,
+            session,
+            acp.ToolCallSessionUpdate(
+                tool_call_id=call_id,
+                title=f"Read {name}",
+                kind=acp.ToolKind.READ,
+                status=acp.ToolCallStatus.PENDING,
+                locations=[acp.ToolCallLocation(path=path)],
+                raw_input={"path": path},
+            ),
+        )
+        answer = await self.conn.session_request_permission(
+            acp.RequestPermissionRequest(
+                session_id=session_id,
+                tool_call=acp.ToolCallUpdate(tool_call_id=call_id, title=f"Read {name}", kind=acp.ToolKind.READ, status=acp.ToolCallStatus.PENDING),
+                options=[
+                    acp.PermissionOption(option_id="allow", name="Allow", kind=acp.PermissionOptionKind.ALLOW_ONCE),
+                    acp.PermissionOption(option_id="reject", name="Reject", kind=acp.PermissionOptionKind.REJECT_ONCE),
+                ],
+            )
+        )
+        outcome = answer.outcome
+        if isinstance(outcome, acp.CancelledRequestPermissionOutcome):
+            raise asyncio.CancelledError  # the client cancelled the turn while asking
+        fs = self.client_capabilities.fs if self.client_capabilities else None
+        if not (isinstance(outcome, acp.SelectedRequestPermissionOutcome) and outcome.option_id == "allow"):
+            status, body = acp.ToolCallStatus.FAILED, "Permission denied."  # an unknown outcome is never approval
+        elif fs is None or not fs.read_text_file:
+            status, body = acp.ToolCallStatus.FAILED, "The client cannot read files."
+        else:
+            try:
+                read = await self.conn.fs_read_text_file(acp.ReadTextFileRequest(session_id=session_id, path=path))
+                status, body = acp.ToolCallStatus.COMPLETED, read.content
+            except acp.RequestError as exc:
+                status, body = acp.ToolCallStatus.FAILED, f"Could not read {name}: {exc.message} ({exc.code})"
+        await self.update(
+            session_id,
+            session,
+            acp.ToolCallUpdateSessionUpdate(
+                tool_call_id=call_id,
+                status=status,
+                content=[acp.ContentToolCallContent(content=text(body))],
+            ),
+        )
+        await self.update(session_id, session, acp.AgentMessageChunkSessionUpdate(content=text(body)))
+
+
+def main() -> None:
+    logging.basicConfig(level=os.environ.get("ACP_EXAMPLE_LOG", "WARNING"), stream=sys.stderr)
+    asyncio.run(acp.run_agent(ExampleAgent))
+
+
+if __name__ == "__main__":
+    main()
