@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "generated"))
 
-import acp_v1 as acp  # noqa: E402
+import acp_v1 as acp
 
 log = logging.getLogger("example-agent")
 PAUSE_S = float(os.environ.get("ACP_EXAMPLE_PAUSE_S", "0.3"))

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "generated"))
 
-import acp_v1 as acp  # noqa: E402
+import acp_v1 as acp
 
 
 class Problems(logging.Handler):

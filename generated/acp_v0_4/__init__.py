@@ -21,9 +21,17 @@ from ._codec import (
     set_skip_hook,
 )
 from ._registry import DECODERS, TYPES, UNSTABLE_TYPES, decode, encode
-from .methods import METHODS, MethodInfo
+from .connections import (
+    AgentSideConnection,
+    ClientSideConnection,
+    run_agent,
+    spawn_agent,
+)
+from .interfaces import Agent, Client, UnstableAgent, UnstableClient
+from .methods import AGENT_METHODS, CLIENT_METHODS, METHODS, MethodInfo
 from .models import *  # noqa: F403
 from .models import __all__ as _model_names
+from .rpc import ConnectionClosedError, RequestError
 
 ACPGEN_VERSION: Final = "0.1.0"
 SCHEMA_SOURCES: Final = (
@@ -35,6 +43,8 @@ PROTOCOL_VERSION: Final[int | None] = 1
 
 __all__ = [
     "ACPGEN_VERSION",
+    "AGENT_METHODS",
+    "CLIENT_METHODS",
     "DECODERS",
     "METHODS",
     "PROTOCOL_VERSION",
@@ -43,14 +53,24 @@ __all__ = [
     "TYPES",
     "UNSET",
     "UNSTABLE_TYPES",
+    "Agent",
+    "AgentSideConnection",
+    "Client",
+    "ClientSideConnection",
+    "ConnectionClosedError",
     "JsonValue",
     "MethodInfo",
+    "RequestError",
     "SkipHook",
     "Unset",
+    "UnstableAgent",
+    "UnstableClient",
     "ValidationError",
     "decode",
     "encode",
     "encode_value",
+    "run_agent",
     "set_skip_hook",
+    "spawn_agent",
     *_model_names,
 ]

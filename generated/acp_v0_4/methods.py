@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Final
 
 from . import models
@@ -28,9 +30,15 @@ class MethodInfo:
     """The result type; None for a notification."""
     result_def: str | None
     handler: str
-    """The name of the interface method that handles it."""
+    """The name of the interface method that handles it (and of the proxy method that calls it)."""
     notification: bool
+    """True for a notification (no response), False for a request."""
     unstable: bool
+    """True when only the unstable schema defines it."""
+    decode_params: Callable[[object], object]
+    """Turns the wire `params` into `params` (raises ValidationError)."""
+    decode_result: Callable[[object], object] | None
+    """Turns the wire `result` into `result`; None for a notification."""
 
 
 METHODS: Final[tuple[MethodInfo, ...]] = (
@@ -44,6 +52,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="authenticate",
         notification=False,
         unstable=False,
+        decode_params=models.AuthenticateRequest.from_dict,
+        decode_result=models.AuthenticateResponse.from_dict,
     ),
     MethodInfo(
         method="fs/read_text_file",
@@ -55,6 +65,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="fs_read_text_file",
         notification=False,
         unstable=False,
+        decode_params=models.ReadTextFileRequest.from_dict,
+        decode_result=models.ReadTextFileResponse.from_dict,
     ),
     MethodInfo(
         method="fs/write_text_file",
@@ -66,6 +78,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="fs_write_text_file",
         notification=False,
         unstable=False,
+        decode_params=models.WriteTextFileRequest.from_dict,
+        decode_result=models.WriteTextFileResponse.from_dict,
     ),
     MethodInfo(
         method="initialize",
@@ -77,6 +91,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="initialize",
         notification=False,
         unstable=False,
+        decode_params=models.InitializeRequest.from_dict,
+        decode_result=models.InitializeResponse.from_dict,
     ),
     MethodInfo(
         method="session/cancel",
@@ -88,6 +104,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="session_cancel",
         notification=True,
         unstable=False,
+        decode_params=models.CancelNotification.from_dict,
+        decode_result=None,
     ),
     MethodInfo(
         method="session/load",
@@ -99,6 +117,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="session_load",
         notification=False,
         unstable=False,
+        decode_params=models.LoadSessionRequest.from_dict,
+        decode_result=models.LoadSessionResponse.from_dict,
     ),
     MethodInfo(
         method="session/new",
@@ -110,6 +130,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="session_new",
         notification=False,
         unstable=False,
+        decode_params=models.NewSessionRequest.from_dict,
+        decode_result=models.NewSessionResponse.from_dict,
     ),
     MethodInfo(
         method="session/prompt",
@@ -121,6 +143,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="session_prompt",
         notification=False,
         unstable=False,
+        decode_params=models.PromptRequest.from_dict,
+        decode_result=models.PromptResponse.from_dict,
     ),
     MethodInfo(
         method="session/request_permission",
@@ -132,6 +156,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="session_request_permission",
         notification=False,
         unstable=False,
+        decode_params=models.RequestPermissionRequest.from_dict,
+        decode_result=models.RequestPermissionResponse.from_dict,
     ),
     MethodInfo(
         method="session/set_mode",
@@ -143,6 +169,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="session_set_mode",
         notification=False,
         unstable=False,
+        decode_params=models.SetSessionModeRequest.from_dict,
+        decode_result=models.SetSessionModeResponse.from_dict,
     ),
     MethodInfo(
         method="session/set_model",
@@ -154,6 +182,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="session_set_model",
         notification=False,
         unstable=False,
+        decode_params=models.SetSessionModelRequest.from_dict,
+        decode_result=models.SetSessionModelResponse.from_dict,
     ),
     MethodInfo(
         method="session/update",
@@ -165,6 +195,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="session_update",
         notification=True,
         unstable=False,
+        decode_params=models.SessionNotification.from_dict,
+        decode_result=None,
     ),
     MethodInfo(
         method="terminal/create",
@@ -176,6 +208,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="terminal_create",
         notification=False,
         unstable=False,
+        decode_params=models.CreateTerminalRequest.from_dict,
+        decode_result=models.CreateTerminalResponse.from_dict,
     ),
     MethodInfo(
         method="terminal/kill",
@@ -187,6 +221,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="terminal_kill",
         notification=False,
         unstable=False,
+        decode_params=models.KillTerminalCommandRequest.from_dict,
+        decode_result=models.KillTerminalCommandResponse.from_dict,
     ),
     MethodInfo(
         method="terminal/output",
@@ -198,6 +234,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="terminal_output",
         notification=False,
         unstable=False,
+        decode_params=models.TerminalOutputRequest.from_dict,
+        decode_result=models.TerminalOutputResponse.from_dict,
     ),
     MethodInfo(
         method="terminal/release",
@@ -209,6 +247,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="terminal_release",
         notification=False,
         unstable=False,
+        decode_params=models.ReleaseTerminalRequest.from_dict,
+        decode_result=models.ReleaseTerminalResponse.from_dict,
     ),
     MethodInfo(
         method="terminal/wait_for_exit",
@@ -220,6 +260,20 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="terminal_wait_for_exit",
         notification=False,
         unstable=False,
+        decode_params=models.WaitForTerminalExitRequest.from_dict,
+        decode_result=models.WaitForTerminalExitResponse.from_dict,
     ),
 )
 """All methods in wire-name order (a method that is both a request and a notification is listed twice)."""
+
+
+def _table(sides: tuple[str, ...]) -> Mapping[str, MethodInfo]:
+    return MappingProxyType({m.method: m for m in METHODS if m.side in sides})
+
+
+AGENT_METHODS: Final[Mapping[str, MethodInfo]] = _table(("agent", "both", "protocol"))
+"""What the agent handles: wire method -> MethodInfo (requests and notifications the client sends,
+plus the protocol-level methods both sides accept)."""
+
+CLIENT_METHODS: Final[Mapping[str, MethodInfo]] = _table(("client", "both", "protocol"))
+"""What the client handles: wire method -> MethodInfo."""

@@ -6,10 +6,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Final
 
 from . import models
+from ._codec import decode_any
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,9 +31,15 @@ class MethodInfo:
     """The result type; None for a notification."""
     result_def: str | None
     handler: str
-    """The name of the interface method that handles it."""
+    """The name of the interface method that handles it (and of the proxy method that calls it)."""
     notification: bool
+    """True for a notification (no response), False for a request."""
     unstable: bool
+    """True when only the unstable schema defines it."""
+    decode_params: Callable[[object], object]
+    """Turns the wire `params` into `params` (raises ValidationError)."""
+    decode_result: Callable[[object], object] | None
+    """Turns the wire `result` into `result`; None for a notification."""
 
 
 METHODS: Final[tuple[MethodInfo, ...]] = (
@@ -44,6 +53,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="cancel_request",
         notification=True,
         unstable=False,
+        decode_params=models.CancelRequestNotification.from_dict,
+        decode_result=None,
     ),
     MethodInfo(
         method="auth/login",
@@ -55,6 +66,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="auth_login",
         notification=False,
         unstable=False,
+        decode_params=models.LoginAuthRequest.from_dict,
+        decode_result=models.LoginAuthResponse.from_dict,
     ),
     MethodInfo(
         method="auth/logout",
@@ -66,6 +79,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="auth_logout",
         notification=False,
         unstable=False,
+        decode_params=models.LogoutAuthRequest.from_dict,
+        decode_result=models.LogoutAuthResponse.from_dict,
     ),
     MethodInfo(
         method="auth/status",
@@ -77,6 +92,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="auth_status",
         notification=False,
         unstable=True,
+        decode_params=models.AuthStatusRequest.from_dict,
+        decode_result=models.AuthStatusResponse.from_dict,
     ),
     MethodInfo(
         method="auth/status_update",
@@ -88,6 +105,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="auth_status_update",
         notification=True,
         unstable=True,
+        decode_params=models.AuthStatusUpdateNotification.from_dict,
+        decode_result=None,
     ),
     MethodInfo(
         method="elicitation/complete",
@@ -99,6 +118,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="elicitation_complete",
         notification=True,
         unstable=False,
+        decode_params=models.CompleteElicitationNotification.from_dict,
+        decode_result=None,
     ),
     MethodInfo(
         method="elicitation/create",
@@ -110,6 +131,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="elicitation_create",
         notification=False,
         unstable=False,
+        decode_params=models._dec_create_elicitation_request,
+        decode_result=models._dec_create_elicitation_response,
     ),
     MethodInfo(
         method="initialize",
@@ -121,6 +144,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="initialize",
         notification=False,
         unstable=False,
+        decode_params=models.InitializeRequest.from_dict,
+        decode_result=models.InitializeResponse.from_dict,
     ),
     MethodInfo(
         method="mcp/message",
@@ -132,6 +157,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="mcp_message",
         notification=False,
         unstable=True,
+        decode_params=models.MessageMcpRequest.from_dict,
+        decode_result=models._dec_message_mcp_response,
     ),
     MethodInfo(
         method="mcp/message",
@@ -143,6 +170,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="mcp_message",
         notification=True,
         unstable=True,
+        decode_params=models.MessageMcpNotification.from_dict,
+        decode_result=None,
     ),
     MethodInfo(
         method="providers/disable",
@@ -154,6 +183,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="providers_disable",
         notification=False,
         unstable=True,
+        decode_params=models.DisableProviderRequest.from_dict,
+        decode_result=models.DisableProviderResponse.from_dict,
     ),
     MethodInfo(
         method="providers/list",
@@ -165,6 +196,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="providers_list",
         notification=False,
         unstable=True,
+        decode_params=models.ListProvidersRequest.from_dict,
+        decode_result=models.ListProvidersResponse.from_dict,
     ),
     MethodInfo(
         method="providers/set",
@@ -176,6 +209,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="providers_set",
         notification=False,
         unstable=True,
+        decode_params=models.SetProviderRequest.from_dict,
+        decode_result=models.SetProviderResponse.from_dict,
     ),
     MethodInfo(
         method="proxy/initialize",
@@ -187,6 +222,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="proxy_initialize",
         notification=False,
         unstable=True,
+        decode_params=models.InitializeRequest.from_dict,
+        decode_result=models.InitializeResponse.from_dict,
     ),
     MethodInfo(
         method="proxy/successor",
@@ -198,6 +235,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="proxy_successor",
         notification=False,
         unstable=True,
+        decode_params=models.ProxySuccessorRequest.from_dict,
+        decode_result=decode_any,
     ),
     MethodInfo(
         method="proxy/successor",
@@ -209,6 +248,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="proxy_successor",
         notification=True,
         unstable=True,
+        decode_params=models.ProxySuccessorNotification.from_dict,
+        decode_result=None,
     ),
     MethodInfo(
         method="session/archive",
@@ -220,6 +261,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="session_archive",
         notification=False,
         unstable=True,
+        decode_params=models.ArchiveSessionRequest.from_dict,
+        decode_result=models.ArchiveSessionResponse.from_dict,
     ),
     MethodInfo(
         method="session/cancel",
@@ -231,6 +274,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="session_cancel",
         notification=True,
         unstable=False,
+        decode_params=models.CancelSessionNotification.from_dict,
+        decode_result=None,
     ),
     MethodInfo(
         method="session/close",
@@ -242,6 +287,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="session_close",
         notification=False,
         unstable=False,
+        decode_params=models.CloseSessionRequest.from_dict,
+        decode_result=models.CloseSessionResponse.from_dict,
     ),
     MethodInfo(
         method="session/delete",
@@ -253,6 +300,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="session_delete",
         notification=False,
         unstable=False,
+        decode_params=models.DeleteSessionRequest.from_dict,
+        decode_result=models.DeleteSessionResponse.from_dict,
     ),
     MethodInfo(
         method="session/fork",
@@ -264,6 +313,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="session_fork",
         notification=False,
         unstable=True,
+        decode_params=models.ForkSessionRequest.from_dict,
+        decode_result=models.ForkSessionResponse.from_dict,
     ),
     MethodInfo(
         method="session/list",
@@ -275,6 +326,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="session_list",
         notification=False,
         unstable=False,
+        decode_params=models.ListSessionsRequest.from_dict,
+        decode_result=models.ListSessionsResponse.from_dict,
     ),
     MethodInfo(
         method="session/new",
@@ -286,6 +339,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="session_new",
         notification=False,
         unstable=False,
+        decode_params=models.NewSessionRequest.from_dict,
+        decode_result=models.NewSessionResponse.from_dict,
     ),
     MethodInfo(
         method="session/prompt",
@@ -297,6 +352,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="session_prompt",
         notification=False,
         unstable=False,
+        decode_params=models.PromptRequest.from_dict,
+        decode_result=models.PromptResponse.from_dict,
     ),
     MethodInfo(
         method="session/request_permission",
@@ -308,6 +365,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="session_request_permission",
         notification=False,
         unstable=False,
+        decode_params=models.RequestPermissionRequest.from_dict,
+        decode_result=models.RequestPermissionResponse.from_dict,
     ),
     MethodInfo(
         method="session/resume",
@@ -319,6 +378,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="session_resume",
         notification=False,
         unstable=False,
+        decode_params=models.ResumeSessionRequest.from_dict,
+        decode_result=models.ResumeSessionResponse.from_dict,
     ),
     MethodInfo(
         method="session/set_config_option",
@@ -330,6 +391,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="session_set_config_option",
         notification=False,
         unstable=False,
+        decode_params=models._dec_set_session_config_option_request,
+        decode_result=models.SetSessionConfigOptionResponse.from_dict,
     ),
     MethodInfo(
         method="session/set_title",
@@ -341,6 +404,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="session_set_title",
         notification=False,
         unstable=True,
+        decode_params=models.SetSessionTitleRequest.from_dict,
+        decode_result=models.SetSessionTitleResponse.from_dict,
     ),
     MethodInfo(
         method="session/status",
@@ -352,6 +417,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="session_status",
         notification=False,
         unstable=True,
+        decode_params=models.SessionStatusRequest.from_dict,
+        decode_result=models.SessionStatusResponse.from_dict,
     ),
     MethodInfo(
         method="session/unarchive",
@@ -363,6 +430,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="session_unarchive",
         notification=False,
         unstable=True,
+        decode_params=models.UnarchiveSessionRequest.from_dict,
+        decode_result=models.UnarchiveSessionResponse.from_dict,
     ),
     MethodInfo(
         method="session/update",
@@ -374,6 +443,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="session_update",
         notification=True,
         unstable=False,
+        decode_params=models.UpdateSessionNotification.from_dict,
+        decode_result=None,
     ),
     MethodInfo(
         method="terminal/cancel",
@@ -385,6 +456,8 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="terminal_cancel",
         notification=False,
         unstable=False,
+        decode_params=models.CancelTerminalRequest.from_dict,
+        decode_result=models.CancelTerminalResponse.from_dict,
     ),
     MethodInfo(
         method="tool_call/cancel",
@@ -396,6 +469,20 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         handler="tool_call_cancel",
         notification=False,
         unstable=False,
+        decode_params=models.CancelToolCallRequest.from_dict,
+        decode_result=models.CancelToolCallResponse.from_dict,
     ),
 )
 """All methods in wire-name order (a method that is both a request and a notification is listed twice)."""
+
+
+def _table(sides: tuple[str, ...]) -> Mapping[str, MethodInfo]:
+    return MappingProxyType({m.method: m for m in METHODS if m.side in sides})
+
+
+AGENT_METHODS: Final[Mapping[str, MethodInfo]] = _table(("agent", "both", "protocol"))
+"""What the agent handles: wire method -> MethodInfo (requests and notifications the client sends,
+plus the protocol-level methods both sides accept)."""
+
+CLIENT_METHODS: Final[Mapping[str, MethodInfo]] = _table(("client", "both", "protocol"))
+"""What the client handles: wire method -> MethodInfo."""
