@@ -512,3 +512,21 @@ def test_generated_agent_and_client_play_turns() -> None:
         await agent_conn.wait_closed()
 
     run(body)
+
+
+def test_cancel_requests_can_be_turned_off() -> None:
+    async def body() -> None:
+        (ours_in, ours_out), (peer_in, peer_out) = duplex()
+        conn = acp.AgentSideConnection(EchoAgent(), ours_in, ours_out, send_cancel_requests=False)
+        peer = RawPeer(peer_in, peer_out)
+        call = asyncio.ensure_future(conn.fs_read_text_file(acp.ReadTextFileRequest(session_id="s", path="/a")))
+        await peer.recv()
+        call.cancel()
+        peer.send(request(1, "initialize", INIT))
+        assert (await peer.recv())["id"] == 1  # the next thing out is this answer, not a $/cancel_request
+        peer.close()
+        await conn.wait_closed()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+
+    run(body)

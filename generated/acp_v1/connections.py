@@ -32,12 +32,22 @@ class AgentSideConnection(Connection):
         to_agent: Callable[[AgentSideConnection], Agent] | Agent,
         reader: LineReader,
         writer: LineWriter,
-        **options: int,
+        *,
+        notification_backlog: int = 4096,
+        send_cancel_requests: bool = True,
     ) -> None:
         """`to_agent` is the agent, or a function that makes it from this connection (so it can call
-        the client)."""
+        the client). The options are `Connection`'s."""
         self.agent: Agent = to_agent if isinstance(to_agent, Agent) else to_agent(self)
-        super().__init__(self.agent, AGENT_METHODS, CLIENT_METHODS, reader, writer, **options)
+        super().__init__(
+            self.agent,
+            AGENT_METHODS,
+            CLIENT_METHODS,
+            reader,
+            writer,
+            notification_backlog=notification_backlog,
+            send_cancel_requests=send_cancel_requests,
+        )
 
     async def cancel_request(self, params: models.CancelRequestNotification) -> None:
         """Send the `$/cancel_request` notification.
@@ -190,11 +200,21 @@ class ClientSideConnection(Connection):
         to_client: Callable[[ClientSideConnection], Client] | Client,
         reader: LineReader,
         writer: LineWriter,
-        **options: int,
+        *,
+        notification_backlog: int = 4096,
+        send_cancel_requests: bool = True,
     ) -> None:
         """`to_client` is the client, or a function that makes it from this connection."""
         self.client: Client = to_client if isinstance(to_client, Client) else to_client(self)
-        super().__init__(self.client, CLIENT_METHODS, AGENT_METHODS, reader, writer, **options)
+        super().__init__(
+            self.client,
+            CLIENT_METHODS,
+            AGENT_METHODS,
+            reader,
+            writer,
+            notification_backlog=notification_backlog,
+            send_cancel_requests=send_cancel_requests,
+        )
 
     async def cancel_request(self, params: models.CancelRequestNotification) -> None:
         """Send the `$/cancel_request` notification.

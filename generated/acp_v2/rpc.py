@@ -174,6 +174,10 @@ class Connection:
     """One end of a JSON-RPC connection: dispatches what the peer sends to `handler` through
     `methods` (wire name -> MethodInfo) and calls the peer's `peer_methods`.
 
+    `notification_backlog` bounds the notifications waiting for their handler (a full backlog stops
+    the reading, which pushes back on the peer). `send_cancel_requests`: when a call is cancelled,
+    tell the peer with `$/cancel_request` (if the schema has it; peers that predate it may log it).
+
     It starts reading at once, so create it inside a running event loop. `await wait_closed()`
     returns when the input ends (or `close()` is called); calls still pending then raise
     ConnectionClosedError. Use the side classes (`AgentSideConnection`, `ClientSideConnection`) rather
@@ -189,8 +193,10 @@ class Connection:
         writer: LineWriter,
         *,
         notification_backlog: int = 4096,
+        send_cancel_requests: bool = True,
     ) -> None:
         self._handler = handler
+        self._send_cancel_requests = send_cancel_requests
         self._methods = methods
         self._peer_methods = peer_methods
         self._reader = reader
@@ -262,6 +268,7 @@ class Connection:
         except asyncio.CancelledError:
             if (
                 self._pending.pop(request_id, None) is not None
+                and self._send_cancel_requests
                 and CANCEL_REQUEST in self._peer_methods
             ):
                 self._spawn(self._notify_quietly(CANCEL_REQUEST, {"requestId": request_id}))
