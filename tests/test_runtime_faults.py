@@ -27,7 +27,7 @@ json_values = st.recursive(
     max_leaves=20,
 )
 ids = st.none() | st.integers(min_value=-(2**63), max_value=2**63) | st.text(max_size=10) | st.booleans() | st.floats(allow_nan=False)
-methods = st.sampled_from(sorted(acp.AGENT_METHODS) + ["_ext/x", "nope", "", "$/progress"]) | st.text(max_size=12)
+methods = st.sampled_from([*sorted(acp.AGENT_METHODS), "_ext/x", "nope", "", "$/progress"]) | st.text(max_size=12)
 VALID = [
     request(1, "initialize", INIT),
     request(2, "session/prompt", PROMPT),
