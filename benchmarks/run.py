@@ -1,0 +1,94 @@
+"""Run every benchmark and write benchmarks/RESULTS.md.
+
+    .venv/bin/pip install -e '.[test,bench]'
+    .venv/bin/python benchmarks/run.py            # everything, about 10 minutes on 2 shared vCPUs
+    .venv/bin/python benchmarks/run.py --quick    # a smoke run with few repeats (figures are rough)
+    .venv/bin/python benchmarks/run.py --only codec,import
+
+Each benchmark runs in its own process (python benchmarks/bench_<name>.py --json ...) one after the
+other, so they never compete with each other for the CPU; the raw figures land in
+benchmarks/.work/<name>.json and RESULTS.md is rendered from them. Only medians and ratios
+measured in the same run are reported: absolute times on a shared machine drift.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _util import BENCH, WORK, machine, rel, versions
+
+# name -> (title, arguments of a full run, arguments of a --quick run)
+BENCHMARKS: dict[str, tuple[str, list[str], list[str]]] = {
+    "generation": ("Generation: acpgen build vs datamodel-codegen", ["--runs", "5"],
+                   ["--runs", "1", "--versions", "v0_4"]),
+    "codec": ("Codec: generated acp_v1 vs the SDK's pydantic models (acp.schema)",
+              ["--sweeps", "15", "--target-ms", "3"], ["--sweeps", "2", "--target-ms", "0.2"]),
+    "import": ("Import: generated packages vs acp.schema", ["--runs", "15"], ["--runs", "2"]),
+    "growth": ("Growth: synthetic schemas", ["--runs", "3"], ["--runs", "1", "--sizes", "20,40"]),
+    "runtime": ("Runtime: prompt turn with 100 session/update notifications", [], []),
+}
+PACKAGES = ("acpgen", "datamodel-code-generator", "agent-client-protocol", "pydantic", "pydantic-core",
+            "ruff", "black", "isort", "jinja2", "jsonschema", "typer", "pyinstrument")
+
+
+def run_one(name: str, args: list[str], work: Path) -> tuple[dict[str, object], str, float]:
+    out = work / f"{name}.json"
+    cmd = [sys.executable, str(BENCH / f"bench_{name}.py"), *args, "--json", str(out)]
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True)
+    shown = "python " + " ".join(rel(c) if "/" in c else c for c in cmd[1:])
+    return json.loads(out.read_text(encoding="utf-8")), shown, time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Run every benchmark and write benchmarks/RESULTS.md.")
+    parser.add_argument("--quick", action="store_true", help="few repeats: checks the scripts, not the figures")
+    parser.add_argument("--only", help=f"comma-separated subset of {','.join(BENCHMARKS)}")
+    parser.add_argument("--output", type=Path, default=BENCH / "RESULTS.md")
+    parser.add_argument("--work", type=Path, default=WORK, help="folder for the raw JSON figures")
+    parser.add_argument("--profiles", type=Path, default=BENCH / "PROFILES.md",
+                        help="hand-written profile summaries appended to RESULTS.md when the file exists")
+    args = parser.parse_args(argv)
+    names = args.only.split(",") if args.only else list(BENCHMARKS)
+    unknown = set(names) - set(BENCHMARKS)
+    if unknown:
+        parser.error(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
+    sections = []
+    for name in names:
+        title, full, quick = BENCHMARKS[name]
+        print(f"== {name}", flush=True)
+        data, shown, elapsed = run_one(name, quick if args.quick else full, args.work)
+        module = importlib.import_module(f"bench_{name}")
+        sections.append(f"## {title}\n\n`{shown}` ({elapsed:.0f} s)\n\n{module.markdown(data)}\n")
+    header = [
+        "# acpgen benchmarks",
+        "",
+        "Written by `python benchmarks/run.py" + (" --quick" if args.quick else "")
+        + (f" --only {args.only}" if args.only else "") + "`; do not edit by hand. "
+        "The machine is shared and noisy: read the ratios (both sides measured in the same run), "
+        "not the absolute times." + (" **Quick run: few repeats, rough figures.**" if args.quick else ""),
+        "",
+        "| machine | |",
+        "|---|---|",
+        *[f"| {k} | {v.split(' (')[0] if k == 'python' else v} |" for k, v in machine().items()],
+        *[f"| {k} | {v} |" for k, v in versions(*PACKAGES).items()],
+        "",
+    ]
+    text = "\n".join(header) + "\n" + "\n".join(sections)
+    if args.profiles.exists():
+        text += "\n" + args.profiles.read_text(encoding="utf-8")
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(text.rstrip() + "\n", encoding="utf-8")
+    print(f"wrote {rel(args.output)}")
+
+
+if __name__ == "__main__":
+    main()

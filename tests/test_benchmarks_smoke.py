@@ -1,0 +1,86 @@
+"""The benchmark scripts run on tiny inputs and report what they measured (no timed assertions)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import bench_codec
+import bench_growth
+import bench_import
+import run as bench_run
+import synth_schema
+
+FIXTURES = ROOT / "tests" / "fixtures" / "messages" / "v1"
+
+
+def test_codec_on_a_tiny_corpus(tmp_path: Path) -> None:
+    for name in ("PromptRequest", "ArchiveSessionRequest"):
+        shutil.copy(FIXTURES / f"{name}.json", tmp_path)
+    prompt = json.loads((FIXTURES / "PromptRequest.json").read_text())[0]
+    frames = [
+        {"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "params": prompt},
+        {"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "result": {"stopReason": "end_turn"}},
+        {"jsonrpc": "2.0", "id": 2, "result": {}},
+    ]
+    (tmp_path / "recorded.jsonl").write_text("\n".join(json.dumps(f) for f in frames) + "\n")
+    data = bench_codec.run([tmp_path], "acp_v1", "acp.schema", sweeps=1, target_ms=0.05)
+    n_prompt = len(json.loads((FIXTURES / "PromptRequest.json").read_text()))
+    assert data["messages"] == n_prompt + 1 + 2  # the .json instances and two typed frames
+    assert data["skipped"] == {"recorded.jsonl: frame without a known method": 1}
+    # ArchiveSessionRequest is newer than the SDK: timed for acpgen only, outside the common set
+    assert data["fidelity"]["sdk"]["no model"] == 1
+    assert data["fidelity"]["common"] == n_prompt + 2
+    common = data["aggregate_common"]
+    assert common["messages"] == n_prompt + 2
+    assert all(t > 0 for t in common["total_s"].values())
+    assert set(common["versus"]) == {label for label, _, _ in bench_codec.VERSUS}
+    assert "PromptResponse" in data["kinds"] and "ArchiveSessionRequest" in data["kinds"]
+    text = bench_codec.markdown(data)
+    assert "| PromptRequest |" in text and "| ArchiveSessionRequest * |" in text
+
+
+def test_corpus_splits_session_updates_by_kind() -> None:
+    import acp_v1
+
+    corpus = bench_codec.load_corpus([FIXTURES], acp_v1)
+    kinds = {m.kind for m in corpus.messages if m.def_name == "SessionNotification"}
+    assert {"SessionNotification[agent_message_chunk]", "SessionNotification[tool_call]"} <= kinds
+
+
+def test_import_probe_measures_a_generated_package() -> None:
+    data = bench_import.run(1, ["acp_v0_4", "no_such_module_here"])
+    assert data["missing"] == ["no_such_module_here"]
+    row = data["modules"]["acp_v0_4"]
+    assert 0 < row["import_s"] < row["process_s"]
+    assert "`import acp_v0_4`" in bench_import.markdown(data)
+
+
+def test_synthetic_schema_builds(tmp_path: Path) -> None:
+    schema = synth_schema.make_schema(30)
+    assert len(schema["$defs"]) == 30
+    assert schema == synth_schema.make_schema(30)  # deterministic
+    assert not any(name[-1].isdigit() for name in schema["$defs"])
+    data = bench_growth.run([12, 30], runs=1)
+    assert [r["definitions"] for r in data["rows"]] == [12, 30]
+    assert all(r["median_s"] > 0 and r["peak_rss_mib"] > 0 for r in data["rows"])
+    assert "marginal_per_def_ms" in data["rows"][1]
+
+
+@pytest.mark.parametrize("only", ["runtime"])
+def test_run_writes_results(tmp_path: Path, only: str) -> None:
+    out = tmp_path / "RESULTS.md"
+    bench_run.main(["--only", only, "--output", str(out), "--work", str(tmp_path / "work"),
+                    "--profiles", str(tmp_path / "none.md")])
+    text = out.read_text()
+    assert text.startswith("# acpgen benchmarks")
+    assert "| python | CPython" in text and "| agent-client-protocol | 0.12.1 |" in text
+    assert "## Runtime" in text
