@@ -483,7 +483,7 @@ class Connection:
             ext = getattr(self._handler, "ext_method", None) if method.startswith("_") else None
             if ext is None:
                 raise RequestError.method_not_found(method)
-            return await ext(method, params)
+            return encode_value(await ext(method, params))
         handler = getattr(self._handler, info.handler, None)
         if handler is None:
             raise RequestError.method_not_found(method)
