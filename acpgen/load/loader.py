@@ -13,12 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jsonschema.validators import validator_for
-from referencing import Registry, Resource
-from referencing.exceptions import Unresolvable
-from referencing.jsonschema import DRAFT202012
-
 from acpgen.diagnostics import Diagnostics, pointer_join
+from acpgen.load.metaschema import certainly_valid
 
 UNSTABLE_SUFFIX = ".unstable.json"
 
@@ -93,8 +89,15 @@ def read_schema_file(path: Path, diags: Diagnostics) -> SchemaFile | None:
 
 
 def check_meta_schema(document: dict[str, Any], diags: Diagnostics) -> None:
-    """Validate the document against its declared dialect (draft 2020-12 when none is declared)."""
+    """Validate the document against its declared dialect (draft 2020-12 when none is declared).
+
+    The compiled check answers for a valid document in milliseconds; anything it is not sure of
+    goes through jsonschema, which finds and words every error.
+    """
+    if certainly_valid(document):
+        return
     from jsonschema import Draft202012Validator
+    from jsonschema.validators import validator_for
 
     cls = validator_for(document, default=Draft202012Validator)
     errors = sorted(cls(cls.META_SCHEMA).iter_errors(document), key=lambda e: list(e.absolute_path))
@@ -123,21 +126,61 @@ def iter_refs(node: Any, pointer: str = "") -> Iterator[tuple[str, str]]:
 
 
 def check_refs(document: dict[str, Any], diags: Diagnostics) -> None:
-    uri = "urn:acpgen:schema"
-    resource = Resource.from_contents(document, default_specification=DRAFT202012)
-    resolver = Registry().with_resource(uri, resource).resolver(base_uri=uri)
-    seen: dict[str, bool] = {}
-    for pointer, ref in iter_refs(document):
-        if ref not in seen:
-            try:
-                resolver.lookup(ref)
-                seen[ref] = True
-            except Unresolvable:
-                seen[ref] = False
-        if not seen[ref]:
+    refs = list(iter_refs(document))
+    # A local `#/json/pointer` resolves within the document when no subschema sets its own `$id`
+    # (which would re-base the references beneath it); anything else goes through `referencing`.
+    local = not has_nested_id(document)
+    unresolved = {ref for _, ref in refs if not (local and resolves_locally(document, ref))}
+    if unresolved:
+        unresolved = {ref for ref in unresolved if not resolves_with_referencing(document, ref)}
+    for pointer, ref in refs:
+        if ref in unresolved:
             diags.error("unresolvable-ref", pointer_join(pointer, "$ref"),
                         f"`$ref` {ref!r} does not resolve to anything in this document",
                         "point it at an existing definition such as `#/$defs/Name`")
+
+
+def has_nested_id(node: Any, root: bool = True) -> bool:
+    if isinstance(node, dict):
+        if "$id" in node and not root:
+            return True
+        return any(has_nested_id(v, False) for k, v in node.items() if k not in ("const", "default", "enum", "examples"))
+    if isinstance(node, list):
+        return any(has_nested_id(v, False) for v in node)
+    return False
+
+
+def resolves_locally(document: dict[str, Any], ref: str) -> bool:
+    """`#` or `#/a/b~1c/0` found by walking the document (no percent-escapes: those take the slow path)."""
+    if not ref.startswith("#") or "%" in ref or (len(ref) > 1 and ref[1] != "/"):
+        return False
+    node: Any = document
+    for part in ref[2:].split("/") if len(ref) > 1 else ():
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isascii() and part.isdigit() and part == str(int(part)):
+            if int(part) >= len(node):
+                return False
+            node = node[int(part)]
+        else:
+            return False
+    return True
+
+
+def resolves_with_referencing(document: dict[str, Any], ref: str) -> bool:
+    from referencing import Registry, Resource
+    from referencing.exceptions import Unresolvable
+    from referencing.jsonschema import DRAFT202012
+
+    uri = "urn:acpgen:schema"
+    resource = Resource.from_contents(document, default_specification=DRAFT202012)
+    resolver = Registry().with_resource(uri, resource).resolver(base_uri=uri)
+    try:
+        resolver.lookup(ref)
+    except Unresolvable:
+        return False
+    return True
 
 
 def json_type(value: Any) -> str:

@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined, TemplateError
+from jinja2 import (
+    ChoiceLoader,
+    Environment,
+    FileSystemLoader,
+    StrictUndefined,
+    Template,
+    TemplateError,
+)
 
 from acpgen import __version__
 from acpgen.diagnostics import Diagnostics
 from acpgen.ir.model import Package
+from acpgen.render.cache import bytecode_cache
 from acpgen.render.codegen import constant_name, decoder_name
 from acpgen.render.context import ContextBuilder, docstring
 
@@ -47,11 +56,11 @@ def builtin_templates() -> Path:
 def make_environment(user_templates: Path | None = None) -> Environment:
     loaders = [FileSystemLoader(str(user_templates))] if user_templates else []
     loaders.append(FileSystemLoader(str(builtin_templates())))
+    options: dict[str, Any] = {"undefined": StrictUndefined, "keep_trailing_newline": True, "autoescape": False}
     env = Environment(
         loader=ChoiceLoader(loaders),
-        undefined=StrictUndefined,
-        keep_trailing_newline=True,
-        autoescape=False,
+        bytecode_cache=bytecode_cache(tuple(sorted((k, repr(v)) for k, v in options.items()))),
+        **options,
     )
     env.filters["pyrepr"] = repr
     env.filters["docstring"] = docstring
@@ -69,14 +78,29 @@ def isort_key(name: str) -> tuple[int, str]:
 
 def used_imports(body: str, groups: tuple[tuple[str, tuple[str, ...]], ...]) -> str:
     """Import lines for the names the rendered body actually uses (no dead imports)."""
+    words = set(re.findall(r"(?<![\w.])\w+", body))  # every name not written as `x.name`
     lines = []
     for module, names in groups:
-        used = [n for n in names if re.search(rf"(?<![\w.]){re.escape(n)}\b", body)]
+        used = [n for n in names if n in words]
         if used:
             lines.append(f"from {module} import {', '.join(sorted(used, key=isort_key))}")
     stdlib = [line for line in lines if not line.startswith("from .")]
     local = [line for line in lines if line.startswith("from .")]
     return "\n".join(stdlib) + ("\n\n" if stdlib and local else "") + "\n".join(local)
+
+
+# Stands in for `{{ imports }}` in a first render, so the imports can be computed from the body
+# and put in its place without rendering the template twice.
+IMPORTS_MARK = "# acpgen: imports go here 5f0c2d"
+
+
+def render_with_imports(tmpl: Template, ctx: dict[str, Any], imports_of: Callable[[str], str]) -> str:
+    body = tmpl.render(dict(ctx, imports=IMPORTS_MARK))
+    if body.count(IMPORTS_MARK) == 1:
+        rest = body.replace(IMPORTS_MARK, "")
+        return body.replace(IMPORTS_MARK, imports_of(rest))
+    # a user template did something else with `imports`: render again with the real value
+    return tmpl.render(dict(ctx, imports=imports_of(body)))
 
 
 def render_package(
@@ -96,6 +120,11 @@ def render_package(
         def_class=def_class,
         imports="",
     )
+    codec = ("encode_value", *sorted({c for _, _, c in ctx["registry"] if c.startswith("decode_")}))
+
+    def registry_imports(body: str) -> str:
+        return "from . import models\n" + used_imports(body, (("._codec", codec),))
+
     files: dict[str, str] = {}
     try:
         for output, template in OUTPUTS.items():
@@ -104,16 +133,11 @@ def render_package(
                 continue
             tmpl = env.get_template(template)
             if output == "models.py":
-                body = tmpl.render(ctx)
-                ctx_models = dict(ctx, imports=used_imports(body, MODEL_IMPORTS))
+                text = render_with_imports(tmpl, ctx, lambda body: used_imports(body, MODEL_IMPORTS))
                 public = [n.name for n in package.nodes if not n.name.startswith("_")]
-                text = tmpl.render(ctx_models).rstrip() + "\n\n__all__ = " + repr(sorted(public)) + "\n"
-                files[output] = text
+                files[output] = text.rstrip() + "\n\n__all__ = " + repr(sorted(public)) + "\n"
             elif output == "_registry.py":
-                body = tmpl.render(ctx)
-                codec = ("encode_value", *sorted({c for _, _, c in ctx["registry"] if c.startswith("decode_")}))
-                imports = "from . import models\n" + used_imports(body, (("._codec", codec),))
-                files[output] = tmpl.render(dict(ctx, imports=imports))
+                files[output] = render_with_imports(tmpl, ctx, registry_imports)
             else:
                 files[output] = tmpl.render(ctx)
     except TemplateError as exc:
