@@ -19,9 +19,10 @@ the two sums within each sweep, then the median over sweeps).
 
 Corpus: each --corpus folder holds `<DefName>.json` files (one instance or a list of instances of
 `$defs/<DefName>`; tests/fixtures/messages/<version>/ has this layout) and/or `*.jsonl` files of
-recorded JSON-RPC frames: a frame with `method` + `params` is a request or notification and is typed
-through the package's METHODS table; a response is used when the recording adds its request's
-`method` beside `result`; other frames are counted as skipped.
+JSON-RPC frames (bare, or as scripts/record_interop.py records them: {"run", "direction",
+"message"}): a request or notification is typed through the package's METHODS table, a response by
+the request it answers (same run and id, opposite direction) or by a `method` recorded beside
+`result`, an error response as `Error`; other frames are counted as skipped.
 
     python benchmarks/bench_codec.py [--corpus DIR ...] [--package acp_v1] [--sdk acp.schema]
 """
@@ -87,20 +88,41 @@ def load_corpus(folders: Iterable[Path], package: Any) -> Corpus:
             for item in items if isinstance(items, list) else [items]:
                 add(corpus, path.stem, item, rel(path), known)
         for path in sorted(folder.glob("*.jsonl")):
-            for line in path.read_text(encoding="utf-8").splitlines():
-                if not line.strip():
-                    continue
-                frame = json.loads(line)
-                method = frame.get("method") if isinstance(frame, dict) else None
-                if method not in methods:
-                    corpus.skipped[f"{rel(path)}: frame without a known method"] += 1
-                elif "params" in frame:
-                    add(corpus, methods[method][0], frame["params"], rel(path), known)
-                elif "result" in frame and methods[method][1]:
-                    add(corpus, methods[method][1] or "", frame["result"], rel(path), known)
-                else:
-                    corpus.skipped[f"{rel(path)}: frame with neither params nor a typed result"] += 1
+            add_frames(corpus, path, methods, known)
     return corpus
+
+
+def add_frames(corpus: Corpus, path: Path, methods: dict[str, tuple[str, str | None]], known: set[str]) -> None:
+    """JSON-RPC frames, one per line: bare, or recorded as {"run", "direction", "message"}. A
+    response is typed by the request it answers (same run, same id, opposite direction), or by a
+    `method` the recording put beside `result`; an error response is an `Error`."""
+    pending: dict[tuple[object, object, object], str] = {}  # (run, request direction, id) -> method
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        frame = record.get("message", record) if isinstance(record, dict) else None
+        if not isinstance(frame, dict):
+            corpus.skipped[f"{rel(path)}: not a JSON-RPC object"] += 1
+            continue
+        run, direction = record.get("run"), record.get("direction")
+        method = frame.get("method")
+        if method is not None and "params" in frame:
+            if method not in methods:
+                corpus.skipped[f"{rel(path)}: unknown method"] += 1
+                continue
+            if "id" in frame:
+                pending[(run, direction, frame["id"])] = method
+            add(corpus, methods[method][0], frame["params"], rel(path), known)
+            continue
+        back = {"client->agent": "agent->client", "agent->client": "client->agent"}.get(str(direction))
+        method = method or pending.pop((run, back, frame.get("id")), None)
+        if "error" in frame:
+            add(corpus, "Error", frame["error"], rel(path), known)
+        elif "result" in frame and method in methods and methods[method][1]:
+            add(corpus, methods[method][1] or "", frame["result"], rel(path), known)
+        else:
+            corpus.skipped[f"{rel(path)}: frame without a known method"] += 1
 
 
 def add(corpus: Corpus, def_name: str, data: Any, source: str, known: set[str]) -> None:
@@ -321,14 +343,15 @@ def markdown(data: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, action="append",
-                        help="folder of messages (repeatable; default tests/fixtures/messages/v1)")
+                        help="folder of messages (repeatable; default tests/fixtures/messages/v1 "
+                        "and tests/fixtures/interop)")
     parser.add_argument("--package", default="acp_v1", help="generated package (under generated/)")
     parser.add_argument("--sdk", default="acp.schema", help="pydantic models module ('' for none)")
     parser.add_argument("--sweeps", type=int, default=15)
     parser.add_argument("--target-ms", type=float, default=3.0)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
-    folders = args.corpus or [ROOT / "tests" / "fixtures" / "messages" / "v1"]
+    folders = args.corpus or [ROOT / "tests" / "fixtures" / "messages" / "v1", ROOT / "tests" / "fixtures" / "interop"]
     write_json(args.json, run(folders, args.package, args.sdk or None, args.sweeps, args.target_ms))
 
 

@@ -26,24 +26,32 @@ def test_codec_on_a_tiny_corpus(tmp_path: Path) -> None:
     for name in ("PromptRequest", "ArchiveSessionRequest"):
         shutil.copy(FIXTURES / f"{name}.json", tmp_path)
     prompt = json.loads((FIXTURES / "PromptRequest.json").read_text())[0]
-    frames = [
+    frames = [  # bare frames: a request, a response typed by a recorded `method`, an untyped one
         {"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "params": prompt},
         {"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "result": {"stopReason": "end_turn"}},
         {"jsonrpc": "2.0", "id": 2, "result": {}},
     ]
-    (tmp_path / "recorded.jsonl").write_text("\n".join(json.dumps(f) for f in frames) + "\n")
+    recorded = [  # as scripts/record_interop.py writes them: a response typed by its request
+        {"run": "r", "direction": "client->agent", "message": {"jsonrpc": "2.0", "id": 7, "method": "session/new",
+                                                               "params": {"cwd": "/p", "mcpServers": []}}},
+        {"run": "r", "direction": "agent->client", "message": {"jsonrpc": "2.0", "id": 7, "result": {"sessionId": "s"}}},
+        {"run": "r", "direction": "agent->client", "message": {"jsonrpc": "2.0", "id": 8,
+                                                               "error": {"code": -32601, "message": "nope"}}},
+    ]
+    (tmp_path / "bare.jsonl").write_text("\n".join(json.dumps(f) for f in frames) + "\n")
+    (tmp_path / "recorded.jsonl").write_text("\n".join(json.dumps(f) for f in recorded) + "\n")
     data = bench_codec.run([tmp_path], "acp_v1", "acp.schema", sweeps=1, target_ms=0.05)
     n_prompt = len(json.loads((FIXTURES / "PromptRequest.json").read_text()))
-    assert data["messages"] == n_prompt + 1 + 2  # the .json instances and two typed frames
-    assert data["skipped"] == {"recorded.jsonl: frame without a known method": 1}
+    assert data["messages"] == n_prompt + 1 + 2 + 3  # the .json instances and five typed frames
+    assert data["skipped"] == {"bare.jsonl: frame without a known method": 1}
     # ArchiveSessionRequest is newer than the SDK: timed for acpgen only, outside the common set
     assert data["fidelity"]["sdk"]["no model"] == 1
-    assert data["fidelity"]["common"] == n_prompt + 2
+    assert data["fidelity"]["common"] == n_prompt + 2 + 3
     common = data["aggregate_common"]
-    assert common["messages"] == n_prompt + 2
+    assert common["messages"] == n_prompt + 2 + 3
     assert all(t > 0 for t in common["total_s"].values())
     assert set(common["versus"]) == {label for label, _, _ in bench_codec.VERSUS}
-    assert "PromptResponse" in data["kinds"] and "ArchiveSessionRequest" in data["kinds"]
+    assert {"PromptResponse", "NewSessionRequest", "NewSessionResponse", "Error", "ArchiveSessionRequest"} <= set(data["kinds"])
     text = bench_codec.markdown(data)
     assert "| PromptRequest |" in text and "| ArchiveSessionRequest * |" in text
 
