@@ -1,38 +1,183 @@
-"""Runtime: a session/prompt turn with 100 session/update notifications, generated client <-> agent
-over a pipe, vs the official Python SDK on both ends.
+"""Runtime: prompt turns with 100 session/update notifications each, client <-> agent over a pipe:
+the generated acp_v1 runtime on both ends vs the official Python SDK on both ends.
 
-SLOT: the generated JSON-RPC runtime (`rpc` module of each package) is not on main yet. Until it
-is, this script only reports that it was skipped and why; it never invents a figure.
+One turn = the client sends session/prompt; the agent (turn_agent.py, a child process on a stdio
+pipe) sends 100 session/update notifications and answers `end_turn`; the turn ends when the client
+has the answer and has handled all 100 notifications. The updates are the realistic
+session/update messages of tests/fixtures/messages/v1 that both bindings round-trip unchanged
+(cycled to 100), built into objects once at agent start, so a turn measures the runtimes and the
+codecs: encode, write, read, parse, decode, dispatch. Each implementation runs --turns turns per
+round, after initialize, session/new and 3 warm-up turns; rounds alternate between the two, and
+the figure is the median of turns per second over --rounds rounds.
 
-    python benchmarks/bench_runtime.py [--json OUT]
+    python benchmarks/bench_runtime.py [--rounds N] [--turns N] [--updates N] [--json OUT]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
 import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _util import GENERATED, write_json
+from _util import BENCH, GENERATED, ROOT, WORK, median, table, write_json
+
+AGENT = BENCH / "turn_agent.py"
+Turn = Callable[[], Awaitable[None]]
 
 
-def run() -> dict[str, object]:
-    if not (GENERATED / "acp_v1" / "rpc.py").exists():
-        return {"status": "skipped", "reason": "the generated runtime (acp_v1/rpc.py) is not on main yet"}
-    return {"status": "skipped", "reason": "the prompt-turn benchmark is not written yet"}
+def update_corpus(count: int) -> list[dict[str, Any]]:
+    """`count` session updates, cycling over the fixture updates both bindings round-trip exactly."""
+    sys.path.insert(0, str(GENERATED))
+    import acp_v1
+    from acp.schema import SessionNotification
+
+    usable = []
+    for item in json.loads((ROOT / "tests" / "fixtures" / "messages" / "v1" / "SessionNotification.json").read_text()):
+        try:
+            ours = acp_v1.encode(acp_v1.decode("SessionNotification", item))
+            sdk = SessionNotification.model_validate(item).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        except Exception:  # the SDK does not know this (newer) update kind
+            continue
+        if ours == item and sdk == item:
+            usable.append(item["update"])
+    return [usable[i % len(usable)] for i in range(count)]
+
+
+class Counter:
+    def __init__(self) -> None:
+        self.seen = 0
+        self.target = 0
+        self.done = asyncio.Event()
+
+    def expect(self, n: int) -> None:
+        self.target += n
+        self.done.clear()
+        if self.seen >= self.target:
+            self.done.set()
+
+    def hit(self) -> None:
+        self.seen += 1
+        if self.seen >= self.target:
+            self.done.set()
+
+
+@asynccontextmanager
+async def acpgen_session(updates: Path, n_updates: int) -> AsyncIterator[Turn]:
+    sys.path.insert(0, str(GENERATED))
+    import acp_v1 as acp
+
+    counter = Counter()
+
+    class TurnClient(acp.Client):
+        async def session_update(self, params: acp.SessionNotification) -> None:
+            counter.hit()
+
+    async with acp.spawn_agent(TurnClient(), sys.executable, str(AGENT), "acpgen", str(updates)) as conn:
+        await conn.initialize(acp.InitializeRequest(protocol_version=1))
+        session = await conn.session_new(acp.NewSessionRequest(cwd=str(ROOT), mcp_servers=[]))
+        prompt = acp.PromptRequest(session_id=session.session_id, prompt=[acp.TextContentBlock(text="go")])
+
+        async def turn() -> None:
+            counter.expect(n_updates)
+            result = await conn.session_prompt(prompt)
+            assert result.stop_reason == acp.StopReason.END_TURN
+            await counter.done.wait()
+
+        yield turn
+
+
+@asynccontextmanager
+async def sdk_session(updates: Path, n_updates: int) -> AsyncIterator[Turn]:
+    from acp import spawn_agent_process, text_block
+
+    counter = Counter()
+
+    class TurnClient:
+        def on_connect(self, conn: Any) -> None:
+            pass
+
+        async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+            counter.hit()
+
+    async with spawn_agent_process(TurnClient(), sys.executable, str(AGENT), "sdk", str(updates),
+                                   transport_kwargs={"stderr": None}) as (conn, _process):
+        await conn.initialize(protocol_version=1)
+        session = await conn.new_session(cwd=str(ROOT), mcp_servers=[])
+        blocks = [text_block("go")]
+
+        async def turn() -> None:
+            counter.expect(n_updates)
+            result = await conn.prompt(session_id=session.session_id, prompt=blocks)
+            assert result.stop_reason == "end_turn"
+            await counter.done.wait()
+
+        yield turn
+
+
+async def measure(rounds: int, turns: int, n_updates: int, updates: Path) -> dict[str, list[float]]:
+    rates: dict[str, list[float]] = {"acpgen": [], "sdk": []}
+    async with acpgen_session(updates, n_updates) as ours, sdk_session(updates, n_updates) as theirs:
+        sides = {"acpgen": ours, "sdk": theirs}
+        for turn in sides.values():
+            for _ in range(3):
+                await turn()
+        for _ in range(rounds):
+            for name, turn in sides.items():
+                start = time.perf_counter()
+                for _ in range(turns):
+                    await turn()
+                rates[name].append(turns / (time.perf_counter() - start))
+    return rates
+
+
+def run(rounds: int, turns: int, n_updates: int) -> dict[str, object]:
+    updates = WORK / "runtime" / "updates.json"
+    updates.parent.mkdir(parents=True, exist_ok=True)
+    corpus = update_corpus(n_updates)
+    updates.write_text(json.dumps(corpus), encoding="utf-8")
+    rates = asyncio.run(measure(rounds, turns, n_updates, updates))
+    paired = [a / b for a, b in zip(rates["acpgen"], rates["sdk"], strict=True)]
+    kinds = sorted({u["sessionUpdate"] for u in corpus})
+    return {"status": "ok", "rounds": rounds, "turns": turns, "updates_per_turn": n_updates,
+            "update_kinds": kinds, "rates": rates,
+            "turns_per_s": {k: median(v) for k, v in rates.items()},
+            "x_sdk": median(rates["acpgen"]) / median(rates["sdk"]), "x_sdk_paired": median(paired)}
 
 
 def markdown(data: dict[str, object]) -> str:
-    return f"Skipped: {data['reason']}." if data["status"] == "skipped" else str(data)
+    if data.get("status") != "ok":
+        return f"Skipped: {data.get('reason')}."
+    tps = data["turns_per_s"]
+    assert isinstance(tps, dict)
+    n = data["updates_per_turn"]
+    rows = [[name, f"{rate:.1f}", f"{rate * float(n):.0f}", f"{1000 / rate:.1f} ms"] for name, rate in tps.items()]
+    return "\n".join([
+        f"{data['rounds']} alternating rounds of {data['turns']} turns per implementation, {n} "
+        f"session/update notifications per turn (kinds: {', '.join(data['update_kinds'])}), agent in a "
+        "child process on a stdio pipe; median turns per second.",
+        "",
+        table(["both ends", "turns/s", "notifications/s", "per turn"], rows),
+        "",
+        f"acpgen / SDK throughput: **{data['x_sdk']:.2f}** (paired per round: {data['x_sdk_paired']:.2f}; target >= 2).",
+    ])
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--updates", type=int, default=100)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
-    write_json(args.json, run())
+    write_json(args.json, run(args.rounds, args.turns, args.updates))
 
 
 if __name__ == "__main__":

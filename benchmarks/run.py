@@ -33,7 +33,8 @@ BENCHMARKS: dict[str, tuple[str, list[str], list[str]]] = {
               ["--sweeps", "15", "--target-ms", "3"], ["--sweeps", "2", "--target-ms", "0.2"]),
     "import": ("Import: generated packages vs acp.schema", ["--runs", "15"], ["--runs", "2"]),
     "growth": ("Growth: synthetic schemas", ["--runs", "3"], ["--runs", "1", "--sizes", "20,40"]),
-    "runtime": ("Runtime: prompt turn with 100 session/update notifications", [], []),
+    "runtime": ("Runtime: prompt turns with 100 session/update notifications, over a pipe",
+                ["--rounds", "7", "--turns", "20"], ["--rounds", "1", "--turns", "2"]),
 }
 PACKAGES = ("acpgen", "datamodel-code-generator", "agent-client-protocol", "pydantic", "pydantic-core",
             "ruff", "black", "isort", "jinja2", "jsonschema", "typer", "pyinstrument")

@@ -86,9 +86,14 @@ def test_synthetic_schema_builds(tmp_path: Path) -> None:
 @pytest.mark.parametrize("only", ["runtime"])
 def test_run_writes_results(tmp_path: Path, only: str) -> None:
     out = tmp_path / "RESULTS.md"
-    bench_run.main(["--only", only, "--output", str(out), "--work", str(tmp_path / "work"),
+    bench_run.main(["--quick", "--only", only, "--output", str(out), "--work", str(tmp_path / "work"),
                     "--profiles", str(tmp_path / "none.md")])
     text = out.read_text()
     assert text.startswith("# acpgen benchmarks")
     assert "| python | CPython" in text and "| agent-client-protocol | 0.12.1 |" in text
     assert "## Runtime" in text
+    raw = json.loads((tmp_path / "work" / "runtime.json").read_text())
+    assert raw["status"] == "ok" and raw["updates_per_turn"] == 100
+    assert len(raw["rates"]["acpgen"]) == len(raw["rates"]["sdk"]) == 1
+    assert all(rate > 0 for rates in raw["rates"].values() for rate in rates)
+    assert "acpgen / SDK throughput" in text
