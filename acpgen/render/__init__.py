@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,11 +14,11 @@ from jinja2 import (
     FileSystemLoader,
     StrictUndefined,
     Template,
-    TemplateError,
+    TemplateSyntaxError,
 )
 
 from acpgen import __version__
-from acpgen.diagnostics import Diagnostics
+from acpgen.diagnostics import Diagnostic, Diagnostics
 from acpgen.ir.model import Package
 from acpgen.render.cache import bytecode_cache
 from acpgen.render.codegen import constant_name, decoder_name
@@ -51,6 +52,61 @@ def builtin_templates() -> Path:
     """Templates ship inside the wheel as acpgen/templates; a source checkout has them at the top."""
     packaged = Path(__file__).resolve().parent.parent / "templates"
     return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent.parent / "templates"
+
+
+TEMPLATE_SUFFIX = ".j2"
+
+
+def builtin_template_names() -> list[str]:
+    """The names a user template may override: the built-in `*.j2` files (not README.md)."""
+    root = builtin_templates()
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob(f"*{TEMPLATE_SUFFIX}") if p.is_file())
+
+
+def check_user_templates(folder: Path, diags: Diagnostics) -> bool:
+    """A user folder must exist, and every file in it must override a built-in template by name
+    (a misspelt name would otherwise be ignored without a word). Dot files are skipped."""
+    if not folder.exists():
+        diags.error("templates-missing", "", f"the templates folder {folder} does not exist",
+                    "pass --templates (or set `templates`) to a folder of *.j2 files named like the built-in ones")
+        return False
+    if not folder.is_dir():
+        diags.error("templates-not-a-folder", "", f"--templates must be a folder, and {folder} is a file",
+                    "put the template in a folder and pass the folder")
+        return False
+    valid = builtin_template_names()
+    ok = True
+    for path in sorted(folder.rglob("*")):
+        name = path.relative_to(folder).as_posix()
+        if path.is_dir() or any(part.startswith(".") for part in path.relative_to(folder).parts):
+            continue
+        if name not in valid:
+            diags.items.append(Diagnostic(
+                "error", "unknown-template", "", f"{name} matches no built-in template, so it would never be used",
+                str(path), f"rename it to one of: {', '.join(valid)}",
+            ))
+            ok = False
+    return ok
+
+
+def template_error(exc: Exception, user_templates: Path | None) -> Diagnostic:
+    """A failure while rendering, located at the template file and line that caused it."""
+    file, line = "", None
+    if isinstance(exc, TemplateSyntaxError):
+        file, line = exc.filename or exc.name or "", exc.lineno
+    else:
+        # Jinja rewrites tracebacks so that template frames carry the template's file and line.
+        for frame in traceback.extract_tb(exc.__traceback__):
+            if frame.filename.endswith(TEMPLATE_SUFFIX):
+                file, line = frame.filename, frame.lineno
+    message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    if not isinstance(exc, TemplateSyntaxError) and type(exc).__module__ != "jinja2.exceptions":
+        message = f"{type(exc).__name__}: {message}"
+    where = f"{file}:{line}" if file and line else file or "template"
+    user = user_templates is not None and file and Path(file).resolve().is_relative_to(user_templates.resolve())
+    hint = ("fix this template of your --templates folder; templates/README.md lists what each template receives"
+            if user else "fix the template (a user template folder overrides built-in templates by name)")
+    return Diagnostic("error", "template-error", "", message, where, hint)
 
 
 def make_environment(user_templates: Path | None = None) -> Environment:
@@ -106,6 +162,8 @@ def render_with_imports(tmpl: Template, ctx: dict[str, Any], imports_of: Callabl
 def render_package(
     package: Package, command: str, diags: Diagnostics, user_templates: Path | None = None
 ) -> dict[str, str] | None:
+    if user_templates is not None and not check_user_templates(user_templates, diags):
+        return None
     env = make_environment(user_templates)
     ctx: dict[str, Any] = ContextBuilder(package).context()
     def_class = {def_name: ref.name for def_name, ref in package.defs}
@@ -140,10 +198,7 @@ def render_package(
                 files[output] = render_with_imports(tmpl, ctx, registry_imports)
             else:
                 files[output] = tmpl.render(ctx)
-    except TemplateError as exc:
-        name = getattr(exc, "name", None) or getattr(exc, "filename", None) or "template"
-        line = getattr(exc, "lineno", None)
-        diags.error("template-error", "", f"{name}{f':{line}' if line else ''}: {exc.message or exc}",
-                    "fix the template (a user template folder overrides built-in templates by name)")
+    except Exception as exc:  # a user template can raise anything; report where, never a traceback
+        diags.items.append(template_error(exc, user_templates))
         return None
     return files
