@@ -58,7 +58,8 @@ def load_config(pyproject: Path, diags: Diagnostics) -> list[Target]:
     try:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     except OSError as exc:
-        diags.error("config-unreadable", "", f"cannot read {pyproject}: {exc.strerror or exc}")
+        diags.error("config-unreadable", "", f"cannot read {pyproject}: {exc.strerror or exc}",
+                    "run acpgen in the folder that holds pyproject.toml, pass --config FILE, or give a schema file")
         return []
     except tomllib.TOMLDecodeError as exc:
         diags.error("config-invalid-toml", "", f"invalid TOML: {exc}")
@@ -118,6 +119,15 @@ def parse_target(name: str, table: Any, root: Path, diags: Diagnostics) -> Targe
                 diags.error("config-bad-value", f"/tool/acpgen/targets/{name}/{key}",
                             f"`{where}.{key}.{pointer!r}` must be a Python identifier, got {new!r}")
                 ok = False
+    paths_ok = ok
+    for key, want_dir in (("schema", False), ("unstable", False), ("meta", False), ("templates", True)):
+        value = table.get(key)
+        if paths_ok and isinstance(value, str) and not ((root / value).is_dir() if want_dir else (root / value).is_file()):
+            what = "folder" if want_dir else "file"
+            diags.error("config-missing-path", f"/tool/acpgen/targets/{name}/{key}",
+                        f"`{where}.{key}` names {value!r}, which is not an existing {what}",
+                        f"fix the path (relative to the folder of pyproject.toml): {TARGET_KEYS[key][1]}")
+            ok = False
     if not ok:
         return None
 

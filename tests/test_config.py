@@ -1,0 +1,137 @@
+"""`[tool.acpgen]` as a user's project has it: the messages of bad configs, and the build / check
+cycle of a configured project (fresh, after a schema change, after a hand edit)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from acpgen.cli import app
+from tests.conftest import ROOT
+
+TARGET = """
+[tool.acpgen.targets.acp]
+schema = "schema/schema.json"
+output = "src/acp"
+"""
+
+
+def project(tmp_path: Path, config: str) -> Path:
+    (tmp_path / "schema").mkdir()
+    shutil.copy(ROOT / "schema/v0_4/schema.json", tmp_path / "schema/schema.json")
+    (tmp_path / "pyproject.toml").write_text(config)
+    return tmp_path
+
+
+def acpgen(args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch) -> Result:
+    monkeypatch.chdir(cwd)
+    return CliRunner().invoke(app, args)
+
+
+@pytest.mark.parametrize(
+    ("config", "messages"),
+    [
+        pytest.param(TARGET + 'shema = "x.json"\n', [
+            "pyproject.toml#/tool/acpgen/targets/acp/shema: error[config-unknown-key]: unknown key `tool.acpgen.targets.acp.shema`",
+            "hint: known keys: allow_foreign, defaults, include_unstable, keep_unknown, meta, output, package, "
+            "protocol_version, rename, schema, templates, unstable",
+        ], id="unknown-target-key"),
+        pytest.param("[tool.acpgen]\nverbose = true\n" + TARGET, [
+            "pyproject.toml#/tool/acpgen/verbose: error[config-unknown-key]: unknown key `tool.acpgen.verbose`",
+        ], id="unknown-top-key"),
+        pytest.param(TARGET + 'include_unstable = "yes"\n', [
+            "pyproject.toml#/tool/acpgen/targets/acp/include_unstable: error[config-bad-value]: "
+            "`tool.acpgen.targets.acp.include_unstable` must be true or false, got 'yes'",
+        ], id="wrong-type"),
+        pytest.param(TARGET + "protocol_version = true\n", [
+            "`tool.acpgen.targets.acp.protocol_version` must be an integer, got True",
+        ], id="bool-is-not-int"),
+        pytest.param('[tool.acpgen.targets.acp]\noutput = "src/acp"\n', [
+            "pyproject.toml#/tool/acpgen/targets/acp: error[config-missing-key]: `tool.acpgen.targets.acp` needs `schema`",
+            "hint: add `schema = ...`: a path to schema.json",
+        ], id="missing-schema-key"),
+        pytest.param(TARGET.replace("schema/schema.json", "schema/missing.json"), [
+            "pyproject.toml#/tool/acpgen/targets/acp/schema: error[config-missing-path]: "
+            "`tool.acpgen.targets.acp.schema` names 'schema/missing.json', which is not an existing file",
+        ], id="missing-schema-file"),
+        pytest.param(TARGET + 'templates = "my-templates"\n', [
+            "pyproject.toml#/tool/acpgen/targets/acp/templates: error[config-missing-path]: "
+            "`tool.acpgen.targets.acp.templates` names 'my-templates', which is not an existing folder",
+        ], id="missing-templates-folder"),
+        pytest.param(TARGET + 'package = "my-acp"\n', [
+            "`tool.acpgen.targets.acp.package` must be a valid Python identifier, got 'my-acp'",
+        ], id="bad-package"),
+        pytest.param(TARGET + 'rename = { "/$defs/ToolKind" = "tool kind" }\n', [
+            "`tool.acpgen.targets.acp.rename.'/$defs/ToolKind'` must be a Python identifier, got 'tool kind'",
+        ], id="bad-rename"),
+        pytest.param("[tool.black]\nline-length = 1\n", [
+            "pyproject.toml#/tool/acpgen: error[config-missing]: no [tool.acpgen] table",
+        ], id="no-table"),
+        pytest.param("[tool.acpgen\n", ["pyproject.toml: error[config-invalid-toml]: invalid TOML"], id="bad-toml"),
+    ],
+)
+def test_config_errors_name_the_key_and_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: str, messages: list[str]
+) -> None:
+    project(tmp_path, config)
+    for command in (["build"], ["check"]):
+        result = acpgen(command, tmp_path, monkeypatch)
+        assert result.exit_code == 2, result.output
+        for message in messages:
+            assert message in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr
+    assert not (tmp_path / "src").exists()
+
+
+def test_unknown_target_lists_the_known_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project(tmp_path, TARGET)
+    result = acpgen(["build", "--target", "acp_v9"], tmp_path, monkeypatch)
+    assert result.exit_code == 2
+    assert "pyproject.toml: error: no target named acp_v9 (known: acp)" in result.stderr
+
+
+def test_missing_pyproject_says_what_to_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    result = acpgen(["check"], tmp_path, monkeypatch)
+    assert result.exit_code == 2
+    assert "error[config-unreadable]: cannot read pyproject.toml" in result.stderr
+    assert "pass --config FILE, or give a schema file" in result.stderr
+
+
+def test_check_fresh_then_schema_change_then_hand_edit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project(tmp_path, TARGET)
+    built = acpgen(["build"], tmp_path, monkeypatch)
+    assert built.exit_code == 0, built.stderr
+    assert "[1/1] acp: wrote" in built.stdout
+
+    fresh = acpgen(["check"], tmp_path, monkeypatch)
+    assert fresh.exit_code == 0, fresh.stderr
+    assert "acp: src/acp is up to date" in fresh.stdout
+
+    # A protocol update: the schema gains a value; the committed package is now stale.
+    schema_path = tmp_path / "schema/schema.json"
+    schema = json.loads(schema_path.read_text())
+    schema["$defs"]["ToolKind"]["oneOf"].append({"const": "browse", "description": "Browsing the web."})
+    schema_path.write_text(json.dumps(schema, indent=2))
+    stale = acpgen(["check"], tmp_path, monkeypatch)
+    assert stale.exit_code == 1
+    listed = next(line for line in stale.stderr.splitlines() if "is stale:" in line)
+    # models.py gains the member, every file's provenance header names the new sha256.
+    assert listed.startswith("acp: src/acp is stale: ")
+    assert set(listed.split(": ", 2)[2].split(", ")) == {"__init__.py", "_codec.py", "_registry.py", "methods.py", "models.py"}
+    assert "+    BROWSE = 'browse'" in stale.stdout or '+    BROWSE = "browse"' in stale.stdout
+    assert "run `acpgen build --target acp` to regenerate" in stale.stderr
+
+    assert acpgen(["build"], tmp_path, monkeypatch).exit_code == 0
+    assert acpgen(["check"], tmp_path, monkeypatch).exit_code == 0
+
+    # A hand edit of a generated file is stale too, and only that file is listed.
+    models = tmp_path / "src/acp/models.py"
+    models.write_text(models.read_text().replace('"""Browsing the web."""', '"""Edited."""'))
+    edited = acpgen(["check", "--quiet"], tmp_path, monkeypatch)
+    assert edited.exit_code == 1
+    assert "acp: src/acp is stale: models.py\n" in edited.stderr
+    assert edited.stdout == ""  # --quiet: the list, not the diff
