@@ -135,3 +135,19 @@ def test_check_fresh_then_schema_change_then_hand_edit(tmp_path: Path, monkeypat
     assert edited.exit_code == 1
     assert "acp: src/acp is stale: models.py\n" in edited.stderr
     assert edited.stdout == ""  # --quiet: the list, not the diff
+
+
+def test_pre_commit_hook_runs_the_check_command() -> None:
+    """No YAML parser is a dependency: read the one hook's flat `key: value` lines."""
+    lines = (ROOT / ".pre-commit-hooks.yaml").read_text().splitlines()
+    hooks = [line for line in lines if line.startswith("- ")]
+    assert len(hooks) == 1
+    fields = dict(line.lstrip("- ").split(": ", 1) for line in lines if line.strip() and not line.startswith("#"))
+    assert fields["id"] == "acpgen-check"
+    assert fields["entry"] == "acpgen check"
+    assert fields["language"] == "python"
+    assert fields["pass_filenames"] == "false"
+    command = fields["entry"].split()[1]
+    assert command in {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
+    readme = (ROOT / "README.md").read_text()
+    assert "      - id: acpgen-check" in readme
