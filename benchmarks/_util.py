@@ -39,6 +39,14 @@ class ProcessRun:
     stderr: str
 
 
+def user_env() -> dict[str, str]:
+    """The environment a user runs tools in: bytecode caching on (a shell that sets
+    PYTHONDONTWRITEBYTECODE would make every run of a source-installed tool compile its modules)."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def run_process(cmd: Sequence[str], *, cwd: Path = ROOT, env: dict[str, str] | None = None) -> ProcessRun:
     """Run `cmd` to completion: wall time, and peak RSS from wait4's rusage of that child.
 
@@ -46,7 +54,7 @@ def run_process(cmd: Sequence[str], *, cwd: Path = ROOT, env: dict[str, str] | N
     it waited for itself (acpgen's ruff run, datamodel-codegen's black), in KiB on Linux.
     """
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env if env is not None else user_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     assert proc.stderr is not None
     stderr = proc.stderr.read()  # until the child exits and closes it
     _, status, usage = os.wait4(proc.pid, 0)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _util import GENERATED, fmt_ms, median, table, write_json
+from _util import GENERATED, fmt_ms, median, table, user_env, write_json
 
 MODULES = ["acp_v1", "acp_v2", "acp_v0_4", "acp.schema", "pydantic"]
 BASELINE = "acp.schema"
@@ -28,9 +28,8 @@ PROBE = "import time; t = time.perf_counter(); import {m}; print(time.perf_count
 
 
 def env() -> dict[str, str]:
-    e = dict(os.environ)
+    e = user_env()
     e["PYTHONPATH"] = str(GENERATED) + os.pathsep + e.get("PYTHONPATH", "")
-    e.pop("PYTHONDONTWRITEBYTECODE", None)
     return e
 
 
