@@ -3,6 +3,7 @@ that name the key."""
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ class Target:
     templates: Path | None = None
     rename: dict[str, str] = field(default_factory=dict)
     defaults: dict[str, Any] = field(default_factory=dict)
+    hooks: dict[str, str] = field(default_factory=dict)
     keep_unknown: bool = False
     protocol_version: int | None = None
     allow_foreign: bool = False
@@ -46,11 +48,13 @@ TARGET_KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
     "templates": (str, "a folder of templates overriding the built-in ones"),
     "rename": (dict, 'a table of JSON pointer -> name, e.g. { "/$defs/Foo" = "Bar" }'),
     "defaults": (dict, 'a table of property JSON pointer -> default value'),
+    "hooks": (dict, 'a table of property JSON pointer -> "module:function" that rewrites the raw value before decoding'),
     "keep_unknown": (bool, "true or false"),
     "protocol_version": (int, "an integer"),
     "allow_foreign": (bool, "true or false"),
 }
 TOP_KEYS = {"targets"}
+HOOK = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
 
 
 def load_config(pyproject: Path, diags: Diagnostics) -> list[Target]:
@@ -119,6 +123,13 @@ def parse_target(name: str, table: Any, root: Path, diags: Diagnostics) -> Targe
                 diags.error("config-bad-value", f"/tool/acpgen/targets/{name}/{key}",
                             f"`{where}.{key}.{pointer!r}` must be a Python identifier, got {new!r}")
                 ok = False
+    hooks = table.get("hooks")
+    for pointer, target in hooks.items() if isinstance(hooks, dict) else []:
+        if not isinstance(target, str) or not HOOK.fullmatch(target):
+            diags.error("config-bad-value", f"/tool/acpgen/targets/{name}/hooks",
+                        f"`{where}.hooks.{pointer!r}` must be \"module:function\", got {target!r}",
+                        'e.g. hooks = { "/$defs/InitializeRequest/properties/protocolVersion" = "myapp.acp_hooks:version" }')
+            ok = False
     paths_ok = ok
     for key, want_dir in (("schema", False), ("unstable", False), ("meta", False), ("templates", True)):
         value = table.get(key)
@@ -146,6 +157,7 @@ def parse_target(name: str, table: Any, root: Path, diags: Diagnostics) -> Targe
         templates=path("templates"),
         rename={normalise_pointer(k): v for k, v in table.get("rename", {}).items()},
         defaults={normalise_pointer(k): v for k, v in table.get("defaults", {}).items()},
+        hooks={normalise_pointer(k): v for k, v in table.get("hooks", {}).items()},
         keep_unknown=table.get("keep_unknown", False),
         protocol_version=table.get("protocol_version"),
         allow_foreign=table.get("allow_foreign", False),

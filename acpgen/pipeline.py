@@ -40,6 +40,7 @@ def generate(target: Target) -> Result:
         package=target.package,
         renames=target.rename,
         defaults=target.defaults,
+        hooks=target.hooks,
         include_unstable=target.include_unstable,
         keep_unknown=target.keep_unknown,
         protocol_version=target.protocol_version,

@@ -37,7 +37,7 @@ def acpgen(args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch) -> Resul
     [
         pytest.param(TARGET + 'shema = "x.json"\n', [
             "pyproject.toml#/tool/acpgen/targets/acp/shema: error[config-unknown-key]: unknown key `tool.acpgen.targets.acp.shema`",
-            "hint: known keys: allow_foreign, defaults, include_unstable, keep_unknown, meta, output, package, "
+            "hint: known keys: allow_foreign, defaults, hooks, include_unstable, keep_unknown, meta, output, package, "
             "protocol_version, rename, schema, templates, unstable",
         ], id="unknown-target-key"),
         pytest.param("[tool.acpgen]\nverbose = true\n" + TARGET, [
@@ -203,3 +203,73 @@ def test_foreign_files_are_refused_kept_with_allow_foreign_and_never_removed(
     assert acpgen(["build", "--allow-foreign"], tmp_path, monkeypatch).exit_code == 0
     assert not (out / "old_module.py").exists()
     assert (out / "notes.txt").read_text() == "mine"
+
+
+# -- hooks: what the schema cannot say ----------------------------------------------------------
+
+HOOKS = '''
+hooks = { "/$defs/InitializeRequest/properties/protocolVersion" = "acp_hooks:version", "#/$defs/ToolCall/properties/kind" = "acp_hooks:tool_kind" }
+'''
+
+HOOK_MODULE = '''
+def version(value: object) -> object:
+    """Some clients sent a date string as the protocol version; read any string as version 1."""
+    return 1 if isinstance(value, str) else value
+
+
+def tool_kind(value: object) -> object:
+    """An unknown tool kind is read as "other" (the Rust SDK's serde(other))."""
+    return value if value in ("read", "edit", "delete", "move", "search", "execute", "think", "fetch") else "other"
+'''
+
+
+def test_hooks_rewrite_raw_values_before_decoding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+    import sys
+
+    project(tmp_path, TARGET + HOOKS)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/acp_hooks.py").write_text(HOOK_MODULE)
+    result = acpgen(["build"], tmp_path, monkeypatch)
+    assert result.exit_code == 0, result.stderr
+    models = (tmp_path / "src/acp/models.py").read_text()
+    assert "from acp_hooks import tool_kind as _hook_acp_hooks_tool_kind\n" in models
+    assert "from acp_hooks import version as _hook_acp_hooks_version\n" in models
+    lint = subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", "--select", "E,F,W,I,UP,B,C4,SIM,RUF,PIE,N,ANN,PYI,TID,T20", "--ignore", "E501",
+                           "--target-version", "py310", "models.py"], cwd=tmp_path / "src/acp",
+                          capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout
+    typed = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--python-version", "3.10",
+                            "acp", "acp_hooks.py"], cwd=tmp_path / "src", capture_output=True, text=True)
+    assert typed.returncode == 0, typed.stdout[-2000:]
+    code = (
+        "import acp;"
+        "r = acp.decode('InitializeRequest', {'protocolVersion': '2024-11-05', 'clientCapabilities': {}});"
+        "t = acp.decode('ToolCall', {'toolCallId': 't', 'title': 'x', 'kind': 'browse'});"
+        "u = acp.decode('ToolCall', {'toolCallId': 't', 'title': 'x'});"
+        "print(r.protocol_version, t.kind.value, u.kind is acp.UNSET)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path / "src", capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["1", "other", "True"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ('hooks = { "/$defs/ToolCall/properties/kind" = "acp_hooks.tool_kind" }\n',
+         "`tool.acpgen.targets.acp.hooks.'/$defs/ToolCall/properties/kind'` must be \"module:function\", got 'acp_hooks.tool_kind'"),
+        ('hooks = { "/$defs/ToolCall/properties/kinds" = "acp_hooks:tool_kind" }\n',
+         "schema.json#/$defs/ToolCall/properties/kinds: error[unknown-hook]: `hooks` names a JSON pointer that is no property"),
+        ('defaults = { "/$defs/ToolCall/properties/knd" = "other" }\n',
+         "schema.json#/$defs/ToolCall/properties/knd: error[unknown-default]: `defaults` names a JSON pointer that is no property"),
+    ],
+)
+def test_bad_hooks_and_defaults_are_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: str, message: str
+) -> None:
+    project(tmp_path, TARGET + extra)
+    result = acpgen(["build"], tmp_path, monkeypatch)
+    assert result.exit_code == 2
+    assert message in result.stderr, result.stderr
+    assert not (tmp_path / "src/acp").exists()

@@ -53,7 +53,7 @@ def build_side(target: Target) -> tuple[Package | None, list[Diagnostic]]:
     diagnostics = [d for r in reports for d in r.items]
     if loaded is None:
         return None, diagnostics
-    options = IrOptions(package=target.package, renames=target.rename, defaults=target.defaults,
+    options = IrOptions(package=target.package, renames=target.rename, defaults=target.defaults, hooks=target.hooks,
                         include_unstable=target.include_unstable, protocol_version=target.protocol_version)
     package, diags = build_package(loaded, options)
     return package, diagnostics + diags.items

@@ -17,6 +17,7 @@ class IrOptions:
     package: str
     renames: dict[str, str] = field(default_factory=dict)
     defaults: dict[str, Any] = field(default_factory=dict)
+    hooks: dict[str, str] = field(default_factory=dict)
     include_unstable: bool = True
     keep_unknown: bool = False
     protocol_version: int | None = None
@@ -26,7 +27,7 @@ def build_package(loaded: LoadedSchema, options: IrOptions) -> tuple[Package | N
     """Build the stable IR, then (when merging) the unstable one marked against it."""
     stable_file = loaded.stable
     diags = Diagnostics(str(stable_file.path))
-    stable = Builder(stable_file.document, diags, options.renames, defaults=options.defaults)
+    stable = Builder(stable_file.document, diags, options.renames, defaults=options.defaults, hooks=options.hooks)
     stable.build()
     stable_methods = collect_methods(stable_file.document, stable.defs_key, diags, meta=None)
     builder, chosen = stable, stable_file
@@ -35,7 +36,7 @@ def build_package(loaded: LoadedSchema, options: IrOptions) -> tuple[Package | N
     if unstable_file is not None:
         diags = Diagnostics(str(unstable_file.path))
         builder = Builder(unstable_file.document, diags, options.renames,
-                          stable=StableIndex.of(stable.nodes), defaults=options.defaults)
+                          stable=StableIndex.of(stable.nodes), defaults=options.defaults, hooks=options.hooks)
         builder.build()
         chosen = unstable_file
         methods = collect_methods(

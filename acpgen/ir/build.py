@@ -91,11 +91,13 @@ class Builder:
         renames: Mapping[str, str] | None = None,
         stable: StableIndex | None = None,
         defaults: Mapping[str, Any] | None = None,
+        hooks: Mapping[str, str] | None = None,
     ) -> None:
         self.document = document
         self.diags = diags
         self.renames = dict(renames or {})
         self.extra_defaults = dict(defaults or {})
+        self.hooks = dict(hooks or {})
         self.stable = stable
         defs_key = "$defs" if "$defs" in document else "definitions"
         self.defs_key = defs_key
@@ -158,6 +160,11 @@ class Builder:
         for pointer in unused:
             self.diags.error("unknown-rename", pointer, "a rename names a JSON pointer that defines nothing",
                              "check the pointer against the schema (e.g. `#/$defs/Name`)")
+        for key, table in (("defaults", self.extra_defaults), ("hooks", self.hooks)):
+            for pointer in sorted(set(table) - self.field_pointers):
+                self.diags.error(f"unknown-{key[:-1]}", pointer,
+                                 f"`{key}` names a JSON pointer that is no property of an object type",
+                                 "point it at a property, e.g. `/$defs/Name/properties/field`")
 
     def define_def(self, key: str) -> TypeRef:
         name = self.def_class[key]
@@ -472,6 +479,7 @@ class Builder:
             default_on_null=flags.get("x-deserialize-default-on-null") is True,
             skip_invalid_items=flags.get("x-deserialize-skip-invalid-items") is True,
             unstable=unstable,
+            hook=self.hooks.get(pointer, ""),
         )
 
     # -- type expressions ------------------------------------------------------------------

@@ -69,6 +69,7 @@ class Field:
     skip_invalid_items: bool = False
     flatten: bool = False
     unstable: bool = False
+    hook: str = ""  # `module:function` the raw value goes through before it is decoded (config `hooks`)
 
     @property
     def has_default(self) -> bool:

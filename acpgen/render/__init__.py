@@ -19,7 +19,7 @@ from jinja2 import (
 
 from acpgen import __version__
 from acpgen.diagnostics import Diagnostic, Diagnostics
-from acpgen.ir.model import Package
+from acpgen.ir.model import Package, Struct
 from acpgen.render.cache import bytecode_cache
 from acpgen.render.codegen import constant_name, decoder_name
 from acpgen.render.context import ContextBuilder, docstring
@@ -122,8 +122,30 @@ def make_environment(user_templates: Path | None = None) -> Environment:
     env.filters["docstring"] = docstring
     env.filters["decoder"] = decoder_name
     env.filters["constant"] = constant_name
+    env.filters["hook_alias"] = hook_alias
     env.filters["zip_locals"] = lambda pys, fields: [f"{py}={f.local}" for py, f in zip(pys, fields, strict=True)]
     return env
+
+
+def hook_alias(target: str) -> str:
+    """`myapp.hooks:version` -> `_hook_myapp_hooks_version`: the name models.py imports it as."""
+    return "_hook_" + re.sub(r"\W", "_", target)
+
+
+def hook_imports(package: Package) -> list[str]:
+    """Import lines for the user functions the `hooks` config key routes raw values through."""
+    targets = sorted({f.hook for n in package.nodes if isinstance(n, Struct) for f in n.fields if f.hook})
+    return [f"from {t.split(':')[0]} import {t.split(':')[1]} as {hook_alias(t)}" for t in targets]
+
+
+def with_sections(block: str, third_party: list[str]) -> str:
+    """Put third-party import lines between the standard library's and the package's own."""
+    if not third_party:
+        return block
+    lines = [line for line in block.splitlines() if line]
+    stdlib = [line for line in lines if not line.startswith("from .")]
+    local = [line for line in lines if line.startswith("from .")]
+    return "\n\n".join("\n".join(part) for part in (stdlib, third_party, local) if part)
 
 
 def isort_key(name: str) -> tuple[int, str]:
@@ -180,6 +202,11 @@ def render_package(
     )
     codec = ("encode_value", *sorted({c for _, _, c in ctx["registry"] if c.startswith("decode_")}))
 
+    hooks = hook_imports(package)
+
+    def model_imports(body: str) -> str:
+        return with_sections(used_imports(body, MODEL_IMPORTS), hooks)
+
     def registry_imports(body: str) -> str:
         return "from . import models\n" + used_imports(body, (("._codec", codec),))
 
@@ -191,7 +218,7 @@ def render_package(
                 continue
             tmpl = env.get_template(template)
             if output == "models.py":
-                text = render_with_imports(tmpl, ctx, lambda body: used_imports(body, MODEL_IMPORTS))
+                text = render_with_imports(tmpl, ctx, model_imports)
                 public = [n.name for n in package.nodes if not n.name.startswith("_")]
                 files[output] = text.rstrip() + "\n\n__all__ = " + repr(sorted(public)) + "\n"
             elif output == "_registry.py":
