@@ -315,3 +315,43 @@ def test_fail_on_levels(tmp_path: Path, fail_on: str, expected: bool) -> None:
 def test_fail_on_any_with_a_compatible_change_only(tmp_path: Path) -> None:
     report = run_diff(tmp_path, changed(lambda d: d["PingRequest"]["properties"].update(x={"type": "string"})))
     assert [report.fails(f) for f in ("breaking", "source", "any")] == [False, False, True]
+
+
+def test_an_untagged_variant_under_a_new_class_name_is_compared_field_by_field(tmp_path: Path) -> None:
+    def old_edit(d: dict[str, Any]) -> None:
+        d["Detail"] = {"type": "object", "properties": {"line": {"type": "integer"}}, "required": ["line"]}
+        d["PingResponse"]["properties"]["where"] = {"anyOf": [{"$ref": "#/$defs/Detail"}, {"type": "string"}]}
+
+    def new_edit(d: dict[str, Any]) -> None:
+        d["Location"] = {"type": "object", "properties": {"line": {"type": "integer"}, "column": {"type": "integer"}},
+                         "required": ["line", "column"]}
+        d["PingResponse"]["properties"]["where"] = {"anyOf": [{"$ref": "#/$defs/Location"}, {"type": "string"}]}
+
+    report = run_diff(tmp_path, changed(new_edit), changed(old_edit))
+    assert [verdict(c) for c in report.changes] == [
+        ("field-added", "wire-breaking", "old agents", True, ("agent->client",)),
+        ("variant-renamed", "source-breaking", "nobody", True, ("agent->client",)),
+    ]
+    assert [c.path for c in report.changes] == ["Location.column", "PingResponseWhere"]
+    assert "class `Detail` -> `Location`" in report.changes[1].detail
+
+
+def test_routing_definitions_are_not_compared_as_types(tmp_path: Path) -> None:
+    def edit(d: dict[str, Any]) -> None:
+        d["ClientRequest"]["anyOf"][0]["properties"]["id"] = {"type": ["integer", "string"]}
+
+    assert run_diff(tmp_path, changed(edit)).changes == ()
+
+
+def test_a_default_variant_that_gets_a_tag_keeps_its_field_changes(tmp_path: Path) -> None:
+    plain = {"type": "object", "title": "plain", "properties": {"body": {"type": "string"}}, "required": ["body"]}
+    old = changed(lambda d: d["Content"]["oneOf"].append(copy.deepcopy(plain)))
+    tagged = {**copy.deepcopy(plain), "required": ["type"]}
+    tagged["properties"]["type"] = {"const": "plain"}
+    new = changed(lambda d: d["Content"]["oneOf"].append(tagged))
+    report = run_diff(tmp_path, new, old)
+    assert [(c.kind, c.path, c.breaks, c.source_breaking) for c in report.changes] == [
+        ("variant-added", "Content", "old clients", False),
+        ("variant-removed", "Content", "old agents", False),  # the class PlainContent stays
+        ("field-required-changed", "PlainContent.body", "old clients", True),
+    ]

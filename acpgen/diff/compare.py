@@ -210,10 +210,15 @@ class Differ:
     # -- types ---------------------------------------------------------------------------
 
     def types(self) -> None:
-        for name in sorted(set(self.old_nodes) | set(self.new_nodes)):
+        names = sorted(set(self.old_nodes) | set(self.new_nodes))
+        # Unions first: they pair up their variants (also ones renamed) before those are seen alone.
+        unions = [n for n in names if isinstance(self.old_nodes.get(n), Union_) and isinstance(self.new_nodes.get(n), Union_)]
+        for name in unions + [n for n in names if n not in set(unions)]:
             if name in self.done:
                 continue
             o, n = self.old_nodes.get(name), self.new_nodes.get(name)
+            if (o is None or is_routing(o)) and (n is None or is_routing(n)):
+                continue  # JSON-RPC plumbing: what it routes is compared as methods
             if o is not None and n is not None:
                 self.compare(name, o, n, self.dirs_of(name))
             elif is_variant(o) or is_variant(n):
@@ -371,8 +376,6 @@ class Differ:
 
     def unions(self, path: str, o: Union_, n: Union_, dirs: tuple[str, ...]) -> None:
         unstable = n.unstable
-        if not n.tag and is_routing(o) and is_routing(n):
-            return  # the routing unions list every method's payload: the method changes say it
         if o.tag != n.tag:
             self.add("union-tag-changed", path,
                      f"{describe_tag(o)} -> {describe_tag(n)}: the two sides pick variants differently",
@@ -388,6 +391,11 @@ class Differ:
                          "open -> closed: new receivers reject tags they do not list", dirs, [SENDERS],
                          source=True, unstable=unstable)
         old_variants, new_variants = variant_map(o), variant_map(n)
+        gone, came = sorted(set(old_variants) - set(new_variants)), sorted(set(new_variants) - set(old_variants))
+        if not n.tag and len(gone) == 1 and len(came) == 1 and self.both_structs(old_variants[gone[0]], new_variants[came[0]]):
+            # An untagged union is told apart by shape, not by name: one struct variant swapped for
+            # another is the same variant under a new class name, compared field by field.
+            new_variants[gone[0]] = new_variants.pop(came[0])
         for key in sorted(set(old_variants) | set(new_variants)):
             ov, nv = old_variants.get(key), new_variants.get(key)
             label = variant_label(key, o.tag)
@@ -397,6 +405,9 @@ class Differ:
                 self.variant_removed(path, label, key, n, ov, dirs)
             elif ov is not None and nv is not None:
                 self.variant_pair(path, label, ov, nv, dirs)
+
+    def both_structs(self, ov: tuple[TypeRef, bool], nv: tuple[TypeRef, bool]) -> bool:
+        return isinstance(self.old_nodes.get(ov[0].name), Struct) and isinstance(self.new_nodes.get(nv[0].name), Struct)
 
     def variant_added(self, path: str, label: str, key: str, o: Union_, v: tuple[TypeRef, bool], dirs: tuple[str, ...]) -> None:
         t, unstable = v
@@ -411,7 +422,6 @@ class Differ:
         else:
             self.add("variant-added", path, f"{label} added{cls} to a closed union: old receivers reject it",
                      dirs, [RECEIVERS], unstable=unstable)
-        self.done.add(type_str(t))
 
     def variant_removed(self, path: str, label: str, key: str, n: Union_, v: tuple[TypeRef, bool], dirs: tuple[str, ...]) -> None:
         t, unstable = v
@@ -426,7 +436,6 @@ class Differ:
         else:
             self.add("variant-removed", path, f"{label} removed: old senders may send it, new receivers reject it{gone}",
                      dirs, [SENDERS], source=bool(gone), unstable=unstable)
-        self.done.add(type_str(t))
 
     def variant_pair(self, path: str, label: str, ov: tuple[TypeRef, bool], nv: tuple[TypeRef, bool], dirs: tuple[str, ...]) -> None:
         old_name, new_name = type_str(ov[0]), type_str(nv[0])
