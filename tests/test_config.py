@@ -273,3 +273,15 @@ def test_bad_hooks_and_defaults_are_errors(
     assert result.exit_code == 2
     assert message in result.stderr, result.stderr
     assert not (tmp_path / "src/acp").exists()
+
+
+def test_check_exits_2_on_a_broken_schema_and_leaves_the_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project(tmp_path, TARGET)
+    assert acpgen(["build"], tmp_path, monkeypatch).exit_code == 0
+    before = {p.name: p.read_bytes() for p in (tmp_path / "src/acp").iterdir()}
+    (tmp_path / "schema/schema.json").write_text('{"$defs": {"A": {"type": "object",}}}')
+    for command in (["check"], ["build"]):
+        result = acpgen(command, tmp_path, monkeypatch)
+        assert result.exit_code == 2
+        assert "schema/schema.json: error[invalid-json]: invalid JSON at line 1, column 35" in result.stderr, result.stderr
+    assert {p.name: p.read_bytes() for p in (tmp_path / "src/acp").iterdir()} == before

@@ -355,3 +355,14 @@ def test_a_default_variant_that_gets_a_tag_keeps_its_field_changes(tmp_path: Pat
         ("variant-removed", "Content", "old agents", False),  # the class PlainContent stays
         ("field-required-changed", "PlainContent.body", "old clients", True),
     ]
+
+
+def test_a_long_default_that_changes_late_is_still_a_change(tmp_path: Path) -> None:
+    long_default = {f"key{i:02d}": False for i in range(12)}
+    old = changed(lambda d: d["PingResponse"]["properties"].update(
+        flags={"type": "object", "additionalProperties": {"type": "boolean"}, "default": long_default}))
+    new = copy.deepcopy(old)
+    new["PingResponse"]["properties"]["flags"]["default"] = {**long_default, "key11": True}
+    c = only(run_diff(tmp_path, new, old))
+    assert verdict(c) == ("field-default-changed", "wire-breaking", "both", False, ("agent->client",))
+    assert "..." in c.detail

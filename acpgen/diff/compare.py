@@ -95,10 +95,13 @@ def same_shared_entries(old: object, new: object) -> bool:
     return all(same_shared_entries(old[k], new[k]) or old[k] == new[k] for k in set(old) & set(new))
 
 
+def default_json(f: Field) -> str:
+    return json.dumps(f.default, sort_keys=True) if f.has_default else "none"
+
+
 def default_repr(f: Field) -> str:
-    if not f.has_default:
-        return "none"
-    text = json.dumps(f.default, sort_keys=True)
+    """The default for a message: JSON, cut short when long (the comparison uses all of it)."""
+    text = default_json(f)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -260,10 +263,10 @@ class Differ:
 
     def field_added(self, where: str, f: Field, dirs: tuple[str, ...]) -> None:
         if f.required:
+            # A required field is a required constructor argument, schema default or not.
             self.add("field-added", where,
-                     f"new required field `{f.py}: {type_str(f.type)}`: old senders do not send it"
-                     + ("" if f.has_default else "; the constructor requires it"),
-                     dirs, [SENDERS], source=not f.has_default, unstable=f.unstable)
+                     f"new required field `{f.py}: {type_str(f.type)}`: old senders do not send it; "
+                     "the constructor requires it", dirs, [SENDERS], source=True, unstable=f.unstable)
         else:
             self.add("field-added", where, f"new optional field `{f.py}: {type_str(f.type)}`",
                      dirs, unstable=f.unstable)
@@ -289,8 +292,8 @@ class Differ:
                          dirs, [RECEIVERS], source=not n.has_default, unstable=unstable)
             else:
                 self.add("field-required-changed", where,
-                         "optional -> required: old senders may omit it, new receivers require it"
-                         + ("; the constructor requires it" if not o.has_default else ""),
+                         "optional -> required: old senders may omit it, new receivers require it; "
+                         "the constructor requires it",
                          dirs, [SENDERS], source=True, unstable=unstable)
         if accepts_null(o) != accepts_null(n):
             if accepts_null(n):
@@ -308,7 +311,7 @@ class Differ:
             if notes:
                 self.add("field-constraints-changed", where, "; ".join(notes), dirs, sorted(effects),
                          unstable=unstable)
-        if default_repr(o) != default_repr(n) and not (o.required and n.required):
+        if default_json(o) != default_json(n) and not (o.required and n.required):
             self.field_default(where, o, n, dirs)
 
     def field_default(self, where: str, o: Field, n: Field, dirs: tuple[str, ...]) -> None:
