@@ -88,14 +88,14 @@ def resolve_targets(
     return targets
 
 
-SchemaArg = Annotated[Path | None, typer.Argument(help="schema.json to build; omit to build the [tool.acpgen] targets.")]
+SchemaArg = Annotated[Path | None, typer.Argument(help="schema.json to build; omit to build the targets of the tool.acpgen table.")]
 OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Folder of the generated package.")]
 PackageOpt = Annotated[str | None, typer.Option("--package", help="Package name (default: output folder name).")]
 UnstableOpt = Annotated[Path | None, typer.Option("--unstable", help="The unstable companion (default: found beside SCHEMA).")]
 NoUnstableOpt = Annotated[bool, typer.Option("--no-unstable", help="Build the stable schema only.")]
 MetaOpt = Annotated[Path | None, typer.Option("--meta", help="meta.json to check the method table against.")]
 TemplatesOpt = Annotated[Path | None, typer.Option("--templates", help="Folder whose templates override built-in ones by name.")]
-ConfigOpt = Annotated[Path, typer.Option("--config", help="pyproject.toml holding [tool.acpgen].")]
+ConfigOpt = Annotated[Path, typer.Option("--config", help="pyproject.toml holding the tool.acpgen table.")]
 TargetOpt = Annotated[list[str] | None, typer.Option("--target", "-t", help="Only this configured target (repeatable).")]
 ForeignOpt = Annotated[bool, typer.Option("--allow-foreign", help="Write into a folder holding files acpgen does not own (they are kept).")]
 KeepUnknownOpt = Annotated[bool, typer.Option("--keep-unknown", help="Keep keys the schema does not define and re-encode them.")]
@@ -194,8 +194,8 @@ def diff_side(spec: str, role: str, config: Path, no_unstable: bool) -> tuple[Ta
 
 @app.command()
 def diff(
-    old: Annotated[str, typer.Argument(help="The older schema: a schema.json (its unstable companion is merged when found) or a target name.")],
-    new: Annotated[str, typer.Argument(help="The newer schema: a schema.json or a target name.")],
+    old: Annotated[str, typer.Argument(metavar="OLD", help="The older schema: a schema.json (its unstable companion is merged when found) or a target name.")],
+    new: Annotated[str, typer.Argument(metavar="NEW", help="The newer schema: a schema.json or a target name.")],
     no_unstable: Annotated[bool, typer.Option(
         "--no-unstable", help="Do not merge the unstable companion found beside a schema.json "
         "(an X.unstable.json given as OLD or NEW is still merged with its X.json).")] = False,
