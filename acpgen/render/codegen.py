@@ -207,17 +207,21 @@ class Emitter:
             return "UNSET"
         return ""
 
-    def dataclass_default(self, f: Field) -> str:
+    def init_default(self, f: Field) -> tuple[str, str]:
+        """How `__init__` takes the field when it is left out: (the default in the signature, the
+        expression stored instead when that default is UNSET but the field has a schema default).
+
+        An immutable default (`False`, `'other'`) sits in the signature; a default that must be
+        built fresh for each object (`[]`, a nested object) is UNSET in the signature and built in
+        the body, as a dataclass `default_factory` would."""
         if f.required:
-            return ""
+            return "", ""
         if not f.has_default:
-            return "UNSET"
+            return "UNSET", ""
         expr = self.default_expr(f)
-        if expr in ("[]", "{}"):
-            return f"field(default_factory={'list' if expr == '[]' else 'dict'})"
-        if re.fullmatch(r"[-\w.'\" ]*", expr) and "(" not in expr:
-            return expr
-        return f"field(default_factory=lambda: {expr})"
+        if re.fullmatch(r"[-\w.'\" ]*", expr):
+            return expr, ""
+        return "UNSET", expr
 
     # -- encoding --------------------------------------------------------------------------
 

@@ -17,7 +17,8 @@ class FieldView:
     f: Field
     ann: str
     local: str
-    dc_default: str
+    init_default: str  # the default in the __init__ signature ("" = required)
+    init_fill: str  # built in __init__ when the argument is left out (a fresh mutable default)
     default_expr: str
     null_expr: str
     dec: Decode
@@ -26,6 +27,16 @@ class FieldView:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.f, name)
+
+    @property
+    def may_be_unset(self) -> bool:
+        """The attribute itself can hold UNSET (an optional field without a schema default)."""
+        return self.init_default == "UNSET" and not self.init_fill
+
+    @property
+    def init_ann(self) -> str:
+        """The parameter's annotation: UNSET is also accepted where it means "the default"."""
+        return f"{self.ann} | Unset" if self.init_fill else self.ann
 
     @property
     def merge_missing(self) -> bool:
@@ -126,7 +137,7 @@ class ContextBuilder:
         e = self.emit
         if f.flatten:
             dec = e.decode(f.type)
-            return FieldView(f, e.ann(f.type), local_name(f.py), "", "", "", dec, "", f"self.{f.py}.to_dict()")
+            return FieldView(f, e.ann(f.type), local_name(f.py), "", "", "", "", dec, "", f"self.{f.py}.to_dict()")
         dec = e.decode_skipping(f.type) if f.skip_invalid_items else e.decode(f.type)
         if f.skip_invalid_items and dec.call.startswith("_dec_skip_"):
             dec = Decode(call=dec.call.replace("({x})", f"({{x}}, {owner + '.' + f.py!r})"))
@@ -139,7 +150,7 @@ class ContextBuilder:
         enc = e.encode(f.type, f"self.{f.py}")
         if f.nullable and enc != f"self.{f.py}":
             enc = f"None if self.{f.py} is None else {enc}"
-        return FieldView(f, e.field_ann(f), local_name(f.py), e.dataclass_default(f), default_expr,
+        return FieldView(f, e.field_ann(f), local_name(f.py), *e.init_default(f), default_expr,
                          null_expr, dec, fallback, enc)
 
     def struct_view(self, s: Struct) -> StructView:

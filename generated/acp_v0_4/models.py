@@ -2,13 +2,13 @@
 # Regenerate with: acpgen build --target acp_v0_4
 # Do not edit by hand: changes are lost on the next build.
 
-"""Data types of the protocol: one dataclass per object type, with its
-wire codec (`from_dict` / `to_dict`); enums; tagged and untagged unions as type aliases."""
+"""Data types of the protocol: one class per object type (slots,
+keyword-only constructor, value equality) with its wire codec (`from_dict` / `to_dict`); enums;
+tagged and untagged unions as type aliases."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from enum import Enum
 from typing import Final, TypeAlias
 
@@ -162,7 +162,6 @@ class ToolKind(str, Enum):
     """Other tool types (default)."""
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentCapabilities:
     """Capabilities supported by the agent.
 
@@ -171,23 +170,55 @@ class AgentCapabilities:
 
     See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/initialization#agent-capabilities)"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("load_session", "mcp_capabilities", "meta", "prompt_capabilities")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    load_session: bool = False
+    load_session: bool
     """Whether the agent supports `session/load`."""
 
-    mcp_capabilities: McpCapabilities = field(
-        default_factory=lambda: McpCapabilities.from_dict({"http": False, "sse": False})
-    )
+    mcp_capabilities: McpCapabilities
     """MCP capabilities supported by the agent."""
 
-    prompt_capabilities: PromptCapabilities = field(
-        default_factory=lambda: PromptCapabilities.from_dict(
-            {"audio": False, "embeddedContext": False, "image": False}
-        )
-    )
+    prompt_capabilities: PromptCapabilities
     """Prompt capabilities supported by the agent."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        load_session: bool = False,
+        mcp_capabilities: McpCapabilities | Unset = UNSET,
+        prompt_capabilities: PromptCapabilities | Unset = UNSET,
+    ) -> None:
+        self.meta = meta
+        self.load_session = load_session
+        self.mcp_capabilities = (
+            McpCapabilities.from_dict({"http": False, "sse": False})
+            if mcp_capabilities is UNSET
+            else mcp_capabilities
+        )
+        self.prompt_capabilities = (
+            PromptCapabilities.from_dict({"audio": False, "embeddedContext": False, "image": False})
+            if prompt_capabilities is UNSET
+            else prompt_capabilities
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AgentCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.load_session, self.mcp_capabilities, self.prompt_capabilities) == (
+            other.meta,
+            other.load_session,
+            other.mcp_capabilities,
+            other.prompt_capabilities,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, load_session={self.load_session!r}, mcp_capabilities={self.mcp_capabilities!r}, prompt_capabilities={self.prompt_capabilities!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentCapabilities:
@@ -235,11 +266,28 @@ class AgentCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentMessageChunkSessionUpdate:
     """A chunk of the agent's response being streamed."""
 
+    __slots__ = ("content",)
+
     content: ContentBlock
+
+    def __init__(self, *, content: ContentBlock) -> None:
+        self.content = content
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, AgentMessageChunkSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.content,) == (other.content,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(content={self.content!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentMessageChunkSessionUpdate:
@@ -265,11 +313,28 @@ class AgentMessageChunkSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentThoughtChunkSessionUpdate:
     """A chunk of the agent's internal reasoning being streamed."""
 
+    __slots__ = ("content",)
+
     content: ContentBlock
+
+    def __init__(self, *, content: ContentBlock) -> None:
+        self.content = content
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, AgentThoughtChunkSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.content,) == (other.content,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(content={self.content!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentThoughtChunkSessionUpdate:
@@ -295,18 +360,47 @@ class AgentThoughtChunkSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class Annotations:
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("audience", "last_modified", "meta", "priority")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    audience: list[Role] | Unset | None = UNSET
+    audience: list[Role] | Unset | None
 
-    last_modified: str | Unset | None = UNSET
+    last_modified: str | Unset | None
 
-    priority: float | Unset | None = UNSET
+    priority: float | Unset | None
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        audience: list[Role] | Unset | None = UNSET,
+        last_modified: str | Unset | None = UNSET,
+        priority: float | Unset | None = UNSET,
+    ) -> None:
+        self.meta = meta
+        self.audience = audience
+        self.last_modified = last_modified
+        self.priority = priority
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Annotations) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.audience, self.last_modified, self.priority) == (
+            other.meta,
+            other.audience,
+            other.last_modified,
+            other.priority,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, audience={self.audience!r}, last_modified={self.last_modified!r}, priority={self.priority!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> Annotations:
@@ -349,18 +443,47 @@ class Annotations:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AudioContent:
     """Audio provided to or from an LLM."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("annotations", "data", "meta", "mime_type")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    annotations: Annotations | Unset | None = UNSET
+    annotations: Annotations | Unset | None
 
     data: str
 
     mime_type: str
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        annotations: Annotations | Unset | None = UNSET,
+        data: str,
+        mime_type: str,
+    ) -> None:
+        self.meta = meta
+        self.annotations = annotations
+        self.data = data
+        self.mime_type = mime_type
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AudioContent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.annotations, self.data, self.mime_type) == (
+            other.meta,
+            other.annotations,
+            other.data,
+            other.mime_type,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, annotations={self.annotations!r}, data={self.data!r}, mime_type={self.mime_type!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AudioContent:
@@ -400,20 +523,49 @@ class AudioContent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AudioContentBlock:
     """Audio data for transcription or analysis.
 
     Requires the `audio` prompt capability when included in prompts."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("annotations", "data", "meta", "mime_type")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    annotations: Annotations | Unset | None = UNSET
+    annotations: Annotations | Unset | None
 
     data: str
 
     mime_type: str
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        annotations: Annotations | Unset | None = UNSET,
+        data: str,
+        mime_type: str,
+    ) -> None:
+        self.meta = meta
+        self.annotations = annotations
+        self.data = data
+        self.mime_type = mime_type
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AudioContentBlock) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.annotations, self.data, self.mime_type) == (
+            other.meta,
+            other.annotations,
+            other.data,
+            other.mime_type,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, annotations={self.annotations!r}, data={self.data!r}, mime_type={self.mime_type!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AudioContentBlock:
@@ -456,14 +608,15 @@ class AudioContentBlock:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AuthMethod:
     """Describes an available authentication method."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("description", "id", "meta", "name")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional description providing more details about this authentication method."""
 
     id: AuthMethodId
@@ -471,6 +624,34 @@ class AuthMethod:
 
     name: str
     """Human-readable name of the authentication method."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        description: str | Unset | None = UNSET,
+        id: AuthMethodId,
+        name: str,
+    ) -> None:
+        self.meta = meta
+        self.description = description
+        self.id = id
+        self.name = name
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AuthMethod) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.description, self.id, self.name) == (
+            other.meta,
+            other.description,
+            other.id,
+            other.name,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, description={self.description!r}, id={self.id!r}, name={self.name!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AuthMethod:
@@ -507,18 +688,33 @@ class AuthMethod:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AuthenticateRequest:
     """Request parameters for the authenticate method.
 
     Specifies which authentication method to use."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta", "method_id")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     method_id: AuthMethodId
     """The ID of the authentication method to use.
     Must be one of the methods advertised in the initialize response."""
+
+    def __init__(self, *, meta: JsonValue | Unset = UNSET, method_id: AuthMethodId) -> None:
+        self.meta = meta
+        self.method_id = method_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AuthenticateRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.method_id) == (other.meta, other.method_id)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, method_id={self.method_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AuthenticateRequest:
@@ -543,12 +739,26 @@ class AuthenticateRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AuthenticateResponse:
     """Response to authenticate method"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta",)
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
+
+    def __init__(self, *, meta: JsonValue | Unset = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AuthenticateResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AuthenticateResponse:
@@ -565,21 +775,50 @@ class AuthenticateResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AvailableCommand:
     """Information about a command."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("description", "input", "meta", "name")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     description: str
     """Human-readable description of what the command does."""
 
-    input: AvailableCommandInput | Unset | None = UNSET
+    input: AvailableCommandInput | Unset | None
     """Input for the command if required"""
 
     name: str
     """Command name (e.g., `create_plan`, `research_codebase`)."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        description: str,
+        input: AvailableCommandInput | Unset | None = UNSET,
+        name: str,
+    ) -> None:
+        self.meta = meta
+        self.description = description
+        self.input = input
+        self.name = name
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AvailableCommand) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.description, self.input, self.name) == (
+            other.meta,
+            other.description,
+            other.input,
+            other.name,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, description={self.description!r}, input={self.input!r}, name={self.name!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AvailableCommand:
@@ -619,12 +858,29 @@ class AvailableCommand:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AvailableCommandInputUnstructuredCommandInput:
     """All text that was typed after the command name is provided as input."""
 
+    __slots__ = ("hint",)
+
     hint: str
     """A hint to display when the input hasn't been provided yet"""
+
+    def __init__(self, *, hint: str) -> None:
+        self.hint = hint
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, AvailableCommandInputUnstructuredCommandInput)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.hint,) == (other.hint,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(hint={self.hint!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AvailableCommandInputUnstructuredCommandInput:
@@ -645,11 +901,28 @@ class AvailableCommandInputUnstructuredCommandInput:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdateSessionUpdate:
     """Available commands are ready or have changed"""
 
+    __slots__ = ("available_commands",)
+
     available_commands: list[AvailableCommand]
+
+    def __init__(self, *, available_commands: list[AvailableCommand]) -> None:
+        self.available_commands = available_commands
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, AvailableCommandsUpdateSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.available_commands,) == (other.available_commands,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(available_commands={self.available_commands!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AvailableCommandsUpdateSessionUpdate:
@@ -675,18 +948,47 @@ class AvailableCommandsUpdateSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class BlobResourceContents:
     """Binary resource contents."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("blob", "meta", "mime_type", "uri")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     blob: str
 
-    mime_type: str | Unset | None = UNSET
+    mime_type: str | Unset | None
 
     uri: str
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        blob: str,
+        mime_type: str | Unset | None = UNSET,
+        uri: str,
+    ) -> None:
+        self.meta = meta
+        self.blob = blob
+        self.mime_type = mime_type
+        self.uri = uri
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BlobResourceContents) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.blob, self.mime_type, self.uri) == (
+            other.meta,
+            other.blob,
+            other.mime_type,
+            other.uri,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, blob={self.blob!r}, mime_type={self.mime_type!r}, uri={self.uri!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> BlobResourceContents:
@@ -723,17 +1025,32 @@ class BlobResourceContents:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CancelNotification:
     """Notification to cancel ongoing operations for a session.
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta", "session_id")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     session_id: SessionId
     """The ID of the session to cancel operations for."""
+
+    def __init__(self, *, meta: JsonValue | Unset = UNSET, session_id: SessionId) -> None:
+        self.meta = meta
+        self.session_id = session_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CancelNotification) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.session_id) == (other.meta, other.session_id)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, session_id={self.session_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CancelNotification:
@@ -758,7 +1075,6 @@ class CancelNotification:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CancelledRequestPermissionOutcome:
     """The prompt turn was cancelled before the user responded.
 
@@ -767,6 +1083,21 @@ class CancelledRequestPermissionOutcome:
     requests with this `Cancelled` outcome.
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)"""
+
+    __slots__ = ()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, CancelledRequestPermissionOutcome)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return True
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}()"
 
     @classmethod
     def from_dict(cls, data: object) -> CancelledRequestPermissionOutcome:
@@ -783,7 +1114,6 @@ class CancelledRequestPermissionOutcome:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ClientCapabilities:
     """Capabilities supported by the client.
 
@@ -792,19 +1122,42 @@ class ClientCapabilities:
 
     See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/initialization#client-capabilities)"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("fs", "meta", "terminal")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    fs: FileSystemCapability = field(
-        default_factory=lambda: FileSystemCapability.from_dict(
-            {"readTextFile": False, "writeTextFile": False}
-        )
-    )
+    fs: FileSystemCapability
     """File system capabilities supported by the client.
     Determines which file operations the agent can request."""
 
-    terminal: bool = False
+    terminal: bool
     """Whether the Client support all `terminal/*` methods."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        fs: FileSystemCapability | Unset = UNSET,
+        terminal: bool = False,
+    ) -> None:
+        self.meta = meta
+        self.fs = (
+            FileSystemCapability.from_dict({"readTextFile": False, "writeTextFile": False})
+            if fs is UNSET
+            else fs
+        )
+        self.terminal = terminal
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ClientCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.fs, self.terminal) == (other.meta, other.fs, other.terminal)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, fs={self.fs!r}, terminal={self.terminal!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ClientCapabilities:
@@ -836,12 +1189,26 @@ class ClientCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ContentToolCallContent:
     """Standard content block (text, images, resources)."""
 
+    __slots__ = ("content",)
+
     content: ContentBlock
     """The actual content block."""
+
+    def __init__(self, *, content: ContentBlock) -> None:
+        self.content = content
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ContentToolCallContent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.content,) == (other.content,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(content={self.content!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ContentToolCallContent:
@@ -867,26 +1234,27 @@ class ContentToolCallContent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CreateTerminalRequest:
     """Request to create a new terminal and execute a command."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("args", "command", "cwd", "env", "meta", "output_byte_limit", "session_id")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    args: list[str] | Unset = UNSET
+    args: list[str] | Unset
     """Array of command arguments."""
 
     command: str
     """The command to execute."""
 
-    cwd: str | Unset | None = UNSET
+    cwd: str | Unset | None
     """Working directory for the command (absolute path)."""
 
-    env: list[EnvVariable] | Unset = UNSET
+    env: list[EnvVariable] | Unset
     """Environment variables for the command."""
 
-    output_byte_limit: int | Unset | None = UNSET
+    output_byte_limit: int | Unset | None
     """Maximum number of output bytes to retain.
 
     When the limit is exceeded, the Client truncates from the beginning of the output
@@ -898,6 +1266,51 @@ class CreateTerminalRequest:
 
     session_id: SessionId
     """The session ID for this request."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        args: list[str] | Unset = UNSET,
+        command: str,
+        cwd: str | Unset | None = UNSET,
+        env: list[EnvVariable] | Unset = UNSET,
+        output_byte_limit: int | Unset | None = UNSET,
+        session_id: SessionId,
+    ) -> None:
+        self.meta = meta
+        self.args = args
+        self.command = command
+        self.cwd = cwd
+        self.env = env
+        self.output_byte_limit = output_byte_limit
+        self.session_id = session_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CreateTerminalRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.meta,
+            self.args,
+            self.command,
+            self.cwd,
+            self.env,
+            self.output_byte_limit,
+            self.session_id,
+        ) == (
+            other.meta,
+            other.args,
+            other.command,
+            other.cwd,
+            other.env,
+            other.output_byte_limit,
+            other.session_id,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, args={self.args!r}, command={self.command!r}, cwd={self.cwd!r}, env={self.env!r}, output_byte_limit={self.output_byte_limit!r}, session_id={self.session_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CreateTerminalRequest:
@@ -972,15 +1385,32 @@ class CreateTerminalRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CreateTerminalResponse:
     """Response containing the ID of the created terminal."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta", "terminal_id")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     terminal_id: str
     """The unique identifier for the created terminal."""
+
+    def __init__(self, *, meta: JsonValue | Unset = UNSET, terminal_id: str) -> None:
+        self.meta = meta
+        self.terminal_id = terminal_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CreateTerminalResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.terminal_id) == (other.meta, other.terminal_id)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}(meta={self.meta!r}, terminal_id={self.terminal_id!r})"
+        )
 
     @classmethod
     def from_dict(cls, data: object) -> CreateTerminalResponse:
@@ -1005,13 +1435,30 @@ class CreateTerminalResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CurrentModeUpdateSessionUpdate:
     """The current mode of the session has changed
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)"""
 
+    __slots__ = ("current_mode_id",)
+
     current_mode_id: SessionModeId
+
+    def __init__(self, *, current_mode_id: SessionModeId) -> None:
+        self.current_mode_id = current_mode_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, CurrentModeUpdateSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.current_mode_id,) == (other.current_mode_id,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(current_mode_id={self.current_mode_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CurrentModeUpdateSessionUpdate:
@@ -1035,21 +1482,50 @@ class CurrentModeUpdateSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class DiffToolCallContent:
     """File modification shown as a diff."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta", "new_text", "old_text", "path")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     new_text: str
     """The new content after modification."""
 
-    old_text: str | Unset | None = UNSET
+    old_text: str | Unset | None
     """The original content (None for new files)."""
 
     path: str
     """The file path being modified."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        new_text: str,
+        old_text: str | Unset | None = UNSET,
+        path: str,
+    ) -> None:
+        self.meta = meta
+        self.new_text = new_text
+        self.old_text = old_text
+        self.path = path
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DiffToolCallContent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.new_text, self.old_text, self.path) == (
+            other.meta,
+            other.new_text,
+            other.old_text,
+            other.path,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, new_text={self.new_text!r}, old_text={self.old_text!r}, path={self.path!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> DiffToolCallContent:
@@ -1089,16 +1565,42 @@ class DiffToolCallContent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class EmbeddedResource:
     """The contents of a resource, embedded into a prompt or tool call result."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("annotations", "meta", "resource")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    annotations: Annotations | Unset | None = UNSET
+    annotations: Annotations | Unset | None
 
     resource: EmbeddedResourceResource
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        annotations: Annotations | Unset | None = UNSET,
+        resource: EmbeddedResourceResource,
+    ) -> None:
+        self.meta = meta
+        self.annotations = annotations
+        self.resource = resource
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EmbeddedResource) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.annotations, self.resource) == (
+            other.meta,
+            other.annotations,
+            other.resource,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, annotations={self.annotations!r}, resource={self.resource!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> EmbeddedResource:
@@ -1133,11 +1635,12 @@ class EmbeddedResource:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class EnvVariable:
     """An environment variable to set when launching an MCP server."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta", "name", "value")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     name: str
@@ -1145,6 +1648,21 @@ class EnvVariable:
 
     value: str
     """The value to set for the environment variable."""
+
+    def __init__(self, *, meta: JsonValue | Unset = UNSET, name: str, value: str) -> None:
+        self.meta = meta
+        self.name = name
+        self.value = value
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EnvVariable) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.name, self.value) == (other.meta, other.name, other.value)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, name={self.name!r}, value={self.value!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> EnvVariable:
@@ -1176,20 +1694,46 @@ class EnvVariable:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class FileSystemCapability:
     """File system capabilities that a client may support.
 
     See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/initialization#filesystem)"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta", "read_text_file", "write_text_file")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    read_text_file: bool = False
+    read_text_file: bool
     """Whether the Client supports `fs/read_text_file` requests."""
 
-    write_text_file: bool = False
+    write_text_file: bool
     """Whether the Client supports `fs/write_text_file` requests."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        read_text_file: bool = False,
+        write_text_file: bool = False,
+    ) -> None:
+        self.meta = meta
+        self.read_text_file = read_text_file
+        self.write_text_file = write_text_file
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FileSystemCapability) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.read_text_file, self.write_text_file) == (
+            other.meta,
+            other.read_text_file,
+            other.write_text_file,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, read_text_file={self.read_text_file!r}, write_text_file={self.write_text_file!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> FileSystemCapability:
@@ -1218,11 +1762,12 @@ class FileSystemCapability:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class HttpHeader:
     """An HTTP header to set when making requests to the MCP server."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta", "name", "value")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     name: str
@@ -1230,6 +1775,21 @@ class HttpHeader:
 
     value: str
     """The value to set for the HTTP header."""
+
+    def __init__(self, *, meta: JsonValue | Unset = UNSET, name: str, value: str) -> None:
+        self.meta = meta
+        self.name = name
+        self.value = value
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, HttpHeader) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.name, self.value) == (other.meta, other.name, other.value)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, name={self.name!r}, value={self.value!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> HttpHeader:
@@ -1261,11 +1821,12 @@ class HttpHeader:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class HttpMcpServer:
     """HTTP transport configuration
 
     Only available when the Agent capabilities indicate `mcp_capabilities.http` is `true`."""
+
+    __slots__ = ("headers", "name", "url")
 
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
@@ -1275,6 +1836,21 @@ class HttpMcpServer:
 
     url: str
     """URL to the MCP server."""
+
+    def __init__(self, *, headers: list[HttpHeader], name: str, url: str) -> None:
+        self.headers = headers
+        self.name = name
+        self.url = url
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, HttpMcpServer) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.headers, self.name, self.url) == (other.headers, other.name, other.url)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(headers={self.headers!r}, name={self.name!r}, url={self.url!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> HttpMcpServer:
@@ -1314,20 +1890,52 @@ class HttpMcpServer:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ImageContent:
     """An image provided to or from an LLM."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("annotations", "data", "meta", "mime_type", "uri")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    annotations: Annotations | Unset | None = UNSET
+    annotations: Annotations | Unset | None
 
     data: str
 
     mime_type: str
 
-    uri: str | Unset | None = UNSET
+    uri: str | Unset | None
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        annotations: Annotations | Unset | None = UNSET,
+        data: str,
+        mime_type: str,
+        uri: str | Unset | None = UNSET,
+    ) -> None:
+        self.meta = meta
+        self.annotations = annotations
+        self.data = data
+        self.mime_type = mime_type
+        self.uri = uri
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ImageContent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.annotations, self.data, self.mime_type, self.uri) == (
+            other.meta,
+            other.annotations,
+            other.data,
+            other.mime_type,
+            other.uri,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, annotations={self.annotations!r}, data={self.data!r}, mime_type={self.mime_type!r}, uri={self.uri!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ImageContent:
@@ -1372,22 +1980,54 @@ class ImageContent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ImageContentBlock:
     """Images for visual context or analysis.
 
     Requires the `image` prompt capability when included in prompts."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("annotations", "data", "meta", "mime_type", "uri")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    annotations: Annotations | Unset | None = UNSET
+    annotations: Annotations | Unset | None
 
     data: str
 
     mime_type: str
 
-    uri: str | Unset | None = UNSET
+    uri: str | Unset | None
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        annotations: Annotations | Unset | None = UNSET,
+        data: str,
+        mime_type: str,
+        uri: str | Unset | None = UNSET,
+    ) -> None:
+        self.meta = meta
+        self.annotations = annotations
+        self.data = data
+        self.mime_type = mime_type
+        self.uri = uri
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ImageContentBlock) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.annotations, self.data, self.mime_type, self.uri) == (
+            other.meta,
+            other.annotations,
+            other.data,
+            other.mime_type,
+            other.uri,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, annotations={self.annotations!r}, data={self.data!r}, mime_type={self.mime_type!r}, uri={self.uri!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ImageContentBlock:
@@ -1435,7 +2075,6 @@ class ImageContentBlock:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class InitializeRequest:
     """Request parameters for the initialize method.
 
@@ -1443,18 +2082,47 @@ class InitializeRequest:
 
     See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("client_capabilities", "meta", "protocol_version")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    client_capabilities: ClientCapabilities = field(
-        default_factory=lambda: ClientCapabilities.from_dict(
-            {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}
-        )
-    )
+    client_capabilities: ClientCapabilities
     """Capabilities supported by the client."""
 
     protocol_version: ProtocolVersion
     """The latest protocol version supported by the client."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        client_capabilities: ClientCapabilities | Unset = UNSET,
+        protocol_version: ProtocolVersion,
+    ) -> None:
+        self.meta = meta
+        self.client_capabilities = (
+            ClientCapabilities.from_dict(
+                {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}
+            )
+            if client_capabilities is UNSET
+            else client_capabilities
+        )
+        self.protocol_version = protocol_version
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, InitializeRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.client_capabilities, self.protocol_version) == (
+            other.meta,
+            other.client_capabilities,
+            other.protocol_version,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, client_capabilities={self.client_capabilities!r}, protocol_version={self.protocol_version!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> InitializeRequest:
@@ -1492,7 +2160,6 @@ class InitializeRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class InitializeResponse:
     """Response from the initialize method.
 
@@ -1500,21 +2167,15 @@ class InitializeResponse:
 
     See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("agent_capabilities", "auth_methods", "meta", "protocol_version")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    agent_capabilities: AgentCapabilities = field(
-        default_factory=lambda: AgentCapabilities.from_dict(
-            {
-                "loadSession": False,
-                "mcpCapabilities": {"http": False, "sse": False},
-                "promptCapabilities": {"audio": False, "embeddedContext": False, "image": False},
-            }
-        )
-    )
+    agent_capabilities: AgentCapabilities
     """Capabilities supported by the agent."""
 
-    auth_methods: list[AuthMethod] = field(default_factory=list)
+    auth_methods: list[AuthMethod]
     """Authentication methods supported by the agent."""
 
     protocol_version: ProtocolVersion
@@ -1522,6 +2183,48 @@ class InitializeResponse:
     or the latest protocol version supported by the agent.
 
     The client should disconnect, if it doesn't support this version."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        agent_capabilities: AgentCapabilities | Unset = UNSET,
+        auth_methods: list[AuthMethod] | Unset = UNSET,
+        protocol_version: ProtocolVersion,
+    ) -> None:
+        self.meta = meta
+        self.agent_capabilities = (
+            AgentCapabilities.from_dict(
+                {
+                    "loadSession": False,
+                    "mcpCapabilities": {"http": False, "sse": False},
+                    "promptCapabilities": {
+                        "audio": False,
+                        "embeddedContext": False,
+                        "image": False,
+                    },
+                }
+            )
+            if agent_capabilities is UNSET
+            else agent_capabilities
+        )
+        self.auth_methods = [] if auth_methods is UNSET else auth_methods
+        self.protocol_version = protocol_version
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, InitializeResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.agent_capabilities, self.auth_methods, self.protocol_version) == (
+            other.meta,
+            other.agent_capabilities,
+            other.auth_methods,
+            other.protocol_version,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, agent_capabilities={self.agent_capabilities!r}, auth_methods={self.auth_methods!r}, protocol_version={self.protocol_version!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> InitializeResponse:
@@ -1579,11 +2282,12 @@ class InitializeResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class KillTerminalCommandRequest:
     """Request to kill a terminal command without releasing the terminal."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta", "session_id", "terminal_id")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     session_id: SessionId
@@ -1591,6 +2295,30 @@ class KillTerminalCommandRequest:
 
     terminal_id: str
     """The ID of the terminal to kill."""
+
+    def __init__(
+        self, *, meta: JsonValue | Unset = UNSET, session_id: SessionId, terminal_id: str
+    ) -> None:
+        self.meta = meta
+        self.session_id = session_id
+        self.terminal_id = terminal_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, KillTerminalCommandRequest)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta, self.session_id, self.terminal_id) == (
+            other.meta,
+            other.session_id,
+            other.terminal_id,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, session_id={self.session_id!r}, terminal_id={self.terminal_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> KillTerminalCommandRequest:
@@ -1622,12 +2350,29 @@ class KillTerminalCommandRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class KillTerminalCommandResponse:
     """Response to terminal/kill command method"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta",)
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
+
+    def __init__(self, *, meta: JsonValue | Unset = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, KillTerminalCommandResponse)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> KillTerminalCommandResponse:
@@ -1644,7 +2389,6 @@ class KillTerminalCommandResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class LoadSessionRequest:
     """Request parameters for loading an existing session.
 
@@ -1652,7 +2396,9 @@ class LoadSessionRequest:
 
     See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/session-setup#loading-sessions)"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("cwd", "mcp_servers", "meta", "session_id")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     cwd: str
@@ -1663,6 +2409,34 @@ class LoadSessionRequest:
 
     session_id: SessionId
     """The ID of the session to load."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        cwd: str,
+        mcp_servers: list[McpServer],
+        session_id: SessionId,
+    ) -> None:
+        self.meta = meta
+        self.cwd = cwd
+        self.mcp_servers = mcp_servers
+        self.session_id = session_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LoadSessionRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.cwd, self.mcp_servers, self.session_id) == (
+            other.meta,
+            other.cwd,
+            other.mcp_servers,
+            other.session_id,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, cwd={self.cwd!r}, mcp_servers={self.mcp_servers!r}, session_id={self.session_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> LoadSessionRequest:
@@ -1703,24 +2477,46 @@ class LoadSessionRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class LoadSessionResponse:
     """Response from loading an existing session."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta", "models", "modes")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    models: SessionModelState | Unset | None = UNSET
+    models: SessionModelState | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
     Initial model state if supported by the Agent"""
 
-    modes: SessionModeState | Unset | None = UNSET
+    modes: SessionModeState | Unset | None
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)"""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        models: SessionModelState | Unset | None = UNSET,
+        modes: SessionModeState | Unset | None = UNSET,
+    ) -> None:
+        self.meta = meta
+        self.models = models
+        self.modes = modes
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LoadSessionResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.models, self.modes) == (other.meta, other.models, other.modes)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, models={self.models!r}, modes={self.modes!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> LoadSessionResponse:
@@ -1753,18 +2549,36 @@ class LoadSessionResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class McpCapabilities:
     """MCP capabilities supported by the agent"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("http", "meta", "sse")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    http: bool = False
+    http: bool
     """Agent supports [`McpServer::Http`]."""
 
-    sse: bool = False
+    sse: bool
     """Agent supports [`McpServer::Sse`]."""
+
+    def __init__(
+        self, *, meta: JsonValue | Unset = UNSET, http: bool = False, sse: bool = False
+    ) -> None:
+        self.meta = meta
+        self.http = http
+        self.sse = sse
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, McpCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.http, self.sse) == (other.meta, other.http, other.sse)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, http={self.http!r}, sse={self.sse!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> McpCapabilities:
@@ -1793,7 +2607,6 @@ class McpCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ModelInfo:
     """**UNSTABLE**
 
@@ -1801,10 +2614,12 @@ class ModelInfo:
 
     Information about a selectable model."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("description", "meta", "model_id", "name")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional description of the model."""
 
     model_id: ModelId
@@ -1812,6 +2627,34 @@ class ModelInfo:
 
     name: str
     """Human-readable name of the model."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        description: str | Unset | None = UNSET,
+        model_id: ModelId,
+        name: str,
+    ) -> None:
+        self.meta = meta
+        self.description = description
+        self.model_id = model_id
+        self.name = name
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ModelInfo) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.description, self.model_id, self.name) == (
+            other.meta,
+            other.description,
+            other.model_id,
+            other.name,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, description={self.description!r}, model_id={self.model_id!r}, name={self.name!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ModelInfo:
@@ -1848,13 +2691,14 @@ class ModelInfo:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class NewSessionRequest:
     """Request parameters for creating a new session.
 
     See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("cwd", "mcp_servers", "meta")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     cwd: str
@@ -1862,6 +2706,23 @@ class NewSessionRequest:
 
     mcp_servers: list[McpServer]
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
+
+    def __init__(
+        self, *, meta: JsonValue | Unset = UNSET, cwd: str, mcp_servers: list[McpServer]
+    ) -> None:
+        self.meta = meta
+        self.cwd = cwd
+        self.mcp_servers = mcp_servers
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NewSessionRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.cwd, self.mcp_servers) == (other.meta, other.cwd, other.mcp_servers)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, cwd={self.cwd!r}, mcp_servers={self.mcp_servers!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> NewSessionRequest:
@@ -1895,23 +2756,24 @@ class NewSessionRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class NewSessionResponse:
     """Response from creating a new session.
 
     See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta", "models", "modes", "session_id")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    models: SessionModelState | Unset | None = UNSET
+    models: SessionModelState | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
     Initial model state if supported by the Agent"""
 
-    modes: SessionModeState | Unset | None = UNSET
+    modes: SessionModeState | Unset | None
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)"""
@@ -1920,6 +2782,34 @@ class NewSessionResponse:
     """Unique identifier for the created session.
 
     Used in all subsequent requests for this conversation."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        models: SessionModelState | Unset | None = UNSET,
+        modes: SessionModeState | Unset | None = UNSET,
+        session_id: SessionId,
+    ) -> None:
+        self.meta = meta
+        self.models = models
+        self.modes = modes
+        self.session_id = session_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NewSessionResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.models, self.modes, self.session_id) == (
+            other.meta,
+            other.models,
+            other.modes,
+            other.session_id,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, models={self.models!r}, modes={self.modes!r}, session_id={self.session_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> NewSessionResponse:
@@ -1960,11 +2850,12 @@ class NewSessionResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PermissionOption:
     """An option presented to the user when requesting permission."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("kind", "meta", "name", "option_id")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     kind: PermissionOptionKind
@@ -1975,6 +2866,34 @@ class PermissionOption:
 
     option_id: PermissionOptionId
     """Unique identifier for this permission option."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        kind: PermissionOptionKind,
+        name: str,
+        option_id: PermissionOptionId,
+    ) -> None:
+        self.meta = meta
+        self.kind = kind
+        self.name = name
+        self.option_id = option_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PermissionOption) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.kind, self.name, self.option_id) == (
+            other.meta,
+            other.kind,
+            other.name,
+            other.option_id,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, kind={self.kind!r}, name={self.name!r}, option_id={self.option_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PermissionOption:
@@ -2015,7 +2934,6 @@ class PermissionOption:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class Plan:
     """An execution plan for accomplishing complex tasks.
 
@@ -2025,7 +2943,9 @@ class Plan:
 
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/agent-plan)"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("entries", "meta")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     entries: list[PlanEntry]
@@ -2033,6 +2953,20 @@ class Plan:
 
     When updating a plan, the agent must send a complete list of all entries
     with their current status. The client replaces the entire plan with each update."""
+
+    def __init__(self, *, meta: JsonValue | Unset = UNSET, entries: list[PlanEntry]) -> None:
+        self.meta = meta
+        self.entries = entries
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Plan) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.entries) == (other.meta, other.entries)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, entries={self.entries!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> Plan:
@@ -2059,7 +2993,6 @@ class Plan:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PlanEntry:
     """A single entry in the execution plan.
 
@@ -2067,7 +3000,9 @@ class PlanEntry:
     as part of fulfilling the user's request.
     See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("content", "meta", "priority", "status")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     content: str
@@ -2079,6 +3014,34 @@ class PlanEntry:
 
     status: PlanEntryStatus
     """Current execution status of this task."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        content: str,
+        priority: PlanEntryPriority,
+        status: PlanEntryStatus,
+    ) -> None:
+        self.meta = meta
+        self.content = content
+        self.priority = priority
+        self.status = status
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlanEntry) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.content, self.priority, self.status) == (
+            other.meta,
+            other.content,
+            other.priority,
+            other.status,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, content={self.content!r}, priority={self.priority!r}, status={self.status!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PlanEntry:
@@ -2121,12 +3084,13 @@ class PlanEntry:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PlanSessionUpdate:
     """The agent's execution plan for complex tasks.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/agent-plan)"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("entries", "meta")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     entries: list[PlanEntry]
@@ -2134,6 +3098,20 @@ class PlanSessionUpdate:
 
     When updating a plan, the agent must send a complete list of all entries
     with their current status. The client replaces the entire plan with each update."""
+
+    def __init__(self, *, meta: JsonValue | Unset = UNSET, entries: list[PlanEntry]) -> None:
+        self.meta = meta
+        self.entries = entries
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlanSessionUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.entries) == (other.meta, other.entries)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, entries={self.entries!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PlanSessionUpdate:
@@ -2163,7 +3141,6 @@ class PlanSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PromptCapabilities:
     """Prompt capabilities supported by the agent in `session/prompt` requests.
 
@@ -2178,20 +3155,50 @@ class PromptCapabilities:
 
     See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/initialization#prompt-capabilities)"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("audio", "embedded_context", "image", "meta")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    audio: bool = False
+    audio: bool
     """Agent supports [`ContentBlock::Audio`]."""
 
-    embedded_context: bool = False
+    embedded_context: bool
     """Agent supports embedded context in `session/prompt` requests.
 
     When enabled, the Client is allowed to include [`ContentBlock::Resource`]
     in prompt requests for pieces of context that are referenced in the message."""
 
-    image: bool = False
+    image: bool
     """Agent supports [`ContentBlock::Image`]."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        audio: bool = False,
+        embedded_context: bool = False,
+        image: bool = False,
+    ) -> None:
+        self.meta = meta
+        self.audio = audio
+        self.embedded_context = embedded_context
+        self.image = image
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PromptCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.audio, self.embedded_context, self.image) == (
+            other.meta,
+            other.audio,
+            other.embedded_context,
+            other.image,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, audio={self.audio!r}, embedded_context={self.embedded_context!r}, image={self.image!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PromptCapabilities:
@@ -2226,7 +3233,6 @@ class PromptCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PromptRequest:
     """Request parameters for sending a user prompt to the agent.
 
@@ -2234,7 +3240,9 @@ class PromptRequest:
 
     See protocol docs: [User Message](https://agentclientprotocol.com/protocol/prompt-turn#1-user-message)"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta", "prompt", "session_id")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     prompt: list[ContentBlock]
@@ -2254,6 +3262,27 @@ class PromptRequest:
 
     session_id: SessionId
     """The ID of the session to send this user message to"""
+
+    def __init__(
+        self, *, meta: JsonValue | Unset = UNSET, prompt: list[ContentBlock], session_id: SessionId
+    ) -> None:
+        self.meta = meta
+        self.prompt = prompt
+        self.session_id = session_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PromptRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.prompt, self.session_id) == (
+            other.meta,
+            other.prompt,
+            other.session_id,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, prompt={self.prompt!r}, session_id={self.session_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PromptRequest:
@@ -2287,17 +3316,34 @@ class PromptRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PromptResponse:
     """Response from processing a user prompt.
 
     See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/prompt-turn#4-check-for-completion)"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta", "stop_reason")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     stop_reason: StopReason
     """Indicates why the agent stopped processing the turn."""
+
+    def __init__(self, *, meta: JsonValue | Unset = UNSET, stop_reason: StopReason) -> None:
+        self.meta = meta
+        self.stop_reason = stop_reason
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PromptResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.stop_reason) == (other.meta, other.stop_reason)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}(meta={self.meta!r}, stop_reason={self.stop_reason!r})"
+        )
 
     @classmethod
     def from_dict(cls, data: object) -> PromptResponse:
@@ -2324,19 +3370,20 @@ class PromptResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ReadTextFileRequest:
     """Request to read content from a text file.
 
     Only available if the client supports the `fs.readTextFile` capability."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("limit", "line", "meta", "path", "session_id")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    limit: int | Unset | None = UNSET
+    limit: int | Unset | None
     """Maximum number of lines to read."""
 
-    line: int | Unset | None = UNSET
+    line: int | Unset | None
     """Line number to start reading from (1-based)."""
 
     path: str
@@ -2344,6 +3391,37 @@ class ReadTextFileRequest:
 
     session_id: SessionId
     """The session ID for this request."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        limit: int | Unset | None = UNSET,
+        line: int | Unset | None = UNSET,
+        path: str,
+        session_id: SessionId,
+    ) -> None:
+        self.meta = meta
+        self.limit = limit
+        self.line = line
+        self.path = path
+        self.session_id = session_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ReadTextFileRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.limit, self.line, self.path, self.session_id) == (
+            other.meta,
+            other.limit,
+            other.line,
+            other.path,
+            other.session_id,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, limit={self.limit!r}, line={self.line!r}, path={self.path!r}, session_id={self.session_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ReadTextFileRequest:
@@ -2393,14 +3471,29 @@ class ReadTextFileRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ReadTextFileResponse:
     """Response containing the contents of a text file."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("content", "meta")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     content: str
+
+    def __init__(self, *, meta: JsonValue | Unset = UNSET, content: str) -> None:
+        self.meta = meta
+        self.content = content
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ReadTextFileResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.content) == (other.meta, other.content)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, content={self.content!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ReadTextFileResponse:
@@ -2425,11 +3518,12 @@ class ReadTextFileResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ReleaseTerminalRequest:
     """Request to release a terminal and free its resources."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta", "session_id", "terminal_id")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     session_id: SessionId
@@ -2437,6 +3531,27 @@ class ReleaseTerminalRequest:
 
     terminal_id: str
     """The ID of the terminal to release."""
+
+    def __init__(
+        self, *, meta: JsonValue | Unset = UNSET, session_id: SessionId, terminal_id: str
+    ) -> None:
+        self.meta = meta
+        self.session_id = session_id
+        self.terminal_id = terminal_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ReleaseTerminalRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.session_id, self.terminal_id) == (
+            other.meta,
+            other.session_id,
+            other.terminal_id,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, session_id={self.session_id!r}, terminal_id={self.terminal_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ReleaseTerminalRequest:
@@ -2468,12 +3583,26 @@ class ReleaseTerminalRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ReleaseTerminalResponse:
     """Response to terminal/release method"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta",)
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
+
+    def __init__(self, *, meta: JsonValue | Unset = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ReleaseTerminalResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ReleaseTerminalResponse:
@@ -2490,7 +3619,6 @@ class ReleaseTerminalResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class RequestPermissionRequest:
     """Request for user permission to execute a tool call.
 
@@ -2498,7 +3626,9 @@ class RequestPermissionRequest:
 
     See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/tool-calls#requesting-permission)"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta", "options", "session_id", "tool_call")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     options: list[PermissionOption]
@@ -2509,6 +3639,34 @@ class RequestPermissionRequest:
 
     tool_call: ToolCallUpdate
     """Details about the tool call requiring permission."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        options: list[PermissionOption],
+        session_id: SessionId,
+        tool_call: ToolCallUpdate,
+    ) -> None:
+        self.meta = meta
+        self.options = options
+        self.session_id = session_id
+        self.tool_call = tool_call
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RequestPermissionRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.options, self.session_id, self.tool_call) == (
+            other.meta,
+            other.options,
+            other.session_id,
+            other.tool_call,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, options={self.options!r}, session_id={self.session_id!r}, tool_call={self.tool_call!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> RequestPermissionRequest:
@@ -2551,15 +3709,35 @@ class RequestPermissionRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class RequestPermissionResponse:
     """Response to a permission request."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta", "outcome")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     outcome: RequestPermissionOutcome
     """The user's decision on the permission request."""
+
+    def __init__(
+        self, *, meta: JsonValue | Unset = UNSET, outcome: RequestPermissionOutcome
+    ) -> None:
+        self.meta = meta
+        self.outcome = outcome
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, RequestPermissionResponse)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta, self.outcome) == (other.meta, other.outcome)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, outcome={self.outcome!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> RequestPermissionResponse:
@@ -2586,7 +3764,6 @@ class RequestPermissionResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ResourceContentBlock:
     """Complete resource contents embedded directly in the message.
 
@@ -2594,12 +3771,39 @@ class ResourceContentBlock:
 
     Requires the `embeddedContext` prompt capability when included in prompts."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("annotations", "meta", "resource")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    annotations: Annotations | Unset | None = UNSET
+    annotations: Annotations | Unset | None
 
     resource: EmbeddedResourceResource
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        annotations: Annotations | Unset | None = UNSET,
+        resource: EmbeddedResourceResource,
+    ) -> None:
+        self.meta = meta
+        self.annotations = annotations
+        self.resource = resource
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ResourceContentBlock) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.annotations, self.resource) == (
+            other.meta,
+            other.annotations,
+            other.resource,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, annotations={self.annotations!r}, resource={self.resource!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ResourceContentBlock:
@@ -2637,26 +3841,76 @@ class ResourceContentBlock:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ResourceLink:
     """A resource that the server is capable of reading, included in a prompt or tool call result."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("annotations", "description", "meta", "mime_type", "name", "size", "title", "uri")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    annotations: Annotations | Unset | None = UNSET
+    annotations: Annotations | Unset | None
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
 
-    mime_type: str | Unset | None = UNSET
+    mime_type: str | Unset | None
 
     name: str
 
-    size: int | Unset | None = UNSET
+    size: int | Unset | None
 
-    title: str | Unset | None = UNSET
+    title: str | Unset | None
 
     uri: str
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        annotations: Annotations | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        mime_type: str | Unset | None = UNSET,
+        name: str,
+        size: int | Unset | None = UNSET,
+        title: str | Unset | None = UNSET,
+        uri: str,
+    ) -> None:
+        self.meta = meta
+        self.annotations = annotations
+        self.description = description
+        self.mime_type = mime_type
+        self.name = name
+        self.size = size
+        self.title = title
+        self.uri = uri
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ResourceLink) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.meta,
+            self.annotations,
+            self.description,
+            self.mime_type,
+            self.name,
+            self.size,
+            self.title,
+            self.uri,
+        ) == (
+            other.meta,
+            other.annotations,
+            other.description,
+            other.mime_type,
+            other.name,
+            other.size,
+            other.title,
+            other.uri,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, annotations={self.annotations!r}, description={self.description!r}, mime_type={self.mime_type!r}, name={self.name!r}, size={self.size!r}, title={self.title!r}, uri={self.uri!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ResourceLink:
@@ -2731,28 +3985,78 @@ class ResourceLink:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ResourceLinkContentBlock:
     """References to resources that the agent can access.
 
     All agents MUST support resource links in prompts."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("annotations", "description", "meta", "mime_type", "name", "size", "title", "uri")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    annotations: Annotations | Unset | None = UNSET
+    annotations: Annotations | Unset | None
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
 
-    mime_type: str | Unset | None = UNSET
+    mime_type: str | Unset | None
 
     name: str
 
-    size: int | Unset | None = UNSET
+    size: int | Unset | None
 
-    title: str | Unset | None = UNSET
+    title: str | Unset | None
 
     uri: str
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        annotations: Annotations | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        mime_type: str | Unset | None = UNSET,
+        name: str,
+        size: int | Unset | None = UNSET,
+        title: str | Unset | None = UNSET,
+        uri: str,
+    ) -> None:
+        self.meta = meta
+        self.annotations = annotations
+        self.description = description
+        self.mime_type = mime_type
+        self.name = name
+        self.size = size
+        self.title = title
+        self.uri = uri
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ResourceLinkContentBlock) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.meta,
+            self.annotations,
+            self.description,
+            self.mime_type,
+            self.name,
+            self.size,
+            self.title,
+            self.uri,
+        ) == (
+            other.meta,
+            other.annotations,
+            other.description,
+            other.mime_type,
+            other.name,
+            other.size,
+            other.title,
+            other.uri,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, annotations={self.annotations!r}, description={self.description!r}, mime_type={self.mime_type!r}, name={self.name!r}, size={self.size!r}, title={self.title!r}, uri={self.uri!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ResourceLinkContentBlock:
@@ -2830,12 +4134,29 @@ class ResourceLinkContentBlock:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SelectedRequestPermissionOutcome:
     """The user selected one of the provided options."""
 
+    __slots__ = ("option_id",)
+
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
+
+    def __init__(self, *, option_id: PermissionOptionId) -> None:
+        self.option_id = option_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SelectedRequestPermissionOutcome)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.option_id,) == (other.option_id,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(option_id={self.option_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SelectedRequestPermissionOutcome:
@@ -2859,20 +4180,49 @@ class SelectedRequestPermissionOutcome:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionMode:
     """A mode the agent can operate in.
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("description", "id", "meta", "name")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
 
     id: SessionModeId
 
     name: str
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        description: str | Unset | None = UNSET,
+        id: SessionModeId,
+        name: str,
+    ) -> None:
+        self.meta = meta
+        self.description = description
+        self.id = id
+        self.name = name
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionMode) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.description, self.id, self.name) == (
+            other.meta,
+            other.description,
+            other.id,
+            other.name,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, description={self.description!r}, id={self.id!r}, name={self.name!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionMode:
@@ -2909,11 +4259,12 @@ class SessionMode:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionModeState:
     """The set of modes and the one currently active."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("available_modes", "current_mode_id", "meta")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     available_modes: list[SessionMode]
@@ -2921,6 +4272,31 @@ class SessionModeState:
 
     current_mode_id: SessionModeId
     """The current mode the Agent is in."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        available_modes: list[SessionMode],
+        current_mode_id: SessionModeId,
+    ) -> None:
+        self.meta = meta
+        self.available_modes = available_modes
+        self.current_mode_id = current_mode_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionModeState) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.available_modes, self.current_mode_id) == (
+            other.meta,
+            other.available_modes,
+            other.current_mode_id,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, available_modes={self.available_modes!r}, current_mode_id={self.current_mode_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionModeState:
@@ -2954,7 +4330,6 @@ class SessionModeState:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionModelState:
     """**UNSTABLE**
 
@@ -2962,7 +4337,9 @@ class SessionModelState:
 
     The set of models and the one currently active."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("available_models", "current_model_id", "meta")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     available_models: list[ModelInfo]
@@ -2970,6 +4347,31 @@ class SessionModelState:
 
     current_model_id: ModelId
     """The current model the Agent is in."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        available_models: list[ModelInfo],
+        current_model_id: ModelId,
+    ) -> None:
+        self.meta = meta
+        self.available_models = available_models
+        self.current_model_id = current_model_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionModelState) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.available_models, self.current_model_id) == (
+            other.meta,
+            other.available_models,
+            other.current_model_id,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, available_models={self.available_models!r}, current_model_id={self.current_model_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionModelState:
@@ -3003,7 +4405,6 @@ class SessionModelState:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionNotification:
     """Notification containing a session update from the agent.
 
@@ -3011,7 +4412,9 @@ class SessionNotification:
 
     See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta", "session_id", "update")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     session_id: SessionId
@@ -3019,6 +4422,27 @@ class SessionNotification:
 
     update: SessionUpdate
     """The actual update content."""
+
+    def __init__(
+        self, *, meta: JsonValue | Unset = UNSET, session_id: SessionId, update: SessionUpdate
+    ) -> None:
+        self.meta = meta
+        self.session_id = session_id
+        self.update = update
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionNotification) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.session_id, self.update) == (
+            other.meta,
+            other.session_id,
+            other.update,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, session_id={self.session_id!r}, update={self.update!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionNotification:
@@ -3052,11 +4476,12 @@ class SessionNotification:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SetSessionModeRequest:
     """Request parameters for setting a session mode."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta", "mode_id", "session_id")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     mode_id: SessionModeId
@@ -3064,6 +4489,27 @@ class SetSessionModeRequest:
 
     session_id: SessionId
     """The ID of the session to set the mode for."""
+
+    def __init__(
+        self, *, meta: JsonValue | Unset = UNSET, mode_id: SessionModeId, session_id: SessionId
+    ) -> None:
+        self.meta = meta
+        self.mode_id = mode_id
+        self.session_id = session_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SetSessionModeRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.mode_id, self.session_id) == (
+            other.meta,
+            other.mode_id,
+            other.session_id,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, mode_id={self.mode_id!r}, session_id={self.session_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SetSessionModeRequest:
@@ -3095,11 +4541,25 @@ class SetSessionModeRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SetSessionModeResponse:
     """Response to `session/set_mode` method."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta",)
+
+    meta: JsonValue | Unset
+
+    def __init__(self, *, meta: JsonValue | Unset = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SetSessionModeResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SetSessionModeResponse:
@@ -3116,7 +4576,6 @@ class SetSessionModeResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SetSessionModelRequest:
     """**UNSTABLE**
 
@@ -3124,7 +4583,9 @@ class SetSessionModelRequest:
 
     Request parameters for setting a session model."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta", "model_id", "session_id")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     model_id: ModelId
@@ -3132,6 +4593,27 @@ class SetSessionModelRequest:
 
     session_id: SessionId
     """The ID of the session to set the model for."""
+
+    def __init__(
+        self, *, meta: JsonValue | Unset = UNSET, model_id: ModelId, session_id: SessionId
+    ) -> None:
+        self.meta = meta
+        self.model_id = model_id
+        self.session_id = session_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SetSessionModelRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.model_id, self.session_id) == (
+            other.meta,
+            other.model_id,
+            other.session_id,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, model_id={self.model_id!r}, session_id={self.session_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SetSessionModelRequest:
@@ -3163,7 +4645,6 @@ class SetSessionModelRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SetSessionModelResponse:
     """**UNSTABLE**
 
@@ -3171,8 +4652,23 @@ class SetSessionModelResponse:
 
     Response to `session/set_model` method."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta",)
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
+
+    def __init__(self, *, meta: JsonValue | Unset = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SetSessionModelResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SetSessionModelResponse:
@@ -3189,11 +4685,12 @@ class SetSessionModelResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SseMcpServer:
     """SSE transport configuration
 
     Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`."""
+
+    __slots__ = ("headers", "name", "url")
 
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
@@ -3203,6 +4700,21 @@ class SseMcpServer:
 
     url: str
     """URL to the MCP server."""
+
+    def __init__(self, *, headers: list[HttpHeader], name: str, url: str) -> None:
+        self.headers = headers
+        self.name = name
+        self.url = url
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SseMcpServer) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.headers, self.name, self.url) == (other.headers, other.name, other.url)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(headers={self.headers!r}, name={self.name!r}, url={self.url!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SseMcpServer:
@@ -3242,11 +4754,12 @@ class SseMcpServer:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class StdioMcpServer:
     """Stdio transport configuration
 
     All Agents MUST support this transport."""
+
+    __slots__ = ("args", "command", "env", "name")
 
     args: list[str]
     """Command-line arguments to pass to the MCP server."""
@@ -3259,6 +4772,27 @@ class StdioMcpServer:
 
     name: str
     """Human-readable name identifying this MCP server."""
+
+    def __init__(self, *, args: list[str], command: str, env: list[EnvVariable], name: str) -> None:
+        self.args = args
+        self.command = command
+        self.env = env
+        self.name = name
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StdioMcpServer) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.args, self.command, self.env, self.name) == (
+            other.args,
+            other.command,
+            other.env,
+            other.name,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(args={self.args!r}, command={self.command!r}, env={self.env!r}, name={self.name!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> StdioMcpServer:
@@ -3304,18 +4838,44 @@ class StdioMcpServer:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TerminalExitStatus:
     """Exit status of a terminal command."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("exit_code", "meta", "signal")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    exit_code: int | Unset | None = UNSET
+    exit_code: int | Unset | None
     """The process exit code (may be null if terminated by signal)."""
 
-    signal: str | Unset | None = UNSET
+    signal: str | Unset | None
     """The signal that terminated the process (may be null if exited normally)."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        exit_code: int | Unset | None = UNSET,
+        signal: str | Unset | None = UNSET,
+    ) -> None:
+        self.meta = meta
+        self.exit_code = exit_code
+        self.signal = signal
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TerminalExitStatus) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.exit_code, self.signal) == (
+            other.meta,
+            other.exit_code,
+            other.signal,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, exit_code={self.exit_code!r}, signal={self.signal!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TerminalExitStatus:
@@ -3346,11 +4906,12 @@ class TerminalExitStatus:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TerminalOutputRequest:
     """Request to get the current output and status of a terminal."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta", "session_id", "terminal_id")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     session_id: SessionId
@@ -3358,6 +4919,27 @@ class TerminalOutputRequest:
 
     terminal_id: str
     """The ID of the terminal to get output from."""
+
+    def __init__(
+        self, *, meta: JsonValue | Unset = UNSET, session_id: SessionId, terminal_id: str
+    ) -> None:
+        self.meta = meta
+        self.session_id = session_id
+        self.terminal_id = terminal_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TerminalOutputRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.session_id, self.terminal_id) == (
+            other.meta,
+            other.session_id,
+            other.terminal_id,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, session_id={self.session_id!r}, terminal_id={self.terminal_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TerminalOutputRequest:
@@ -3389,14 +4971,15 @@ class TerminalOutputRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TerminalOutputResponse:
     """Response containing the terminal output and exit status."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("exit_status", "meta", "output", "truncated")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    exit_status: TerminalExitStatus | Unset | None = UNSET
+    exit_status: TerminalExitStatus | Unset | None
     """Exit status if the command has completed."""
 
     output: str
@@ -3404,6 +4987,34 @@ class TerminalOutputResponse:
 
     truncated: bool
     """Whether the output was truncated due to byte limits."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        exit_status: TerminalExitStatus | Unset | None = UNSET,
+        output: str,
+        truncated: bool,
+    ) -> None:
+        self.meta = meta
+        self.exit_status = exit_status
+        self.output = output
+        self.truncated = truncated
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TerminalOutputResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.exit_status, self.output, self.truncated) == (
+            other.meta,
+            other.exit_status,
+            other.output,
+            other.truncated,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, exit_status={self.exit_status!r}, output={self.output!r}, truncated={self.truncated!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TerminalOutputResponse:
@@ -3443,7 +5054,6 @@ class TerminalOutputResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TerminalToolCallContent:
     """Embed a terminal created with `terminal/create` by its id.
 
@@ -3451,7 +5061,22 @@ class TerminalToolCallContent:
 
     See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/terminal)"""
 
+    __slots__ = ("terminal_id",)
+
     terminal_id: str
+
+    def __init__(self, *, terminal_id: str) -> None:
+        self.terminal_id = terminal_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TerminalToolCallContent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.terminal_id,) == (other.terminal_id,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(terminal_id={self.terminal_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TerminalToolCallContent:
@@ -3475,16 +5100,42 @@ class TerminalToolCallContent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TextContent:
     """Text provided to or from an LLM."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("annotations", "meta", "text")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    annotations: Annotations | Unset | None = UNSET
+    annotations: Annotations | Unset | None
 
     text: str
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        annotations: Annotations | Unset | None = UNSET,
+        text: str,
+    ) -> None:
+        self.meta = meta
+        self.annotations = annotations
+        self.text = text
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TextContent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.annotations, self.text) == (
+            other.meta,
+            other.annotations,
+            other.text,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, annotations={self.annotations!r}, text={self.text!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TextContent:
@@ -3517,18 +5168,44 @@ class TextContent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TextContentBlock:
     """Plain text content
 
     All agents MUST support text content blocks in prompts."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("annotations", "meta", "text")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    annotations: Annotations | Unset | None = UNSET
+    annotations: Annotations | Unset | None
 
     text: str
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        annotations: Annotations | Unset | None = UNSET,
+        text: str,
+    ) -> None:
+        self.meta = meta
+        self.annotations = annotations
+        self.text = text
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TextContentBlock) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.annotations, self.text) == (
+            other.meta,
+            other.annotations,
+            other.text,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, annotations={self.annotations!r}, text={self.text!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TextContentBlock:
@@ -3564,18 +5241,47 @@ class TextContentBlock:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TextResourceContents:
     """Text-based resource contents."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta", "mime_type", "text", "uri")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    mime_type: str | Unset | None = UNSET
+    mime_type: str | Unset | None
 
     text: str
 
     uri: str
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        mime_type: str | Unset | None = UNSET,
+        text: str,
+        uri: str,
+    ) -> None:
+        self.meta = meta
+        self.mime_type = mime_type
+        self.text = text
+        self.uri = uri
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TextResourceContents) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.mime_type, self.text, self.uri) == (
+            other.meta,
+            other.mime_type,
+            other.text,
+            other.uri,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, mime_type={self.mime_type!r}, text={self.text!r}, uri={self.uri!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TextResourceContents:
@@ -3612,7 +5318,6 @@ class TextResourceContents:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ToolCall:
     """Represents a tool call that the language model has requested.
 
@@ -3621,27 +5326,39 @@ class ToolCall:
 
     See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/tool-calls)"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = (
+        "content",
+        "kind",
+        "locations",
+        "meta",
+        "raw_input",
+        "raw_output",
+        "status",
+        "title",
+        "tool_call_id",
+    )
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    content: list[ToolCallContent] | Unset = UNSET
+    content: list[ToolCallContent] | Unset
     """Content produced by the tool call."""
 
-    kind: ToolKind | Unset = UNSET
+    kind: ToolKind | Unset
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment."""
 
-    locations: list[ToolCallLocation] | Unset = UNSET
+    locations: list[ToolCallLocation] | Unset
     """File locations affected by this tool call.
     Enables "follow-along" features in clients."""
 
-    raw_input: JsonValue | Unset = UNSET
+    raw_input: JsonValue | Unset
     """Raw input parameters sent to the tool."""
 
-    raw_output: JsonValue | Unset = UNSET
+    raw_output: JsonValue | Unset
     """Raw output returned by the tool."""
 
-    status: ToolCallStatus | Unset = UNSET
+    status: ToolCallStatus | Unset
     """Current execution status of the tool call."""
 
     title: str
@@ -3649,6 +5366,59 @@ class ToolCall:
 
     tool_call_id: ToolCallId
     """Unique identifier for this tool call within the session."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        content: list[ToolCallContent] | Unset = UNSET,
+        kind: ToolKind | Unset = UNSET,
+        locations: list[ToolCallLocation] | Unset = UNSET,
+        raw_input: JsonValue | Unset = UNSET,
+        raw_output: JsonValue | Unset = UNSET,
+        status: ToolCallStatus | Unset = UNSET,
+        title: str,
+        tool_call_id: ToolCallId,
+    ) -> None:
+        self.meta = meta
+        self.content = content
+        self.kind = kind
+        self.locations = locations
+        self.raw_input = raw_input
+        self.raw_output = raw_output
+        self.status = status
+        self.title = title
+        self.tool_call_id = tool_call_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolCall) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.meta,
+            self.content,
+            self.kind,
+            self.locations,
+            self.raw_input,
+            self.raw_output,
+            self.status,
+            self.title,
+            self.tool_call_id,
+        ) == (
+            other.meta,
+            other.content,
+            other.kind,
+            other.locations,
+            other.raw_input,
+            other.raw_output,
+            other.status,
+            other.title,
+            other.tool_call_id,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, content={self.content!r}, kind={self.kind!r}, locations={self.locations!r}, raw_input={self.raw_input!r}, raw_output={self.raw_output!r}, status={self.status!r}, title={self.title!r}, tool_call_id={self.tool_call_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ToolCall:
@@ -3730,7 +5500,6 @@ class ToolCall:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ToolCallLocation:
     """A file location being accessed or modified by a tool.
 
@@ -3739,14 +5508,33 @@ class ToolCallLocation:
 
     See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/tool-calls#following-the-agent)"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("line", "meta", "path")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    line: int | Unset | None = UNSET
+    line: int | Unset | None
     """Optional line number within the file."""
 
     path: str
     """The file path being accessed or modified."""
+
+    def __init__(
+        self, *, meta: JsonValue | Unset = UNSET, line: int | Unset | None = UNSET, path: str
+    ) -> None:
+        self.meta = meta
+        self.line = line
+        self.path = path
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolCallLocation) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.line, self.path) == (other.meta, other.line, other.path)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, line={self.line!r}, path={self.path!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ToolCallLocation:
@@ -3780,31 +5568,42 @@ class ToolCallLocation:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ToolCallSessionUpdate:
     """Notification that a new tool call has been initiated."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = (
+        "content",
+        "kind",
+        "locations",
+        "meta",
+        "raw_input",
+        "raw_output",
+        "status",
+        "title",
+        "tool_call_id",
+    )
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    content: list[ToolCallContent] | Unset = UNSET
+    content: list[ToolCallContent] | Unset
     """Content produced by the tool call."""
 
-    kind: ToolKind | Unset = UNSET
+    kind: ToolKind | Unset
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment."""
 
-    locations: list[ToolCallLocation] | Unset = UNSET
+    locations: list[ToolCallLocation] | Unset
     """File locations affected by this tool call.
     Enables "follow-along" features in clients."""
 
-    raw_input: JsonValue | Unset = UNSET
+    raw_input: JsonValue | Unset
     """Raw input parameters sent to the tool."""
 
-    raw_output: JsonValue | Unset = UNSET
+    raw_output: JsonValue | Unset
     """Raw output returned by the tool."""
 
-    status: ToolCallStatus | Unset = UNSET
+    status: ToolCallStatus | Unset
     """Current execution status of the tool call."""
 
     title: str
@@ -3812,6 +5611,59 @@ class ToolCallSessionUpdate:
 
     tool_call_id: ToolCallId
     """Unique identifier for this tool call within the session."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        content: list[ToolCallContent] | Unset = UNSET,
+        kind: ToolKind | Unset = UNSET,
+        locations: list[ToolCallLocation] | Unset = UNSET,
+        raw_input: JsonValue | Unset = UNSET,
+        raw_output: JsonValue | Unset = UNSET,
+        status: ToolCallStatus | Unset = UNSET,
+        title: str,
+        tool_call_id: ToolCallId,
+    ) -> None:
+        self.meta = meta
+        self.content = content
+        self.kind = kind
+        self.locations = locations
+        self.raw_input = raw_input
+        self.raw_output = raw_output
+        self.status = status
+        self.title = title
+        self.tool_call_id = tool_call_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolCallSessionUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.meta,
+            self.content,
+            self.kind,
+            self.locations,
+            self.raw_input,
+            self.raw_output,
+            self.status,
+            self.title,
+            self.tool_call_id,
+        ) == (
+            other.meta,
+            other.content,
+            other.kind,
+            other.locations,
+            other.raw_input,
+            other.raw_output,
+            other.status,
+            other.title,
+            other.tool_call_id,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, content={self.content!r}, kind={self.kind!r}, locations={self.locations!r}, raw_input={self.raw_input!r}, raw_output={self.raw_output!r}, status={self.status!r}, title={self.title!r}, tool_call_id={self.tool_call_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ToolCallSessionUpdate:
@@ -3896,7 +5748,6 @@ class ToolCallSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ToolCallUpdate:
     """An update to an existing tool call.
 
@@ -3905,32 +5756,97 @@ class ToolCallUpdate:
 
     See protocol docs: [Updating](https://agentclientprotocol.com/protocol/tool-calls#updating)"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = (
+        "content",
+        "kind",
+        "locations",
+        "meta",
+        "raw_input",
+        "raw_output",
+        "status",
+        "title",
+        "tool_call_id",
+    )
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    content: list[ToolCallContent] | Unset | None = UNSET
+    content: list[ToolCallContent] | Unset | None
     """Replace the content collection."""
 
-    kind: ToolKind | Unset | None = UNSET
+    kind: ToolKind | Unset | None
     """Update the tool kind."""
 
-    locations: list[ToolCallLocation] | Unset | None = UNSET
+    locations: list[ToolCallLocation] | Unset | None
     """Replace the locations collection."""
 
-    raw_input: JsonValue | Unset = UNSET
+    raw_input: JsonValue | Unset
     """Update the raw input."""
 
-    raw_output: JsonValue | Unset = UNSET
+    raw_output: JsonValue | Unset
     """Update the raw output."""
 
-    status: ToolCallStatus | Unset | None = UNSET
+    status: ToolCallStatus | Unset | None
     """Update the execution status."""
 
-    title: str | Unset | None = UNSET
+    title: str | Unset | None
     """Update the human-readable title."""
 
     tool_call_id: ToolCallId
     """The ID of the tool call being updated."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        content: list[ToolCallContent] | Unset | None = UNSET,
+        kind: ToolKind | Unset | None = UNSET,
+        locations: list[ToolCallLocation] | Unset | None = UNSET,
+        raw_input: JsonValue | Unset = UNSET,
+        raw_output: JsonValue | Unset = UNSET,
+        status: ToolCallStatus | Unset | None = UNSET,
+        title: str | Unset | None = UNSET,
+        tool_call_id: ToolCallId,
+    ) -> None:
+        self.meta = meta
+        self.content = content
+        self.kind = kind
+        self.locations = locations
+        self.raw_input = raw_input
+        self.raw_output = raw_output
+        self.status = status
+        self.title = title
+        self.tool_call_id = tool_call_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolCallUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.meta,
+            self.content,
+            self.kind,
+            self.locations,
+            self.raw_input,
+            self.raw_output,
+            self.status,
+            self.title,
+            self.tool_call_id,
+        ) == (
+            other.meta,
+            other.content,
+            other.kind,
+            other.locations,
+            other.raw_input,
+            other.raw_output,
+            other.status,
+            other.title,
+            other.tool_call_id,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, content={self.content!r}, kind={self.kind!r}, locations={self.locations!r}, raw_input={self.raw_input!r}, raw_output={self.raw_output!r}, status={self.status!r}, title={self.title!r}, tool_call_id={self.tool_call_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ToolCallUpdate:
@@ -4012,36 +5928,103 @@ class ToolCallUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ToolCallUpdateSessionUpdate:
     """Update on the status or results of a tool call."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = (
+        "content",
+        "kind",
+        "locations",
+        "meta",
+        "raw_input",
+        "raw_output",
+        "status",
+        "title",
+        "tool_call_id",
+    )
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    content: list[ToolCallContent] | Unset | None = UNSET
+    content: list[ToolCallContent] | Unset | None
     """Replace the content collection."""
 
-    kind: ToolKind | Unset | None = UNSET
+    kind: ToolKind | Unset | None
     """Update the tool kind."""
 
-    locations: list[ToolCallLocation] | Unset | None = UNSET
+    locations: list[ToolCallLocation] | Unset | None
     """Replace the locations collection."""
 
-    raw_input: JsonValue | Unset = UNSET
+    raw_input: JsonValue | Unset
     """Update the raw input."""
 
-    raw_output: JsonValue | Unset = UNSET
+    raw_output: JsonValue | Unset
     """Update the raw output."""
 
-    status: ToolCallStatus | Unset | None = UNSET
+    status: ToolCallStatus | Unset | None
     """Update the execution status."""
 
-    title: str | Unset | None = UNSET
+    title: str | Unset | None
     """Update the human-readable title."""
 
     tool_call_id: ToolCallId
     """The ID of the tool call being updated."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        content: list[ToolCallContent] | Unset | None = UNSET,
+        kind: ToolKind | Unset | None = UNSET,
+        locations: list[ToolCallLocation] | Unset | None = UNSET,
+        raw_input: JsonValue | Unset = UNSET,
+        raw_output: JsonValue | Unset = UNSET,
+        status: ToolCallStatus | Unset | None = UNSET,
+        title: str | Unset | None = UNSET,
+        tool_call_id: ToolCallId,
+    ) -> None:
+        self.meta = meta
+        self.content = content
+        self.kind = kind
+        self.locations = locations
+        self.raw_input = raw_input
+        self.raw_output = raw_output
+        self.status = status
+        self.title = title
+        self.tool_call_id = tool_call_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, ToolCallUpdateSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (
+            self.meta,
+            self.content,
+            self.kind,
+            self.locations,
+            self.raw_input,
+            self.raw_output,
+            self.status,
+            self.title,
+            self.tool_call_id,
+        ) == (
+            other.meta,
+            other.content,
+            other.kind,
+            other.locations,
+            other.raw_input,
+            other.raw_output,
+            other.status,
+            other.title,
+            other.tool_call_id,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, content={self.content!r}, kind={self.kind!r}, locations={self.locations!r}, raw_input={self.raw_input!r}, raw_output={self.raw_output!r}, status={self.status!r}, title={self.title!r}, tool_call_id={self.tool_call_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ToolCallUpdateSessionUpdate:
@@ -4126,11 +6109,28 @@ class ToolCallUpdateSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class UserMessageChunkSessionUpdate:
     """A chunk of the user's message being streamed."""
 
+    __slots__ = ("content",)
+
     content: ContentBlock
+
+    def __init__(self, *, content: ContentBlock) -> None:
+        self.content = content
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, UserMessageChunkSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.content,) == (other.content,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(content={self.content!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> UserMessageChunkSessionUpdate:
@@ -4156,11 +6156,12 @@ class UserMessageChunkSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class WaitForTerminalExitRequest:
     """Request to wait for a terminal command to exit."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta", "session_id", "terminal_id")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     session_id: SessionId
@@ -4168,6 +6169,30 @@ class WaitForTerminalExitRequest:
 
     terminal_id: str
     """The ID of the terminal to wait for."""
+
+    def __init__(
+        self, *, meta: JsonValue | Unset = UNSET, session_id: SessionId, terminal_id: str
+    ) -> None:
+        self.meta = meta
+        self.session_id = session_id
+        self.terminal_id = terminal_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, WaitForTerminalExitRequest)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta, self.session_id, self.terminal_id) == (
+            other.meta,
+            other.session_id,
+            other.terminal_id,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, session_id={self.session_id!r}, terminal_id={self.terminal_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> WaitForTerminalExitRequest:
@@ -4199,18 +6224,47 @@ class WaitForTerminalExitRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class WaitForTerminalExitResponse:
     """Response containing the exit status of a terminal command."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("exit_code", "meta", "signal")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
-    exit_code: int | Unset | None = UNSET
+    exit_code: int | Unset | None
     """The process exit code (may be null if terminated by signal)."""
 
-    signal: str | Unset | None = UNSET
+    signal: str | Unset | None
     """The signal that terminated the process (may be null if exited normally)."""
+
+    def __init__(
+        self,
+        *,
+        meta: JsonValue | Unset = UNSET,
+        exit_code: int | Unset | None = UNSET,
+        signal: str | Unset | None = UNSET,
+    ) -> None:
+        self.meta = meta
+        self.exit_code = exit_code
+        self.signal = signal
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, WaitForTerminalExitResponse)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta, self.exit_code, self.signal) == (
+            other.meta,
+            other.exit_code,
+            other.signal,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, exit_code={self.exit_code!r}, signal={self.signal!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> WaitForTerminalExitResponse:
@@ -4241,13 +6295,14 @@ class WaitForTerminalExitResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class WriteTextFileRequest:
     """Request to write content to a text file.
 
     Only available if the client supports the `fs.writeTextFile` capability."""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("content", "meta", "path", "session_id")
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
 
     content: str
@@ -4258,6 +6313,29 @@ class WriteTextFileRequest:
 
     session_id: SessionId
     """The session ID for this request."""
+
+    def __init__(
+        self, *, meta: JsonValue | Unset = UNSET, content: str, path: str, session_id: SessionId
+    ) -> None:
+        self.meta = meta
+        self.content = content
+        self.path = path
+        self.session_id = session_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, WriteTextFileRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta, self.content, self.path, self.session_id) == (
+            other.meta,
+            other.content,
+            other.path,
+            other.session_id,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r}, content={self.content!r}, path={self.path!r}, session_id={self.session_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> WriteTextFileRequest:
@@ -4296,12 +6374,26 @@ class WriteTextFileRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class WriteTextFileResponse:
     """Response to `fs/write_text_file`"""
 
-    meta: JsonValue | Unset = UNSET
+    __slots__ = ("meta",)
+
+    meta: JsonValue | Unset
     """Extension point for implementations"""
+
+    def __init__(self, *, meta: JsonValue | Unset = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, WriteTextFileResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> WriteTextFileResponse:

@@ -18,6 +18,7 @@ from ._codec import (
     Unset,
     ValidationError,
     encode_value,
+    replace,
     set_skip_hook,
 )
 from ._registry import DECODERS, TYPES, UNSTABLE_TYPES, decode, encode
@@ -70,6 +71,7 @@ __all__ = [
     "decode",
     "encode",
     "encode_value",
+    "replace",
     "run_agent",
     "set_skip_hook",
     "spawn_agent",

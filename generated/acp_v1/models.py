@@ -2,13 +2,13 @@
 # Regenerate with: acpgen build --target acp_v1
 # Do not edit by hand: changes are lost on the next build.
 
-"""Data types of Agent Client Protocol: one dataclass per object type, with its
-wire codec (`from_dict` / `to_dict`); enums; tagged and untagged unions as type aliases."""
+"""Data types of Agent Client Protocol: one class per object type (slots,
+keyword-only constructor, value equality) with its wire codec (`from_dict` / `to_dict`); enums;
+tagged and untagged unions as type aliases."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from enum import Enum
 from typing import Final, TypeAlias
 
@@ -422,14 +422,15 @@ class ToolKind(str, Enum):
     """Other tool types (default)."""
 
 
-@dataclass(slots=True, kw_only=True)
 class AcceptCreateElicitationResponse:
     """The user accepted and provided content."""
 
-    content: dict[str, ElicitationContentValue] | Unset | None = UNSET
+    __slots__ = ("content", "meta")
+
+    content: dict[str, ElicitationContentValue] | Unset | None
     """The user-provided content, if any, as an object matching the requested schema."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -437,6 +438,28 @@ class AcceptCreateElicitationResponse:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        content: dict[str, ElicitationContentValue] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, AcceptCreateElicitationResponse)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.content, self.meta) == (other.content, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AcceptCreateElicitationResponse:
@@ -470,7 +493,6 @@ class AcceptCreateElicitationResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AcpMcpServer:
     """**UNSTABLE**
 
@@ -481,6 +503,8 @@ class AcpMcpServer:
     Only available when the Agent capabilities indicate `mcp_capabilities.acp` is `true`.
     The MCP server is provided by an ACP component and communicates over the ACP channel."""
 
+    __slots__ = ("meta", "name", "server_id")
+
     name: str
     """Human-readable name identifying this MCP server."""
 
@@ -490,12 +514,33 @@ class AcpMcpServer:
     Providers MUST NOT reuse an ID for multiple ACP-transport MCP servers that are visible
     on the same ACP connection."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        server_id: McpServerAcpId,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.name = name
+        self.server_id = server_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AcpMcpServer) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.server_id, self.meta) == (other.name, other.server_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, server_id={self.server_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AcpMcpServer:
@@ -531,11 +576,12 @@ class AcpMcpServer:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentAuthCapabilities:
     """Authentication-related capabilities supported by the agent."""
 
-    status: AuthStatusCapabilities | Unset | None = UNSET
+    __slots__ = ("logout", "meta", "status")
+
+    status: AuthStatusCapabilities | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -545,18 +591,39 @@ class AgentAuthCapabilities:
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports the `auth/status` method."""
 
-    logout: LogoutCapabilities | Unset | None = UNSET
+    logout: LogoutCapabilities | Unset | None
     """Whether the agent supports the logout method.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports the logout method."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        status: AuthStatusCapabilities | Unset | None = UNSET,
+        logout: LogoutCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.status = status
+        self.logout = logout
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AgentAuthCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.status, self.logout, self.meta) == (other.status, other.logout, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(status={self.status!r}, logout={self.logout!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentAuthCapabilities:
@@ -590,11 +657,12 @@ class AgentAuthCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentAuthMethod:
     """Agent handles authentication itself through `authenticate`.
 
     This is the default when no `type` is specified."""
+
+    __slots__ = ("description", "id", "meta", "name")
 
     id: AuthMethodId
     """Unique identifier for this authentication method."""
@@ -602,15 +670,43 @@ class AgentAuthMethod:
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional human-readable description of this authentication method."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        id: AuthMethodId,
+        name: str,
+        description: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.description = description
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AgentAuthMethod) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.id, self.name, self.description, self.meta) == (
+            other.id,
+            other.name,
+            other.description,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r}, name={self.name!r}, description={self.description!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentAuthMethod:
@@ -648,7 +744,6 @@ class AgentAuthMethod:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentCapabilities:
     """Capabilities supported by the agent.
 
@@ -657,32 +752,32 @@ class AgentCapabilities:
 
     See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#agent-capabilities)"""
 
-    load_session: bool = False
+    __slots__ = (
+        "auth",
+        "load_session",
+        "mcp_capabilities",
+        "meta",
+        "prompt_capabilities",
+        "providers",
+        "session_capabilities",
+    )
+
+    load_session: bool
     """Whether the agent supports `session/load`."""
 
-    prompt_capabilities: PromptCapabilities = field(
-        default_factory=lambda: PromptCapabilities.from_dict(
-            {"image": False, "audio": False, "embeddedContext": False}
-        )
-    )
+    prompt_capabilities: PromptCapabilities
     """Prompt capabilities supported by the agent."""
 
-    mcp_capabilities: McpCapabilities = field(
-        default_factory=lambda: McpCapabilities.from_dict(
-            {"http": False, "sse": False, "acp": False}
-        )
-    )
+    mcp_capabilities: McpCapabilities
     """MCP capabilities supported by the agent."""
 
-    session_capabilities: SessionCapabilities = field(
-        default_factory=lambda: SessionCapabilities.from_dict({})
-    )
+    session_capabilities: SessionCapabilities
     """Session lifecycle and prompt capabilities advertised by the agent."""
 
-    auth: AgentAuthCapabilities = field(default_factory=lambda: AgentAuthCapabilities.from_dict({}))
+    auth: AgentAuthCapabilities
     """Authentication-related capabilities supported by the agent."""
 
-    providers: ProvidersCapabilities | Unset | None = UNSET
+    providers: ProvidersCapabilities | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -692,12 +787,69 @@ class AgentCapabilities:
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports provider configuration methods."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        load_session: bool = False,
+        prompt_capabilities: PromptCapabilities | Unset = UNSET,
+        mcp_capabilities: McpCapabilities | Unset = UNSET,
+        session_capabilities: SessionCapabilities | Unset = UNSET,
+        auth: AgentAuthCapabilities | Unset = UNSET,
+        providers: ProvidersCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.load_session = load_session
+        self.prompt_capabilities = (
+            PromptCapabilities.from_dict({"image": False, "audio": False, "embeddedContext": False})
+            if prompt_capabilities is UNSET
+            else prompt_capabilities
+        )
+        self.mcp_capabilities = (
+            McpCapabilities.from_dict({"http": False, "sse": False, "acp": False})
+            if mcp_capabilities is UNSET
+            else mcp_capabilities
+        )
+        self.session_capabilities = (
+            SessionCapabilities.from_dict({})
+            if session_capabilities is UNSET
+            else session_capabilities
+        )
+        self.auth = AgentAuthCapabilities.from_dict({}) if auth is UNSET else auth
+        self.providers = providers
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AgentCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.load_session,
+            self.prompt_capabilities,
+            self.mcp_capabilities,
+            self.session_capabilities,
+            self.auth,
+            self.providers,
+            self.meta,
+        ) == (
+            other.load_session,
+            other.prompt_capabilities,
+            other.mcp_capabilities,
+            other.session_capabilities,
+            other.auth,
+            other.providers,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(load_session={self.load_session!r}, prompt_capabilities={self.prompt_capabilities!r}, mcp_capabilities={self.mcp_capabilities!r}, session_capabilities={self.session_capabilities!r}, auth={self.auth!r}, providers={self.providers!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentCapabilities:
@@ -779,25 +931,54 @@ class AgentCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentMessageChunkSessionUpdate:
     """A chunk of the agent's response being streamed."""
+
+    __slots__ = ("content", "message_id", "meta")
 
     content: ContentBlock
     """A single item of content"""
 
-    message_id: MessageId | Unset | None = UNSET
+    message_id: MessageId | Unset | None
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
     A change in `messageId` indicates a new message has started."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        content: ContentBlock,
+        message_id: MessageId | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.content = content
+        self.message_id = message_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, AgentMessageChunkSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.content, self.message_id, self.meta) == (
+            other.content,
+            other.message_id,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(content={self.content!r}, message_id={self.message_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentMessageChunkSessionUpdate:
@@ -833,15 +1014,32 @@ class AgentMessageChunkSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentNotification:
     """A JSON-RPC notification object."""
+
+    __slots__ = ("method", "params")
 
     method: str
     """The notification method name."""
 
-    params: AgentNotificationParams | Unset | None = UNSET
+    params: AgentNotificationParams | Unset | None
     """Method-specific notification parameters."""
+
+    def __init__(
+        self, *, method: str, params: AgentNotificationParams | Unset | None = UNSET
+    ) -> None:
+        self.method = method
+        self.params = params
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AgentNotification) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.method, self.params) == (other.method, other.params)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(method={self.method!r}, params={self.params!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentNotification:
@@ -870,9 +1068,10 @@ class AgentNotification:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentRequest:
     """A JSON-RPC request object."""
+
+    __slots__ = ("id", "method", "params")
 
     id: RequestId
     """The request id used to correlate the matching response."""
@@ -880,8 +1079,25 @@ class AgentRequest:
     method: str
     """The method name to invoke."""
 
-    params: AgentRequestParams | Unset | None = UNSET
+    params: AgentRequestParams | Unset | None
     """Method-specific request parameters."""
+
+    def __init__(
+        self, *, id: RequestId, method: str, params: AgentRequestParams | Unset | None = UNSET
+    ) -> None:
+        self.id = id
+        self.method = method
+        self.params = params
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AgentRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.id, self.method, self.params) == (other.id, other.method, other.params)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r}, method={self.method!r}, params={self.params!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentRequest:
@@ -919,15 +1135,30 @@ class AgentRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentResponseError:
     """A failed JSON-RPC response."""
+
+    __slots__ = ("error", "id")
 
     id: RequestId
     """The id of the request this response answers."""
 
     error: Error
     """Method-specific error data."""
+
+    def __init__(self, *, id: RequestId, error: Error) -> None:
+        self.id = id
+        self.error = error
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AgentResponseError) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.id, self.error) == (other.id, other.error)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r}, error={self.error!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentResponseError:
@@ -959,15 +1190,30 @@ class AgentResponseError:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentResponseResult:
     """A successful JSON-RPC response."""
+
+    __slots__ = ("id", "result")
 
     id: RequestId
     """The id of the request this response answers."""
 
     result: AgentResponseResultResult
     """Method-specific response data."""
+
+    def __init__(self, *, id: RequestId, result: AgentResponseResultResult) -> None:
+        self.id = id
+        self.result = result
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AgentResponseResult) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.id, self.result) == (other.id, other.result)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r}, result={self.result!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentResponseResult:
@@ -999,25 +1245,54 @@ class AgentResponseResult:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentThoughtChunkSessionUpdate:
     """A chunk of the agent's internal reasoning being streamed."""
+
+    __slots__ = ("content", "message_id", "meta")
 
     content: ContentBlock
     """A single item of content"""
 
-    message_id: MessageId | Unset | None = UNSET
+    message_id: MessageId | Unset | None
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
     A change in `messageId` indicates a new message has started."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        content: ContentBlock,
+        message_id: MessageId | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.content = content
+        self.message_id = message_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, AgentThoughtChunkSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.content, self.message_id, self.meta) == (
+            other.content,
+            other.message_id,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(content={self.content!r}, message_id={self.message_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentThoughtChunkSessionUpdate:
@@ -1053,25 +1328,54 @@ class AgentThoughtChunkSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class Annotations:
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
-    audience: list[Role] | Unset | None = UNSET
+    __slots__ = ("audience", "last_modified", "meta", "priority")
+
+    audience: list[Role] | Unset | None
     """Intended recipients for this content, such as the user or assistant."""
 
-    last_modified: str | Unset | None = UNSET
+    last_modified: str | Unset | None
     """Timestamp indicating when the underlying resource was last modified."""
 
-    priority: float | Unset | None = UNSET
+    priority: float | Unset | None
     """Relative importance of this content when clients choose what to surface."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        audience: list[Role] | Unset | None = UNSET,
+        last_modified: str | Unset | None = UNSET,
+        priority: float | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.audience = audience
+        self.last_modified = last_modified
+        self.priority = priority
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Annotations) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.audience, self.last_modified, self.priority, self.meta) == (
+            other.audience,
+            other.last_modified,
+            other.priority,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(audience={self.audience!r}, last_modified={self.last_modified!r}, priority={self.priority!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> Annotations:
@@ -1115,7 +1419,6 @@ class Annotations:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ArchiveSessionRequest:
     """**UNSTABLE**
 
@@ -1130,15 +1433,33 @@ class ArchiveSessionRequest:
     free the session's resources as if `session/close` had been called, then archive it.
     Archiving an archived session succeeds. A session that does not exist gets `-32002`."""
 
+    __slots__ = ("meta", "session_id")
+
     session_id: SessionId
     """The ID of the session to archive."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, session_id: SessionId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ArchiveSessionRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.meta) == (other.session_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ArchiveSessionRequest:
@@ -1164,7 +1485,6 @@ class ArchiveSessionRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ArchiveSessionResponse:
     """**UNSTABLE**
 
@@ -1172,12 +1492,27 @@ class ArchiveSessionResponse:
 
     Response from archiving a session."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ArchiveSessionResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ArchiveSessionResponse:
@@ -1195,26 +1530,27 @@ class ArchiveSessionResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ArrayElicitationPropertySchema:
     """Multi-select array property."""
 
-    title: str | Unset | None = UNSET
+    __slots__ = ("default", "description", "items", "max_items", "meta", "min_items", "title")
+
+    title: str | Unset | None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_items: int | Unset | None = UNSET
+    min_items: int | Unset | None
     """Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
 
-    max_items: int | Unset | None = UNSET
+    max_items: int | Unset | None
     """Maximum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
@@ -1222,12 +1558,12 @@ class ArrayElicitationPropertySchema:
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[str] | Unset | None = UNSET
+    default: list[str] | Unset | None
     """Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -1235,6 +1571,54 @@ class ArrayElicitationPropertySchema:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        min_items: int | Unset | None = UNSET,
+        max_items: int | Unset | None = UNSET,
+        items: MultiSelectItems,
+        default: list[str] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.min_items = min_items
+        self.max_items = max_items
+        self.items = items
+        self.default = default
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, ArrayElicitationPropertySchema)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (
+            self.title,
+            self.description,
+            self.min_items,
+            self.max_items,
+            self.items,
+            self.default,
+            self.meta,
+        ) == (
+            other.title,
+            other.description,
+            other.min_items,
+            other.max_items,
+            other.items,
+            other.default,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, description={self.description!r}, min_items={self.min_items!r}, max_items={self.max_items!r}, items={self.items!r}, default={self.default!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ArrayElicitationPropertySchema:
@@ -1309,11 +1693,12 @@ class ArrayElicitationPropertySchema:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AudioContent:
     """Audio provided to or from an LLM."""
 
-    annotations: Annotations | Unset | None = UNSET
+    __slots__ = ("annotations", "data", "meta", "mime_type")
+
+    annotations: Annotations | Unset | None
     """Optional annotations that help clients decide how to display or route this content."""
 
     data: str
@@ -1322,12 +1707,40 @@ class AudioContent:
     mime_type: str
     """MIME type describing the encoded media payload."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        annotations: Annotations | Unset | None = UNSET,
+        data: str,
+        mime_type: str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.annotations = annotations
+        self.data = data
+        self.mime_type = mime_type
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AudioContent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.annotations, self.data, self.mime_type, self.meta) == (
+            other.annotations,
+            other.data,
+            other.mime_type,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(annotations={self.annotations!r}, data={self.data!r}, mime_type={self.mime_type!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AudioContent:
@@ -1368,13 +1781,14 @@ class AudioContent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AudioContentBlock:
     """Audio data for transcription or analysis.
 
     Requires the `audio` prompt capability when included in prompts."""
 
-    annotations: Annotations | Unset | None = UNSET
+    __slots__ = ("annotations", "data", "meta", "mime_type")
+
+    annotations: Annotations | Unset | None
     """Optional annotations that help clients decide how to display or route this content."""
 
     data: str
@@ -1383,12 +1797,40 @@ class AudioContentBlock:
     mime_type: str
     """MIME type describing the encoded media payload."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        annotations: Annotations | Unset | None = UNSET,
+        data: str,
+        mime_type: str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.annotations = annotations
+        self.data = data
+        self.mime_type = mime_type
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AudioContentBlock) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.annotations, self.data, self.mime_type, self.meta) == (
+            other.annotations,
+            other.data,
+            other.mime_type,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(annotations={self.annotations!r}, data={self.data!r}, mime_type={self.mime_type!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AudioContentBlock:
@@ -1432,7 +1874,6 @@ class AudioContentBlock:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AuthAccount:
     """**UNSTABLE**
 
@@ -1445,38 +1886,74 @@ class AuthAccount:
     account identifiers, and SHOULD NOT log them or send them elsewhere, such as to
     telemetry."""
 
+    __slots__ = ("active", "email", "label", "meta", "name", "organization")
+
     label: str
     """Human-readable name for the account, suitable for display on its own,
     for example `Claude Max`, `OpenAI API key`, or `Vertex AI`."""
 
-    active: bool | Unset | None = UNSET
+    active: bool | Unset | None
     """Whether the agent currently uses this account by default.
 
     Several accounts MAY be active, for example one per provider.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not indicate whether this account is in effect."""
 
-    name: str | Unset | None = UNSET
+    name: str | Unset | None
     """Display name of the user, such as a username or full name.
 
     Optional. Omitted and `null` are equivalent and mean no name is reported."""
 
-    email: str | Unset | None = UNSET
+    email: str | Unset | None
     """Email address of the user.
 
     Optional. Omitted and `null` are equivalent and mean no email is reported."""
 
-    organization: str | Unset | None = UNSET
+    organization: str | Unset | None
     """Display name of the organization, team, or workspace the account is using.
 
     Optional. Omitted and `null` are equivalent and mean no organization is reported."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        label: str,
+        active: bool | Unset | None = UNSET,
+        name: str | Unset | None = UNSET,
+        email: str | Unset | None = UNSET,
+        organization: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.label = label
+        self.active = active
+        self.name = name
+        self.email = email
+        self.organization = organization
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AuthAccount) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.label, self.active, self.name, self.email, self.organization, self.meta) == (
+            other.label,
+            other.active,
+            other.name,
+            other.email,
+            other.organization,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(label={self.label!r}, active={self.active!r}, name={self.name!r}, email={self.email!r}, organization={self.organization!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AuthAccount:
@@ -1528,7 +2005,6 @@ class AuthAccount:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AuthCapabilities:
     """Authentication capabilities supported by the client.
 
@@ -1536,19 +2012,37 @@ class AuthCapabilities:
     method types the client can handle. This governs opt-in types that require
     additional client-side support."""
 
-    terminal: bool = False
+    __slots__ = ("meta", "terminal")
+
+    terminal: bool
     """Whether the client supports `terminal` authentication methods.
 
     The client should set this to `true` only when it can reproduce the
     configured agent invocation in an interactive terminal. When `true`, the
     agent may include `terminal` entries in its authentication methods."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, terminal: bool = False, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.terminal = terminal
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AuthCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.terminal, self.meta) == (other.terminal, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(terminal={self.terminal!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AuthCapabilities:
@@ -1570,11 +2064,12 @@ class AuthCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AuthMethodAgent:
     """Agent handles authentication itself through `authenticate`.
 
     This is the default authentication method type."""
+
+    __slots__ = ("description", "id", "meta", "name")
 
     id: AuthMethodId
     """Unique identifier for this authentication method."""
@@ -1582,15 +2077,43 @@ class AuthMethodAgent:
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional human-readable description of this authentication method."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        id: AuthMethodId,
+        name: str,
+        description: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.description = description
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AuthMethodAgent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.id, self.name, self.description, self.meta) == (
+            other.id,
+            other.name,
+            other.description,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r}, name={self.name!r}, description={self.description!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AuthMethodAgent:
@@ -1628,7 +2151,6 @@ class AuthMethodAgent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AuthMethodTerminal:
     """Terminal-based authentication method.
 
@@ -1638,28 +2160,64 @@ class AuthMethodTerminal:
     A zero exit status signals success. Any other termination signals failure.
     The client MUST NOT pass this method to `authenticate`."""
 
+    __slots__ = ("args", "description", "env", "id", "meta", "name")
+
     id: AuthMethodId
     """Unique identifier for this authentication method."""
 
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional human-readable description of this authentication method."""
 
-    args: list[str] | Unset = UNSET
+    args: list[str] | Unset
     """Additional arguments to append to the configured agent invocation for terminal auth."""
 
-    env: dict[str, str] | Unset = UNSET
+    env: dict[str, str] | Unset
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     These values override same-named variables in the base launch configuration."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        id: AuthMethodId,
+        name: str,
+        description: str | Unset | None = UNSET,
+        args: list[str] | Unset = UNSET,
+        env: dict[str, str] | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.description = description
+        self.args = args
+        self.env = env
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AuthMethodTerminal) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.id, self.name, self.description, self.args, self.env, self.meta) == (
+            other.id,
+            other.name,
+            other.description,
+            other.args,
+            other.env,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r}, name={self.name!r}, description={self.description!r}, args={self.args!r}, env={self.env!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AuthMethodTerminal:
@@ -1717,7 +2275,6 @@ class AuthMethodTerminal:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AuthStatusCapabilities:
     """**UNSTABLE**
 
@@ -1727,12 +2284,27 @@ class AuthStatusCapabilities:
 
     Supplying `{}` means the agent supports the `auth/status` method."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AuthStatusCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AuthStatusCapabilities:
@@ -1750,7 +2322,6 @@ class AuthStatusCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AuthStatusRequest:
     """**UNSTABLE**
 
@@ -1763,12 +2334,27 @@ class AuthStatusRequest:
     Agents MUST NOT reject it with `auth_required` (`-32000`), since Clients call it to learn
     whether authentication is required."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AuthStatusRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AuthStatusRequest:
@@ -1786,7 +2372,6 @@ class AuthStatusRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AuthStatusResponse:
     """**UNSTABLE**
 
@@ -1794,25 +2379,48 @@ class AuthStatusResponse:
 
     Response to the `auth/status` method."""
 
+    __slots__ = ("accounts", "meta", "state")
+
     state: AuthState | str
     """Whether the agent can start sessions without the user signing in first.
 
     This is the only field clients should act on. Clients MUST treat values they
     do not recognize as `unknown`."""
 
-    accounts: list[AuthAccount] | Unset = UNSET
+    accounts: list[AuthAccount] | Unset
     """The accounts the agent has configured, for display.
 
     Optional. Omitted and empty are equivalent and mean no accounts are reported.
     Agents that hold credentials for several providers or accounts SHOULD list each
     of them and mark the ones in effect with `active`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        state: AuthState | str,
+        accounts: list[AuthAccount] | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.state = state
+        self.accounts = accounts
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AuthStatusResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.state, self.accounts, self.meta) == (other.state, other.accounts, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(state={self.state!r}, accounts={self.accounts!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AuthStatusResponse:
@@ -1848,7 +2456,6 @@ class AuthStatusResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AuthStatusUpdateNotification:
     """**UNSTABLE**
 
@@ -1860,25 +2467,51 @@ class AuthStatusUpdateNotification:
     `auth.status` capability MAY send it at any time after `initialize`, and SHOULD only
     send it when the reported status differs from the last one sent on the connection."""
 
+    __slots__ = ("accounts", "meta", "state")
+
     state: AuthState | str
     """Whether the agent can start sessions without the user signing in first.
 
     This is the only field clients should act on. Clients MUST treat values they
     do not recognize as `unknown`."""
 
-    accounts: list[AuthAccount] | Unset = UNSET
+    accounts: list[AuthAccount] | Unset
     """The accounts the agent has configured, for display.
 
     Optional. Omitted and empty are equivalent and mean no accounts are reported.
     Agents that hold credentials for several providers or accounts SHOULD list each
     of them and mark the ones in effect with `active`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        state: AuthState | str,
+        accounts: list[AuthAccount] | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.state = state
+        self.accounts = accounts
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, AuthStatusUpdateNotification)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.state, self.accounts, self.meta) == (other.state, other.accounts, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(state={self.state!r}, accounts={self.accounts!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AuthStatusUpdateNotification:
@@ -1916,22 +2549,39 @@ class AuthStatusUpdateNotification:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AuthenticateRequest:
     """Request parameters for the authenticate method.
 
     Specifies which authentication method to use."""
 
+    __slots__ = ("meta", "method_id")
+
     method_id: AuthMethodId
     """The ID of the authentication method to use.
     Must be one of the methods advertised in the initialize response."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, method_id: AuthMethodId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.method_id = method_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AuthenticateRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.method_id, self.meta) == (other.method_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(method_id={self.method_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AuthenticateRequest:
@@ -1957,16 +2607,30 @@ class AuthenticateRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AuthenticateResponse:
     """Response to the `authenticate` method."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AuthenticateResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AuthenticateResponse:
@@ -1984,9 +2648,10 @@ class AuthenticateResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AvailableCommand:
     """Information about a command."""
+
+    __slots__ = ("description", "input", "meta", "name")
 
     name: str
     """Command name (e.g., `create_plan`, `research_codebase`)."""
@@ -1994,15 +2659,43 @@ class AvailableCommand:
     description: str
     """Human-readable description of what the command does."""
 
-    input: AvailableCommandInput | Unset | None = UNSET
+    input: AvailableCommandInput | Unset | None
     """Input for the command if required"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        description: str,
+        input: AvailableCommandInput | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.input = input
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AvailableCommand) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.description, self.input, self.meta) == (
+            other.name,
+            other.description,
+            other.input,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, description={self.description!r}, input={self.input!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AvailableCommand:
@@ -2043,19 +2736,39 @@ class AvailableCommand:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdate:
     """Available commands are ready or have changed"""
+
+    __slots__ = ("available_commands", "meta")
 
     available_commands: list[AvailableCommand]
     """Commands the agent can execute"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        available_commands: list[AvailableCommand],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.available_commands = available_commands
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AvailableCommandsUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.available_commands, self.meta) == (other.available_commands, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(available_commands={self.available_commands!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AvailableCommandsUpdate:
@@ -2085,19 +2798,42 @@ class AvailableCommandsUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdateSessionUpdate:
     """Available commands are ready or have changed"""
+
+    __slots__ = ("available_commands", "meta")
 
     available_commands: list[AvailableCommand]
     """Commands the agent can execute"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        available_commands: list[AvailableCommand],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.available_commands = available_commands
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, AvailableCommandsUpdateSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.available_commands, self.meta) == (other.available_commands, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(available_commands={self.available_commands!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AvailableCommandsUpdateSessionUpdate:
@@ -2130,25 +2866,54 @@ class AvailableCommandsUpdateSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class BlobResourceContents:
     """Binary resource contents."""
+
+    __slots__ = ("blob", "meta", "mime_type", "uri")
 
     blob: str
     """Base64-encoded bytes for a binary resource payload."""
 
-    mime_type: str | Unset | None = UNSET
+    mime_type: str | Unset | None
     """MIME type describing the encoded media payload."""
 
     uri: str
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        blob: str,
+        mime_type: str | Unset | None = UNSET,
+        uri: str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.blob = blob
+        self.mime_type = mime_type
+        self.uri = uri
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BlobResourceContents) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.blob, self.mime_type, self.uri, self.meta) == (
+            other.blob,
+            other.mime_type,
+            other.uri,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(blob={self.blob!r}, mime_type={self.mime_type!r}, uri={self.uri!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> BlobResourceContents:
@@ -2186,18 +2951,35 @@ class BlobResourceContents:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class BooleanConfigOptionCapabilities:
     """Capabilities for boolean session configuration options.
 
     Supplying `{}` means the client supports boolean session configuration options."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, BooleanConfigOptionCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> BooleanConfigOptionCapabilities:
@@ -2215,26 +2997,27 @@ class BooleanConfigOptionCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class BooleanElicitationPropertySchema:
     """Boolean property."""
 
-    title: str | Unset | None = UNSET
+    __slots__ = ("default", "description", "meta", "title")
+
+    title: str | Unset | None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    default: bool | Unset | None = UNSET
+    default: bool | Unset | None
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2242,6 +3025,37 @@ class BooleanElicitationPropertySchema:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        default: bool | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.default = default
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, BooleanElicitationPropertySchema)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.title, self.description, self.default, self.meta) == (
+            other.title,
+            other.description,
+            other.default,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, description={self.description!r}, default={self.default!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> BooleanElicitationPropertySchema:
@@ -2278,26 +3092,27 @@ class BooleanElicitationPropertySchema:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class BooleanPropertySchema:
     """Schema for boolean properties in an elicitation form."""
 
-    title: str | Unset | None = UNSET
+    __slots__ = ("default", "description", "meta", "title")
+
+    title: str | Unset | None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    default: bool | Unset | None = UNSET
+    default: bool | Unset | None
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2305,6 +3120,34 @@ class BooleanPropertySchema:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        default: bool | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.default = default
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BooleanPropertySchema) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.title, self.description, self.default, self.meta) == (
+            other.title,
+            other.description,
+            other.default,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, description={self.description!r}, default={self.default!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> BooleanPropertySchema:
@@ -2337,9 +3180,10 @@ class BooleanPropertySchema:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class BooleanSessionConfigOption:
     """Boolean on/off toggle."""
+
+    __slots__ = ("category", "current_value", "description", "id", "meta", "name")
 
     current_value: bool
     """The current value of the boolean option."""
@@ -2350,18 +3194,62 @@ class BooleanSessionConfigOption:
     name: str
     """Human-readable label for the option."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional description for the Client to display to the user."""
 
-    category: SessionConfigOptionCategory | str | Unset | None = UNSET
+    category: SessionConfigOptionCategory | str | Unset | None
     """Optional semantic category for this option (UX only)."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        current_value: bool,
+        id: SessionConfigId,
+        name: str,
+        description: str | Unset | None = UNSET,
+        category: SessionConfigOptionCategory | str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.current_value = current_value
+        self.id = id
+        self.name = name
+        self.description = description
+        self.category = category
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, BooleanSessionConfigOption)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (
+            self.current_value,
+            self.id,
+            self.name,
+            self.description,
+            self.category,
+            self.meta,
+        ) == (
+            other.current_value,
+            other.id,
+            other.name,
+            other.description,
+            other.category,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(current_value={self.current_value!r}, id={self.id!r}, name={self.name!r}, description={self.description!r}, category={self.category!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> BooleanSessionConfigOption:
@@ -2432,9 +3320,10 @@ class BooleanSessionConfigOption:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class BooleanSetSessionConfigOptionRequest:
     """A boolean value (`type: "boolean"`)."""
+
+    __slots__ = ("config_id", "meta", "session_id", "value")
 
     value: bool
     """The boolean value."""
@@ -2445,12 +3334,43 @@ class BooleanSetSessionConfigOptionRequest:
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        value: bool,
+        session_id: SessionId,
+        config_id: SessionConfigId,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.value = value
+        self.session_id = session_id
+        self.config_id = config_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, BooleanSetSessionConfigOptionRequest)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.value, self.session_id, self.config_id, self.meta) == (
+            other.value,
+            other.session_id,
+            other.config_id,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(value={self.value!r}, session_id={self.session_id!r}, config_id={self.config_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> BooleanSetSessionConfigOptionRequest:
@@ -2493,11 +3413,12 @@ class BooleanSetSessionConfigOptionRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CancelCreateElicitationResponse:
     """The elicitation was cancelled."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -2505,6 +3426,22 @@ class CancelCreateElicitationResponse:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, CancelCreateElicitationResponse)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CancelCreateElicitationResponse:
@@ -2526,21 +3463,38 @@ class CancelCreateElicitationResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CancelNotification:
     """Notification to cancel ongoing operations for a session.
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#cancellation)"""
 
+    __slots__ = ("meta", "session_id")
+
     session_id: SessionId
     """The ID of the session to cancel operations for."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, session_id: SessionId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CancelNotification) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.meta) == (other.session_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CancelNotification:
@@ -2566,21 +3520,41 @@ class CancelNotification:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CancelRequestNotification:
     """Notification to cancel an ongoing request.
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/cancellation)"""
 
+    __slots__ = ("meta", "request_id")
+
     request_id: RequestId
     """The ID of the request to cancel."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, request_id: RequestId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.request_id = request_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, CancelRequestNotification)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.request_id, self.meta) == (other.request_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(request_id={self.request_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CancelRequestNotification:
@@ -2608,21 +3582,41 @@ class CancelRequestNotification:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CancelledIdleStateUpdate:
     """Unstable: only in the unstable schema; it may change or go away.
 
     The work was cancelled."""
 
-    usage: Usage | Unset | None = UNSET
+    __slots__ = ("meta", "usage")
+
+    usage: Usage | Unset | None
     """**UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot."""
+
+    def __init__(
+        self,
+        *,
+        usage: Usage | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.usage = usage
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CancelledIdleStateUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.usage, self.meta) == (other.usage, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(usage={self.usage!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CancelledIdleStateUpdate:
@@ -2652,7 +3646,6 @@ class CancelledIdleStateUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CancelledRequestPermissionOutcome:
     """The prompt turn was cancelled before the user responded.
 
@@ -2661,6 +3654,21 @@ class CancelledRequestPermissionOutcome:
     requests with this `cancelled` outcome.
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#cancellation)"""
+
+    __slots__ = ()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, CancelledRequestPermissionOutcome)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return True
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}()"
 
     @classmethod
     def from_dict(cls, data: object) -> CancelledRequestPermissionOutcome:
@@ -2677,7 +3685,6 @@ class CancelledRequestPermissionOutcome:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ClientCapabilities:
     """Capabilities supported by the client.
 
@@ -2686,24 +3693,22 @@ class ClientCapabilities:
 
     See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#client-capabilities)"""
 
-    fs: FileSystemCapabilities = field(
-        default_factory=lambda: FileSystemCapabilities.from_dict(
-            {"readTextFile": False, "writeTextFile": False}
-        )
-    )
+    __slots__ = ("auth", "elicitation", "fs", "meta", "plan", "session", "subagents", "terminal")
+
+    fs: FileSystemCapabilities
     """File system capabilities supported by the client.
     Determines which file operations the agent can request."""
 
-    terminal: bool = False
+    terminal: bool
     """Whether the Client support all `terminal/*` methods."""
 
-    session: ClientSessionCapabilities | Unset | None = UNSET
+    session: ClientSessionCapabilities | Unset | None
     """Session-related capabilities supported by the client.
 
     Optional. Omitted or `null` both mean the client does not advertise any
     session-related extensions."""
 
-    subagents: SubagentCapabilities | Unset | None = UNSET
+    subagents: SubagentCapabilities | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -2715,7 +3720,7 @@ class ClientCapabilities:
     Supplying `{}` means the client understands child associations, work-state
     snapshots, session-directed messages, and restricted-session semantics."""
 
-    plan: PlanCapabilities | Unset | None = UNSET
+    plan: PlanCapabilities | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -2725,26 +3730,77 @@ class ClientCapabilities:
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client can receive both update types."""
 
-    auth: AuthCapabilities = field(
-        default_factory=lambda: AuthCapabilities.from_dict({"terminal": False})
-    )
+    auth: AuthCapabilities
     """Authentication capabilities supported by the client.
     Determines which authentication method types the agent may include
     in its `InitializeResponse`."""
 
-    elicitation: ElicitationCapabilities | Unset | None = UNSET
+    elicitation: ElicitationCapabilities | Unset | None
     """Elicitation capabilities supported by the client.
     Determines which elicitation modes the agent may use.
 
     Optional. Omitted or `null` both mean the client does not advertise
     elicitation support."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        fs: FileSystemCapabilities | Unset = UNSET,
+        terminal: bool = False,
+        session: ClientSessionCapabilities | Unset | None = UNSET,
+        subagents: SubagentCapabilities | Unset | None = UNSET,
+        plan: PlanCapabilities | Unset | None = UNSET,
+        auth: AuthCapabilities | Unset = UNSET,
+        elicitation: ElicitationCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.fs = (
+            FileSystemCapabilities.from_dict({"readTextFile": False, "writeTextFile": False})
+            if fs is UNSET
+            else fs
+        )
+        self.terminal = terminal
+        self.session = session
+        self.subagents = subagents
+        self.plan = plan
+        self.auth = AuthCapabilities.from_dict({"terminal": False}) if auth is UNSET else auth
+        self.elicitation = elicitation
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ClientCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.fs,
+            self.terminal,
+            self.session,
+            self.subagents,
+            self.plan,
+            self.auth,
+            self.elicitation,
+            self.meta,
+        ) == (
+            other.fs,
+            other.terminal,
+            other.session,
+            other.subagents,
+            other.plan,
+            other.auth,
+            other.elicitation,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(fs={self.fs!r}, terminal={self.terminal!r}, session={self.session!r}, subagents={self.subagents!r}, plan={self.plan!r}, auth={self.auth!r}, elicitation={self.elicitation!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ClientCapabilities:
@@ -2827,15 +3883,32 @@ class ClientCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ClientNotification:
     """A JSON-RPC notification object."""
+
+    __slots__ = ("method", "params")
 
     method: str
     """The notification method name."""
 
-    params: ClientNotificationParams | Unset | None = UNSET
+    params: ClientNotificationParams | Unset | None
     """Method-specific notification parameters."""
+
+    def __init__(
+        self, *, method: str, params: ClientNotificationParams | Unset | None = UNSET
+    ) -> None:
+        self.method = method
+        self.params = params
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ClientNotification) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.method, self.params) == (other.method, other.params)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(method={self.method!r}, params={self.params!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ClientNotification:
@@ -2864,9 +3937,10 @@ class ClientNotification:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ClientRequest:
     """A JSON-RPC request object."""
+
+    __slots__ = ("id", "method", "params")
 
     id: RequestId
     """The request id used to correlate the matching response."""
@@ -2874,8 +3948,25 @@ class ClientRequest:
     method: str
     """The method name to invoke."""
 
-    params: ClientRequestParams | Unset | None = UNSET
+    params: ClientRequestParams | Unset | None
     """Method-specific request parameters."""
+
+    def __init__(
+        self, *, id: RequestId, method: str, params: ClientRequestParams | Unset | None = UNSET
+    ) -> None:
+        self.id = id
+        self.method = method
+        self.params = params
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ClientRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.id, self.method, self.params) == (other.id, other.method, other.params)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r}, method={self.method!r}, params={self.params!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ClientRequest:
@@ -2913,15 +4004,30 @@ class ClientRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ClientResponseError:
     """A failed JSON-RPC response."""
+
+    __slots__ = ("error", "id")
 
     id: RequestId
     """The id of the request this response answers."""
 
     error: Error
     """Method-specific error data."""
+
+    def __init__(self, *, id: RequestId, error: Error) -> None:
+        self.id = id
+        self.error = error
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ClientResponseError) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.id, self.error) == (other.id, other.error)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r}, error={self.error!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ClientResponseError:
@@ -2953,15 +4059,30 @@ class ClientResponseError:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ClientResponseResult:
     """A successful JSON-RPC response."""
+
+    __slots__ = ("id", "result")
 
     id: RequestId
     """The id of the request this response answers."""
 
     result: ClientResponseResultResult
     """Method-specific response data."""
+
+    def __init__(self, *, id: RequestId, result: ClientResponseResultResult) -> None:
+        self.id = id
+        self.result = result
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ClientResponseResult) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.id, self.result) == (other.id, other.result)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r}, result={self.result!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ClientResponseResult:
@@ -2993,32 +4114,64 @@ class ClientResponseResult:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ClientSessionCapabilities:
     """Session-related capabilities supported by the client."""
 
-    compaction: CompactionCapabilities | Unset | None = UNSET
+    __slots__ = ("compaction", "config_options", "meta", "notices")
+
+    compaction: CompactionCapabilities | Unset | None
     """Support for ID-addressed context compaction updates. Omitted or `null`
     means unsupported. `{}` advertises the complete compaction contract."""
 
-    config_options: SessionConfigOptionsCapabilities | Unset | None = UNSET
+    config_options: SessionConfigOptionsCapabilities | Unset | None
     """Config option capabilities supported by the client.
 
     Omitted or `null` both mean the client does not advertise support for any
     config option extensions."""
 
-    notices: NoticeCapabilities | Unset | None = UNSET
+    notices: NoticeCapabilities | Unset | None
     """Support for live user-facing `notice` session updates.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client can present notices to the user."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        compaction: CompactionCapabilities | Unset | None = UNSET,
+        config_options: SessionConfigOptionsCapabilities | Unset | None = UNSET,
+        notices: NoticeCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.compaction = compaction
+        self.config_options = config_options
+        self.notices = notices
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, ClientSessionCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.compaction, self.config_options, self.notices, self.meta) == (
+            other.compaction,
+            other.config_options,
+            other.notices,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(compaction={self.compaction!r}, config_options={self.config_options!r}, notices={self.notices!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ClientSessionCapabilities:
@@ -3060,7 +4213,6 @@ class ClientSessionCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CloseSessionRequest:
     """Request parameters for closing an active session.
 
@@ -3070,15 +4222,33 @@ class CloseSessionRequest:
 
     Only available if the Agent supports the `sessionCapabilities.close` capability."""
 
+    __slots__ = ("meta", "session_id")
+
     session_id: SessionId
     """The ID of the session to close."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, session_id: SessionId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CloseSessionRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.meta) == (other.session_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CloseSessionRequest:
@@ -3104,16 +4274,30 @@ class CloseSessionRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CloseSessionResponse:
     """Response from closing a session."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CloseSessionResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CloseSessionResponse:
@@ -3131,12 +4315,13 @@ class CloseSessionResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunk:
     """A content block appended to a compaction's summary. A first-seen ID creates
     an in-progress compaction. Chunks append in receive order.
     Agents MUST only send this update when the Client advertised
     the `session.compaction` Client capability."""
+
+    __slots__ = ("compaction_id", "content", "meta")
 
     compaction_id: CompactionId
     """ID of the compaction whose summary receives this content."""
@@ -3144,8 +4329,33 @@ class CompactionSummaryChunk:
     content: ContentBlock
     """One content block to append."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """Metadata scoped to this chunk. Omission and `null` both mean absent."""
+
+    def __init__(
+        self,
+        *,
+        compaction_id: CompactionId,
+        content: ContentBlock,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.compaction_id = compaction_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CompactionSummaryChunk) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.compaction_id, self.content, self.meta) == (
+            other.compaction_id,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(compaction_id={self.compaction_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CompactionSummaryChunk:
@@ -3180,12 +4390,13 @@ class CompactionSummaryChunk:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunkSessionUpdate:
     """A content block appended to a context compaction's retained summary.
 
     Agents MUST only send this update when the Client advertised
     the `session.compaction` Client capability."""
+
+    __slots__ = ("compaction_id", "content", "meta")
 
     compaction_id: CompactionId
     """ID of the compaction whose summary receives this content."""
@@ -3193,8 +4404,36 @@ class CompactionSummaryChunkSessionUpdate:
     content: ContentBlock
     """One content block to append."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """Metadata scoped to this chunk. Omission and `null` both mean absent."""
+
+    def __init__(
+        self,
+        *,
+        compaction_id: CompactionId,
+        content: ContentBlock,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.compaction_id = compaction_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, CompactionSummaryChunkSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.compaction_id, self.content, self.meta) == (
+            other.compaction_id,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(compaction_id={self.compaction_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CompactionSummaryChunkSessionUpdate:
@@ -3232,7 +4471,6 @@ class CompactionSummaryChunkSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CompactionUpdate:
     """A context compaction upsert. The first notification fixes the compaction's
     timeline position. Later updates with the same ID patch that entity in place.
@@ -3243,20 +4481,53 @@ class CompactionUpdate:
     stored value unchanged, `null` clears it, and a concrete value replaces it.
     `summary: []` also clears the summary."""
 
+    __slots__ = ("compaction_id", "error", "meta", "status", "summary")
+
     compaction_id: CompactionId
     """The Agent-owned ID of this compaction, unique within the session."""
 
     status: CompactionStatus | str
     """Current lifecycle status."""
 
-    summary: list[ContentBlock] | Unset | None = UNSET
+    summary: list[ContentBlock] | Unset | None
     """Complete replacement user-displayable summary content for the compaction."""
 
-    error: str | Unset | None = UNSET
+    error: str | Unset | None
     """Human-readable error details for the compaction."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """Extensible metadata patch for this compaction."""
+
+    def __init__(
+        self,
+        *,
+        compaction_id: CompactionId,
+        status: CompactionStatus | str,
+        summary: list[ContentBlock] | Unset | None = UNSET,
+        error: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.compaction_id = compaction_id
+        self.status = status
+        self.summary = summary
+        self.error = error
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CompactionUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.compaction_id, self.status, self.summary, self.error, self.meta) == (
+            other.compaction_id,
+            other.status,
+            other.summary,
+            other.error,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(compaction_id={self.compaction_id!r}, status={self.status!r}, summary={self.summary!r}, error={self.error!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CompactionUpdate:
@@ -3308,12 +4579,13 @@ class CompactionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CompactionUpdateSessionUpdate:
     """A context compaction has been created or updated.
 
     Agents MUST only send this update when the Client advertised
     the `session.compaction` Client capability."""
+
+    __slots__ = ("compaction_id", "error", "meta", "status", "summary")
 
     compaction_id: CompactionId
     """The Agent-owned ID of this compaction, unique within the session."""
@@ -3321,14 +4593,48 @@ class CompactionUpdateSessionUpdate:
     status: CompactionStatus | str
     """Current lifecycle status."""
 
-    summary: list[ContentBlock] | Unset | None = UNSET
+    summary: list[ContentBlock] | Unset | None
     """Complete replacement user-displayable summary content for the compaction."""
 
-    error: str | Unset | None = UNSET
+    error: str | Unset | None
     """Human-readable error details for the compaction."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """Extensible metadata patch for this compaction."""
+
+    def __init__(
+        self,
+        *,
+        compaction_id: CompactionId,
+        status: CompactionStatus | str,
+        summary: list[ContentBlock] | Unset | None = UNSET,
+        error: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.compaction_id = compaction_id
+        self.status = status
+        self.summary = summary
+        self.error = error
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, CompactionUpdateSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.compaction_id, self.status, self.summary, self.error, self.meta) == (
+            other.compaction_id,
+            other.status,
+            other.summary,
+            other.error,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(compaction_id={self.compaction_id!r}, status={self.status!r}, summary={self.summary!r}, error={self.error!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CompactionUpdateSessionUpdate:
@@ -3385,14 +4691,15 @@ class CompactionUpdateSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CompleteElicitationNotification:
     """Notification sent by the agent when a URL-based elicitation is complete."""
+
+    __slots__ = ("elicitation_id", "meta")
 
     elicitation_id: ElicitationId
     """The ID of the elicitation that completed."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3400,6 +4707,25 @@ class CompleteElicitationNotification:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, elicitation_id: ElicitationId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.elicitation_id = elicitation_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, CompleteElicitationNotification)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.elicitation_id, self.meta) == (other.elicitation_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(elicitation_id={self.elicitation_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CompleteElicitationNotification:
@@ -3425,19 +4751,39 @@ class CompleteElicitationNotification:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdate:
     """Session configuration options have been updated."""
+
+    __slots__ = ("config_options", "meta")
 
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        config_options: list[SessionConfigOption],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.config_options = config_options
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ConfigOptionUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.config_options, self.meta) == (other.config_options, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(config_options={self.config_options!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ConfigOptionUpdate:
@@ -3467,19 +4813,42 @@ class ConfigOptionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdateSessionUpdate:
     """Session configuration options have been updated."""
+
+    __slots__ = ("config_options", "meta")
 
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        config_options: list[SessionConfigOption],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.config_options = config_options
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, ConfigOptionUpdateSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.config_options, self.meta) == (other.config_options, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(config_options={self.config_options!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ConfigOptionUpdateSessionUpdate:
@@ -3512,19 +4881,36 @@ class ConfigOptionUpdateSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class Content:
     """Standard content block (text, images, resources)."""
+
+    __slots__ = ("content", "meta")
 
     content: ContentBlock
     """The actual content block."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, content: ContentBlock, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Content) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.content, self.meta) == (other.content, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> Content:
@@ -3552,25 +4938,51 @@ class Content:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ContentChunk:
     """A streamed item of content"""
+
+    __slots__ = ("content", "message_id", "meta")
 
     content: ContentBlock
     """A single item of content"""
 
-    message_id: MessageId | Unset | None = UNSET
+    message_id: MessageId | Unset | None
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
     A change in `messageId` indicates a new message has started."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        content: ContentBlock,
+        message_id: MessageId | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.content = content
+        self.message_id = message_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ContentChunk) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.content, self.message_id, self.meta) == (
+            other.content,
+            other.message_id,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(content={self.content!r}, message_id={self.message_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ContentChunk:
@@ -3603,19 +5015,36 @@ class ContentChunk:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ContentToolCallContent:
     """Standard content block (text, images, resources)."""
+
+    __slots__ = ("content", "meta")
 
     content: ContentBlock
     """The actual content block."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, content: ContentBlock, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ContentToolCallContent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.content, self.meta) == (other.content, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ContentToolCallContent:
@@ -3646,9 +5075,10 @@ class ContentToolCallContent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class Cost:
     """Cost information for a session."""
+
+    __slots__ = ("amount", "currency", "meta")
 
     amount: float
     """Total cumulative cost for session."""
@@ -3657,12 +5087,29 @@ class Cost:
     """Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
     unit such as "credits"."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, amount: float, currency: str, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.amount = amount
+        self.currency = currency
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Cost) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.amount, self.currency, self.meta) == (other.amount, other.currency, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(amount={self.amount!r}, currency={self.currency!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> Cost:
@@ -3695,9 +5142,10 @@ class Cost:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CreateTerminalRequest:
     """Request to create a new terminal and execute a command."""
+
+    __slots__ = ("args", "command", "cwd", "env", "meta", "output_byte_limit", "session_id")
 
     session_id: SessionId
     """The session ID for this request."""
@@ -3705,16 +5153,16 @@ class CreateTerminalRequest:
     command: str
     """The command to execute."""
 
-    args: list[str] | Unset = UNSET
+    args: list[str] | Unset
     """Array of command arguments."""
 
-    env: list[EnvVariable] | Unset = UNSET
+    env: list[EnvVariable] | Unset
     """Environment variables for the command."""
 
-    cwd: str | Unset | None = UNSET
+    cwd: str | Unset | None
     """Working directory for the command. Must be an absolute path."""
 
-    output_byte_limit: int | Unset | None = UNSET
+    output_byte_limit: int | Unset | None
     """Maximum number of output bytes to retain.
 
     When the limit is exceeded, the Client truncates from the beginning of the output
@@ -3724,12 +5172,57 @@ class CreateTerminalRequest:
     string output, even if this means the retained output is slightly less than the
     specified limit."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        command: str,
+        args: list[str] | Unset = UNSET,
+        env: list[EnvVariable] | Unset = UNSET,
+        cwd: str | Unset | None = UNSET,
+        output_byte_limit: int | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.command = command
+        self.args = args
+        self.env = env
+        self.cwd = cwd
+        self.output_byte_limit = output_byte_limit
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CreateTerminalRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.session_id,
+            self.command,
+            self.args,
+            self.env,
+            self.cwd,
+            self.output_byte_limit,
+            self.meta,
+        ) == (
+            other.session_id,
+            other.command,
+            other.args,
+            other.env,
+            other.cwd,
+            other.output_byte_limit,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, command={self.command!r}, args={self.args!r}, env={self.env!r}, cwd={self.cwd!r}, output_byte_limit={self.output_byte_limit!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CreateTerminalRequest:
@@ -3809,19 +5302,38 @@ class CreateTerminalRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CreateTerminalResponse:
     """Response containing the ID of the created terminal."""
+
+    __slots__ = ("meta", "terminal_id")
 
     terminal_id: TerminalId
     """The unique identifier for the created terminal."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, terminal_id: TerminalId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.terminal_id = terminal_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CreateTerminalResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.terminal_id, self.meta) == (other.terminal_id, other.meta)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}(terminal_id={self.terminal_id!r}, meta={self.meta!r})"
+        )
 
     @classmethod
     def from_dict(cls, data: object) -> CreateTerminalResponse:
@@ -3847,21 +5359,38 @@ class CreateTerminalResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CurrentModeUpdate:
     """The current mode of the session has changed
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)"""
 
+    __slots__ = ("current_mode_id", "meta")
+
     current_mode_id: SessionModeId
     """The ID of the current mode"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, current_mode_id: SessionModeId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.current_mode_id = current_mode_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CurrentModeUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.current_mode_id, self.meta) == (other.current_mode_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(current_mode_id={self.current_mode_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CurrentModeUpdate:
@@ -3887,21 +5416,41 @@ class CurrentModeUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CurrentModeUpdateSessionUpdate:
     """The current mode of the session has changed
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)"""
 
+    __slots__ = ("current_mode_id", "meta")
+
     current_mode_id: SessionModeId
     """The ID of the current mode"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, current_mode_id: SessionModeId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.current_mode_id = current_mode_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, CurrentModeUpdateSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.current_mode_id, self.meta) == (other.current_mode_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(current_mode_id={self.current_mode_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CurrentModeUpdateSessionUpdate:
@@ -3930,11 +5479,12 @@ class CurrentModeUpdateSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class DeclineCreateElicitationResponse:
     """The user declined the elicitation."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -3942,6 +5492,22 @@ class DeclineCreateElicitationResponse:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, DeclineCreateElicitationResponse)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> DeclineCreateElicitationResponse:
@@ -3963,21 +5529,38 @@ class DeclineCreateElicitationResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class DeleteSessionRequest:
     """Request parameters for deleting an existing session from `session/list`.
 
     Only available if the Agent supports the `sessionCapabilities.delete` capability."""
 
+    __slots__ = ("meta", "session_id")
+
     session_id: SessionId
     """The ID of the session to delete."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, session_id: SessionId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DeleteSessionRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.meta) == (other.session_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> DeleteSessionRequest:
@@ -4003,16 +5586,30 @@ class DeleteSessionRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class DeleteSessionResponse:
     """Response from deleting a session."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DeleteSessionResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> DeleteSessionResponse:
@@ -4030,7 +5627,6 @@ class DeleteSessionResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class Diff:
     """A diff representing file modifications.
 
@@ -4038,21 +5634,51 @@ class Diff:
 
     See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#content)"""
 
+    __slots__ = ("meta", "new_text", "old_text", "path")
+
     path: str
     """The absolute file path being modified."""
 
-    old_text: str | Unset | None = UNSET
+    old_text: str | Unset | None
     """The original content (omitted or `null` for new files)."""
 
     new_text: str
     """The new content after modification."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        path: str,
+        old_text: str | Unset | None = UNSET,
+        new_text: str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.path = path
+        self.old_text = old_text
+        self.new_text = new_text
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Diff) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.path, self.old_text, self.new_text, self.meta) == (
+            other.path,
+            other.old_text,
+            other.new_text,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(path={self.path!r}, old_text={self.old_text!r}, new_text={self.new_text!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> Diff:
@@ -4090,25 +5716,54 @@ class Diff:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class DiffToolCallContent:
     """File modification shown as a diff."""
+
+    __slots__ = ("meta", "new_text", "old_text", "path")
 
     path: str
     """The absolute file path being modified."""
 
-    old_text: str | Unset | None = UNSET
+    old_text: str | Unset | None
     """The original content (omitted or `null` for new files)."""
 
     new_text: str
     """The new content after modification."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        path: str,
+        old_text: str | Unset | None = UNSET,
+        new_text: str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.path = path
+        self.old_text = old_text
+        self.new_text = new_text
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DiffToolCallContent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.path, self.old_text, self.new_text, self.meta) == (
+            other.path,
+            other.old_text,
+            other.new_text,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(path={self.path!r}, old_text={self.old_text!r}, new_text={self.new_text!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> DiffToolCallContent:
@@ -4149,7 +5804,6 @@ class DiffToolCallContent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class DisableProviderRequest:
     """**UNSTABLE**
 
@@ -4157,15 +5811,35 @@ class DisableProviderRequest:
 
     Request parameters for `providers/disable`."""
 
+    __slots__ = ("meta", "provider_id")
+
     provider_id: ProviderId
     """Provider ID to disable."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, provider_id: ProviderId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.provider_id = provider_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DisableProviderRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.provider_id, self.meta) == (other.provider_id, other.meta)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}(provider_id={self.provider_id!r}, meta={self.meta!r})"
+        )
 
     @classmethod
     def from_dict(cls, data: object) -> DisableProviderRequest:
@@ -4191,7 +5865,6 @@ class DisableProviderRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class DisableProviderResponse:
     """**UNSTABLE**
 
@@ -4199,12 +5872,27 @@ class DisableProviderResponse:
 
     Response to `providers/disable`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DisableProviderResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> DisableProviderResponse:
@@ -4222,12 +5910,28 @@ class DisableProviderResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ElicitationAcceptAction:
     """The user accepted the elicitation and provided content."""
 
-    content: dict[str, ElicitationContentValue] | Unset | None = UNSET
+    __slots__ = ("content",)
+
+    content: dict[str, ElicitationContentValue] | Unset | None
     """The user-provided content, if any, as an object matching the requested schema."""
+
+    def __init__(
+        self, *, content: dict[str, ElicitationContentValue] | Unset | None = UNSET
+    ) -> None:
+        self.content = content
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ElicitationAcceptAction) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.content,) == (other.content,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(content={self.content!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ElicitationAcceptAction:
@@ -4252,23 +5956,24 @@ class ElicitationAcceptAction:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ElicitationCapabilities:
     """Elicitation capabilities supported by the client."""
 
-    form: ElicitationFormCapabilities | Unset | None = UNSET
+    __slots__ = ("form", "meta", "url")
+
+    form: ElicitationFormCapabilities | Unset | None
     """Whether the client supports form-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean form support is not advertised.
     Supplying `{}` explicitly advertises form support."""
 
-    url: ElicitationUrlCapabilities | Unset | None = UNSET
+    url: ElicitationUrlCapabilities | Unset | None
     """Whether the client supports URL-based elicitation.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
     Supplying `{}` means the client supports URL-based elicitation."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4276,6 +5981,27 @@ class ElicitationCapabilities:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        form: ElicitationFormCapabilities | Unset | None = UNSET,
+        url: ElicitationUrlCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.form = form
+        self.url = url
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ElicitationCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.form, self.url, self.meta) == (other.form, other.url, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(form={self.form!r}, url={self.url!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ElicitationCapabilities:
@@ -4309,13 +6035,14 @@ class ElicitationCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ElicitationFormCapabilities:
     """Form-based elicitation capabilities.
 
     Supplying `{}` means the client supports form-based elicitation."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4323,6 +6050,22 @@ class ElicitationFormCapabilities:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, ElicitationFormCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ElicitationFormCapabilities:
@@ -4340,13 +6083,27 @@ class ElicitationFormCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ElicitationRequestScope:
     """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started)."""
 
+    __slots__ = ("request_id",)
+
     request_id: RequestId
     """The request this elicitation is tied to."""
+
+    def __init__(self, *, request_id: RequestId) -> None:
+        self.request_id = request_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ElicitationRequestScope) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.request_id,) == (other.request_id,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(request_id={self.request_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ElicitationRequestScope:
@@ -4369,37 +6126,36 @@ class ElicitationRequestScope:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ElicitationSchema:
     """Type-safe elicitation schema for requesting structured user input.
 
     This represents a JSON Schema object with primitive-typed properties,
     as required by the elicitation specification."""
 
-    type: ElicitationSchemaType = field(
-        default_factory=lambda: _dec_elicitation_schema_type("object")
-    )
+    __slots__ = ("description", "meta", "properties", "required", "title", "type")
+
+    type: ElicitationSchemaType
     """Type discriminator. Always `"object"`."""
 
-    title: str | Unset | None = UNSET
+    title: str | Unset | None
     """Optional title for the schema.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    properties: dict[str, ElicitationPropertySchema] = field(default_factory=dict)
+    properties: dict[str, ElicitationPropertySchema]
     """Property definitions (must be primitive types)."""
 
-    required: list[str] | Unset | None = UNSET
+    required: list[str] | Unset | None
     """List of required property names.
 
     Optional. Omitted and `null` are equivalent and mean no property names are required."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional description of what this schema represents.
 
     Optional. Omitted and `null` are equivalent and mean no schema description is provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4407,6 +6163,47 @@ class ElicitationSchema:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        type: ElicitationSchemaType | Unset = UNSET,
+        title: str | Unset | None = UNSET,
+        properties: dict[str, ElicitationPropertySchema] | Unset = UNSET,
+        required: list[str] | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.type = _dec_elicitation_schema_type("object") if type is UNSET else type
+        self.title = title
+        self.properties = {} if properties is UNSET else properties
+        self.required = required
+        self.description = description
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ElicitationSchema) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.type,
+            self.title,
+            self.properties,
+            self.required,
+            self.description,
+            self.meta,
+        ) == (
+            other.type,
+            other.title,
+            other.properties,
+            other.required,
+            other.description,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(type={self.type!r}, title={self.title!r}, properties={self.properties!r}, required={self.required!r}, description={self.description!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ElicitationSchema:
@@ -4467,7 +6264,6 @@ class ElicitationSchema:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ElicitationSessionScope:
     """Session-scoped elicitation, optionally tied to a specific tool call.
 
@@ -4475,14 +6271,32 @@ class ElicitationSessionScope:
     This is useful when an agent receives an elicitation from an MCP server
     during a tool call and needs to redirect it to the user."""
 
+    __slots__ = ("session_id", "tool_call_id")
+
     session_id: SessionId
     """The session this elicitation is tied to."""
 
-    tool_call_id: ToolCallId | Unset | None = UNSET
+    tool_call_id: ToolCallId | Unset | None
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
     session without a specific tool call."""
+
+    def __init__(
+        self, *, session_id: SessionId, tool_call_id: ToolCallId | Unset | None = UNSET
+    ) -> None:
+        self.session_id = session_id
+        self.tool_call_id = tool_call_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ElicitationSessionScope) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.tool_call_id) == (other.session_id, other.tool_call_id)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, tool_call_id={self.tool_call_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ElicitationSessionScope:
@@ -4512,13 +6326,14 @@ class ElicitationSessionScope:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ElicitationUrlCapabilities:
     """URL-based elicitation capabilities.
 
     Supplying `{}` means the client supports URL-based elicitation."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4526,6 +6341,22 @@ class ElicitationUrlCapabilities:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, ElicitationUrlCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ElicitationUrlCapabilities:
@@ -4543,22 +6374,48 @@ class ElicitationUrlCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class EmbeddedResource:
     """The contents of a resource, embedded into a prompt or tool call result."""
 
-    annotations: Annotations | Unset | None = UNSET
+    __slots__ = ("annotations", "meta", "resource")
+
+    annotations: Annotations | Unset | None
     """Optional annotations that help clients decide how to display or route this content."""
 
     resource: EmbeddedResourceResource
     """Embedded resource payload, either text or binary data."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        annotations: Annotations | Unset | None = UNSET,
+        resource: EmbeddedResourceResource,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.annotations = annotations
+        self.resource = resource
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EmbeddedResource) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.annotations, self.resource, self.meta) == (
+            other.annotations,
+            other.resource,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(annotations={self.annotations!r}, resource={self.resource!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> EmbeddedResource:
@@ -4594,21 +6451,41 @@ class EmbeddedResource:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class EndTurnIdleStateUpdate:
     """Unstable: only in the unstable schema; it may change or go away.
 
     The work ended successfully."""
 
-    usage: Usage | Unset | None = UNSET
+    __slots__ = ("meta", "usage")
+
+    usage: Usage | Unset | None
     """**UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot."""
+
+    def __init__(
+        self,
+        *,
+        usage: Usage | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.usage = usage
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EndTurnIdleStateUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.usage, self.meta) == (other.usage, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(usage={self.usage!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> EndTurnIdleStateUpdate:
@@ -4638,9 +6515,10 @@ class EndTurnIdleStateUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class EnumOption:
     """A titled enum option with a const value, human-readable title, and optional description."""
+
+    __slots__ = ("const", "description", "meta", "title")
 
     const: str
     """The constant value for this option."""
@@ -4648,12 +6526,12 @@ class EnumOption:
     title: str
     """Human-readable title for this option."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -4661,6 +6539,34 @@ class EnumOption:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        const: str,
+        title: str,
+        description: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.const = const
+        self.title = title
+        self.description = description
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EnumOption) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.const, self.title, self.description, self.meta) == (
+            other.const,
+            other.title,
+            other.description,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(const={self.const!r}, title={self.title!r}, description={self.description!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> EnumOption:
@@ -4698,9 +6604,10 @@ class EnumOption:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class EnvVariable:
     """An environment variable to set when launching an MCP server."""
+
+    __slots__ = ("meta", "name", "value")
 
     name: str
     """The name of the environment variable."""
@@ -4708,12 +6615,29 @@ class EnvVariable:
     value: str
     """The value to set for the environment variable."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, name: str, value: str, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.name = name
+        self.value = value
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EnvVariable) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.value, self.meta) == (other.name, other.value, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, value={self.value!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> EnvVariable:
@@ -4746,7 +6670,6 @@ class EnvVariable:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class Error:
     """JSON-RPC error object.
 
@@ -4754,6 +6677,8 @@ class Error:
     JSON-RPC 2.0 error object specification with optional additional data.
 
     See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)"""
+
+    __slots__ = ("code", "data", "message")
 
     code: ErrorCode | int
     """A number indicating the error type that occurred.
@@ -4763,9 +6688,26 @@ class Error:
     """A string providing a short description of the error.
     The message should be limited to a concise single sentence."""
 
-    data: JsonValue | Unset = UNSET
+    data: JsonValue | Unset
     """Optional primitive or structured value that contains additional information about the error.
     This may include debugging information or context-specific details."""
+
+    def __init__(
+        self, *, code: ErrorCode | int, message: str, data: JsonValue | Unset = UNSET
+    ) -> None:
+        self.code = code
+        self.message = message
+        self.data = data
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Error) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.code, self.message, self.data) == (other.code, other.message, other.data)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(code={self.code!r}, message={self.message!r}, data={self.data!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> Error:
@@ -4799,27 +6741,49 @@ class Error:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ErrorIdleStateUpdate:
     """Unstable: only in the unstable schema; it may change or go away.
 
     The work ended because something failed."""
 
-    error: Error | Unset | None = UNSET
+    __slots__ = ("error", "meta", "usage")
+
+    error: Error | Unset | None
     """The failure, as a JSON-RPC error object.
 
     Optional. Omitted or `null` both mean the agent is not reporting failure details.
     Agents SHOULD include it."""
 
-    usage: Usage | Unset | None = UNSET
+    usage: Usage | Unset | None
     """**UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot."""
+
+    def __init__(
+        self,
+        *,
+        error: Error | Unset | None = UNSET,
+        usage: Usage | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.error = error
+        self.usage = usage
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ErrorIdleStateUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.error, self.usage, self.meta) == (other.error, other.usage, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(error={self.error!r}, usage={self.usage!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ErrorIdleStateUpdate:
@@ -4857,7 +6821,6 @@ class ErrorIdleStateUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ErrorStopReason:
     """**UNSTABLE**
 
@@ -4865,11 +6828,26 @@ class ErrorStopReason:
 
     Details of a failure that ended a child's foreground work."""
 
-    error: Error | Unset | None = UNSET
+    __slots__ = ("error",)
+
+    error: Error | Unset | None
     """The failure, as a JSON-RPC error object.
 
     Optional. Omitted or `null` both mean the agent is not reporting failure details.
     Agents SHOULD include it."""
+
+    def __init__(self, *, error: Error | Unset | None = UNSET) -> None:
+        self.error = error
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ErrorStopReason) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.error,) == (other.error,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(error={self.error!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ErrorStopReason:
@@ -4890,11 +6868,12 @@ class ErrorStopReason:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class FilePlanUpdateContent:
     """Unstable: only in the unstable schema; it may change or go away.
 
     A URI pointing to a file containing the plan."""
+
+    __slots__ = ("meta", "plan_id", "uri")
 
     plan_id: PlanId
     """The plan ID to update."""
@@ -4902,12 +6881,29 @@ class FilePlanUpdateContent:
     uri: str
     """The URI of the file containing the plan."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, plan_id: PlanId, uri: str, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.plan_id = plan_id
+        self.uri = uri
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FilePlanUpdateContent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.plan_id, self.uri, self.meta) == (other.plan_id, other.uri, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(plan_id={self.plan_id!r}, uri={self.uri!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> FilePlanUpdateContent:
@@ -4943,24 +6939,50 @@ class FilePlanUpdateContent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class FileSystemCapabilities:
     """File system capabilities that a client may support.
 
     See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/v1/draft/initialization#filesystem)"""
 
-    read_text_file: bool = False
+    __slots__ = ("meta", "read_text_file", "write_text_file")
+
+    read_text_file: bool
     """Whether the Client supports `fs/read_text_file` requests."""
 
-    write_text_file: bool = False
+    write_text_file: bool
     """Whether the Client supports `fs/write_text_file` requests."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        read_text_file: bool = False,
+        write_text_file: bool = False,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.read_text_file = read_text_file
+        self.write_text_file = write_text_file
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FileSystemCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.read_text_file, self.write_text_file, self.meta) == (
+            other.read_text_file,
+            other.write_text_file,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(read_text_file={self.read_text_file!r}, write_text_file={self.write_text_file!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> FileSystemCapabilities:
@@ -4986,7 +7008,6 @@ class FileSystemCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ForkSessionRequest:
     """**UNSTABLE**
 
@@ -4999,23 +7020,32 @@ class ForkSessionRequest:
 
     Only available if the Agent supports the `session.fork` capability."""
 
+    __slots__ = (
+        "additional_directories",
+        "cwd",
+        "mcp_servers",
+        "meta",
+        "session_id",
+        "system_prompt",
+    )
+
     session_id: SessionId
     """The ID of the session to fork."""
 
     cwd: str
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[str] | Unset = UNSET
+    additional_directories: list[str] | Unset
     """Additional workspace roots to activate for this session. Each path must be absolute.
 
     When omitted or empty, no additional roots are activated. When non-empty,
     this is the complete resulting additional-root list for the forked
     session."""
 
-    mcp_servers: list[McpServer] | Unset = UNSET
+    mcp_servers: list[McpServer] | Unset
     """List of MCP servers to connect to for this session."""
 
-    system_prompt: SystemPrompt | Unset | None = UNSET
+    system_prompt: SystemPrompt | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5028,12 +7058,53 @@ class ForkSessionRequest:
     `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
     for the source session."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        cwd: str,
+        additional_directories: list[str] | Unset = UNSET,
+        mcp_servers: list[McpServer] | Unset = UNSET,
+        system_prompt: SystemPrompt | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.mcp_servers = mcp_servers
+        self.system_prompt = system_prompt
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ForkSessionRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.session_id,
+            self.cwd,
+            self.additional_directories,
+            self.mcp_servers,
+            self.system_prompt,
+            self.meta,
+        ) == (
+            other.session_id,
+            other.cwd,
+            other.additional_directories,
+            other.mcp_servers,
+            other.system_prompt,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, cwd={self.cwd!r}, additional_directories={self.additional_directories!r}, mcp_servers={self.mcp_servers!r}, system_prompt={self.system_prompt!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ForkSessionRequest:
@@ -5103,7 +7174,6 @@ class ForkSessionRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ForkSessionResponse:
     """**UNSTABLE**
 
@@ -5111,23 +7181,53 @@ class ForkSessionResponse:
 
     Response from forking an existing session."""
 
+    __slots__ = ("config_options", "meta", "modes", "session_id")
+
     session_id: SessionId
     """Unique identifier for the newly created forked session."""
 
-    modes: SessionModeState | Unset | None = UNSET
+    modes: SessionModeState | Unset | None
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)"""
 
-    config_options: list[SessionConfigOption] | Unset | None = UNSET
+    config_options: list[SessionConfigOption] | Unset | None
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        modes: SessionModeState | Unset | None = UNSET,
+        config_options: list[SessionConfigOption] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.modes = modes
+        self.config_options = config_options
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ForkSessionResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.modes, self.config_options, self.meta) == (
+            other.session_id,
+            other.modes,
+            other.config_options,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, modes={self.modes!r}, config_options={self.config_options!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ForkSessionResponse:
@@ -5175,9 +7275,10 @@ class ForkSessionResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class FormCreateElicitationRequest:
     """Form-based elicitation where the client renders a form from the provided schema."""
+
+    __slots__ = ("elicitation_form_mode", "message", "meta")
 
     elicitation_form_mode: ElicitationFormMode
     """Form-based elicitation mode where the client renders a form from the provided schema."""
@@ -5185,7 +7286,7 @@ class FormCreateElicitationRequest:
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5193,6 +7294,34 @@ class FormCreateElicitationRequest:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        elicitation_form_mode: ElicitationFormMode,
+        message: str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.elicitation_form_mode = elicitation_form_mode
+        self.message = message
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, FormCreateElicitationRequest)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.elicitation_form_mode, self.message, self.meta) == (
+            other.elicitation_form_mode,
+            other.message,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(elicitation_form_mode={self.elicitation_form_mode!r}, message={self.message!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> FormCreateElicitationRequest:
@@ -5223,9 +7352,10 @@ class FormCreateElicitationRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class HttpHeader:
     """An HTTP header to set when making requests to the MCP server."""
+
+    __slots__ = ("meta", "name", "value")
 
     name: str
     """The name of the HTTP header."""
@@ -5233,12 +7363,29 @@ class HttpHeader:
     value: str
     """The value to set for the HTTP header."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, name: str, value: str, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.name = name
+        self.value = value
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, HttpHeader) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.value, self.meta) == (other.name, other.value, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, value={self.value!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> HttpHeader:
@@ -5271,11 +7418,12 @@ class HttpHeader:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class HttpMcpServer:
     """HTTP transport configuration
 
     Only available when the Agent capabilities indicate `mcp_capabilities.http` is `true`."""
+
+    __slots__ = ("headers", "meta", "name", "url")
 
     name: str
     """Human-readable name identifying this MCP server."""
@@ -5286,12 +7434,40 @@ class HttpMcpServer:
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        url: str,
+        headers: list[HttpHeader],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.name = name
+        self.url = url
+        self.headers = headers
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, HttpMcpServer) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.url, self.headers, self.meta) == (
+            other.name,
+            other.url,
+            other.headers,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, url={self.url!r}, headers={self.headers!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> HttpMcpServer:
@@ -5339,11 +7515,12 @@ class HttpMcpServer:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ImageContent:
     """An image provided to or from an LLM."""
 
-    annotations: Annotations | Unset | None = UNSET
+    __slots__ = ("annotations", "data", "meta", "mime_type", "uri")
+
+    annotations: Annotations | Unset | None
     """Optional annotations that help clients decide how to display or route this content."""
 
     data: str
@@ -5352,15 +7529,46 @@ class ImageContent:
     mime_type: str
     """MIME type describing the encoded media payload."""
 
-    uri: str | Unset | None = UNSET
+    uri: str | Unset | None
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        annotations: Annotations | Unset | None = UNSET,
+        data: str,
+        mime_type: str,
+        uri: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.annotations = annotations
+        self.data = data
+        self.mime_type = mime_type
+        self.uri = uri
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ImageContent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.annotations, self.data, self.mime_type, self.uri, self.meta) == (
+            other.annotations,
+            other.data,
+            other.mime_type,
+            other.uri,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(annotations={self.annotations!r}, data={self.data!r}, mime_type={self.mime_type!r}, uri={self.uri!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ImageContent:
@@ -5406,13 +7614,14 @@ class ImageContent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ImageContentBlock:
     """Images for visual context or analysis.
 
     Requires the `image` prompt capability when included in prompts."""
 
-    annotations: Annotations | Unset | None = UNSET
+    __slots__ = ("annotations", "data", "meta", "mime_type", "uri")
+
+    annotations: Annotations | Unset | None
     """Optional annotations that help clients decide how to display or route this content."""
 
     data: str
@@ -5421,15 +7630,46 @@ class ImageContentBlock:
     mime_type: str
     """MIME type describing the encoded media payload."""
 
-    uri: str | Unset | None = UNSET
+    uri: str | Unset | None
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        annotations: Annotations | Unset | None = UNSET,
+        data: str,
+        mime_type: str,
+        uri: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.annotations = annotations
+        self.data = data
+        self.mime_type = mime_type
+        self.uri = uri
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ImageContentBlock) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.annotations, self.data, self.mime_type, self.uri, self.meta) == (
+            other.annotations,
+            other.data,
+            other.mime_type,
+            other.uri,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(annotations={self.annotations!r}, data={self.data!r}, mime_type={self.mime_type!r}, uri={self.uri!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ImageContentBlock:
@@ -5478,17 +7718,18 @@ class ImageContentBlock:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class Implementation:
     """Metadata about the implementation of the client or agent.
     Describes the name and version of an ACP implementation, with an optional
     title for UI representation."""
 
+    __slots__ = ("meta", "name", "title", "version")
+
     name: str
     """Intended for programmatic or logical use, but can be used as a display
     name fallback if title isn't present."""
 
-    title: str | Unset | None = UNSET
+    title: str | Unset | None
     """Intended for UI and end-user contexts and optimized to be human-readable
     and easily understood.
 
@@ -5498,12 +7739,40 @@ class Implementation:
     """Version of the implementation. Can be displayed to the user or used
     for debugging or metrics purposes. (e.g. "1.0.0")."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        title: str | Unset | None = UNSET,
+        version: str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.name = name
+        self.title = title
+        self.version = version
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Implementation) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.title, self.version, self.meta) == (
+            other.name,
+            other.title,
+            other.version,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, title={self.title!r}, version={self.version!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> Implementation:
@@ -5541,7 +7810,6 @@ class Implementation:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class InitializeRequest:
     """Request parameters for the initialize method.
 
@@ -5549,31 +7817,63 @@ class InitializeRequest:
 
     See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/draft/initialization)"""
 
+    __slots__ = ("client_capabilities", "client_info", "meta", "protocol_version")
+
     protocol_version: ProtocolVersion
     """The latest protocol version supported by the client."""
 
-    client_capabilities: ClientCapabilities = field(
-        default_factory=lambda: ClientCapabilities.from_dict(
-            {
-                "fs": {"readTextFile": False, "writeTextFile": False},
-                "terminal": False,
-                "auth": {"terminal": False},
-            }
-        )
-    )
+    client_capabilities: ClientCapabilities
     """Capabilities supported by the client."""
 
-    client_info: Implementation | Unset | None = UNSET
+    client_info: Implementation | Unset | None
     """Information about the Client name and version sent to the Agent.
 
     Note: in future versions of the protocol, this will be required."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        protocol_version: ProtocolVersion,
+        client_capabilities: ClientCapabilities | Unset = UNSET,
+        client_info: Implementation | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.protocol_version = protocol_version
+        self.client_capabilities = (
+            ClientCapabilities.from_dict(
+                {
+                    "fs": {"readTextFile": False, "writeTextFile": False},
+                    "terminal": False,
+                    "auth": {"terminal": False},
+                }
+            )
+            if client_capabilities is UNSET
+            else client_capabilities
+        )
+        self.client_info = client_info
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, InitializeRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.protocol_version, self.client_capabilities, self.client_info, self.meta) == (
+            other.protocol_version,
+            other.client_capabilities,
+            other.client_info,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(protocol_version={self.protocol_version!r}, client_capabilities={self.client_capabilities!r}, client_info={self.client_info!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> InitializeRequest:
@@ -5633,7 +7933,6 @@ class InitializeRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class InitializeResponse:
     """Response to the `initialize` method.
 
@@ -5641,39 +7940,84 @@ class InitializeResponse:
 
     See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v1/draft/initialization)"""
 
+    __slots__ = ("agent_capabilities", "agent_info", "auth_methods", "meta", "protocol_version")
+
     protocol_version: ProtocolVersion
     """The protocol version the client specified if supported by the agent,
     or the latest protocol version supported by the agent.
 
     The client should disconnect, if it doesn't support this version."""
 
-    agent_capabilities: AgentCapabilities = field(
-        default_factory=lambda: AgentCapabilities.from_dict(
-            {
-                "loadSession": False,
-                "promptCapabilities": {"image": False, "audio": False, "embeddedContext": False},
-                "mcpCapabilities": {"http": False, "sse": False, "acp": False},
-                "sessionCapabilities": {},
-                "auth": {},
-            }
-        )
-    )
+    agent_capabilities: AgentCapabilities
     """Capabilities supported by the agent."""
 
-    auth_methods: list[AuthMethod] = field(default_factory=list)
+    auth_methods: list[AuthMethod]
     """Authentication methods supported by the agent."""
 
-    agent_info: Implementation | Unset | None = UNSET
+    agent_info: Implementation | Unset | None
     """Information about the Agent name and version sent to the Client.
 
     Note: in future versions of the protocol, this will be required."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        protocol_version: ProtocolVersion,
+        agent_capabilities: AgentCapabilities | Unset = UNSET,
+        auth_methods: list[AuthMethod] | Unset = UNSET,
+        agent_info: Implementation | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.protocol_version = protocol_version
+        self.agent_capabilities = (
+            AgentCapabilities.from_dict(
+                {
+                    "loadSession": False,
+                    "promptCapabilities": {
+                        "image": False,
+                        "audio": False,
+                        "embeddedContext": False,
+                    },
+                    "mcpCapabilities": {"http": False, "sse": False, "acp": False},
+                    "sessionCapabilities": {},
+                    "auth": {},
+                }
+            )
+            if agent_capabilities is UNSET
+            else agent_capabilities
+        )
+        self.auth_methods = [] if auth_methods is UNSET else auth_methods
+        self.agent_info = agent_info
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, InitializeResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.protocol_version,
+            self.agent_capabilities,
+            self.auth_methods,
+            self.agent_info,
+            self.meta,
+        ) == (
+            other.protocol_version,
+            other.agent_capabilities,
+            other.auth_methods,
+            other.agent_info,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(protocol_version={self.protocol_version!r}, agent_capabilities={self.agent_capabilities!r}, auth_methods={self.auth_methods!r}, agent_info={self.agent_info!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> InitializeResponse:
@@ -5757,36 +8101,37 @@ class InitializeResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class IntegerElicitationPropertySchema:
     """Integer property."""
 
-    title: str | Unset | None = UNSET
+    __slots__ = ("default", "description", "maximum", "meta", "minimum", "title")
+
+    title: str | Unset | None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    minimum: int | Unset | None = UNSET
+    minimum: int | Unset | None
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
 
-    maximum: int | Unset | None = UNSET
+    maximum: int | Unset | None
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
 
-    default: int | Unset | None = UNSET
+    default: int | Unset | None
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5794,6 +8139,50 @@ class IntegerElicitationPropertySchema:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        minimum: int | Unset | None = UNSET,
+        maximum: int | Unset | None = UNSET,
+        default: int | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.minimum = minimum
+        self.maximum = maximum
+        self.default = default
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, IntegerElicitationPropertySchema)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (
+            self.title,
+            self.description,
+            self.minimum,
+            self.maximum,
+            self.default,
+            self.meta,
+        ) == (
+            other.title,
+            other.description,
+            other.minimum,
+            other.maximum,
+            other.default,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, description={self.description!r}, minimum={self.minimum!r}, maximum={self.maximum!r}, default={self.default!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> IntegerElicitationPropertySchema:
@@ -5872,36 +8261,37 @@ class IntegerElicitationPropertySchema:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class IntegerPropertySchema:
     """Schema for integer properties in an elicitation form."""
 
-    title: str | Unset | None = UNSET
+    __slots__ = ("default", "description", "maximum", "meta", "minimum", "title")
+
+    title: str | Unset | None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    minimum: int | Unset | None = UNSET
+    minimum: int | Unset | None
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
 
-    maximum: int | Unset | None = UNSET
+    maximum: int | Unset | None
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
 
-    default: int | Unset | None = UNSET
+    default: int | Unset | None
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -5909,6 +8299,47 @@ class IntegerPropertySchema:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        minimum: int | Unset | None = UNSET,
+        maximum: int | Unset | None = UNSET,
+        default: int | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.minimum = minimum
+        self.maximum = maximum
+        self.default = default
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, IntegerPropertySchema) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.title,
+            self.description,
+            self.minimum,
+            self.maximum,
+            self.default,
+            self.meta,
+        ) == (
+            other.title,
+            other.description,
+            other.minimum,
+            other.maximum,
+            other.default,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, description={self.description!r}, minimum={self.minimum!r}, maximum={self.maximum!r}, default={self.default!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> IntegerPropertySchema:
@@ -5983,11 +8414,12 @@ class IntegerPropertySchema:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ItemsPlanUpdateContent:
     """Unstable: only in the unstable schema; it may change or go away.
 
     Structured plan entries."""
+
+    __slots__ = ("entries", "meta", "plan_id")
 
     plan_id: PlanId
     """The plan ID to update."""
@@ -5998,12 +8430,33 @@ class ItemsPlanUpdateContent:
     When updating an item-based plan, the agent must send a complete list of all entries
     with their current status. The client replaces that plan with each update."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        plan_id: PlanId,
+        entries: list[PlanEntry],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.plan_id = plan_id
+        self.entries = entries
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ItemsPlanUpdateContent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.plan_id, self.entries, self.meta) == (other.plan_id, other.entries, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(plan_id={self.plan_id!r}, entries={self.entries!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ItemsPlanUpdateContent:
@@ -6041,9 +8494,10 @@ class ItemsPlanUpdateContent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class KillTerminalRequest:
     """Request to kill a terminal without releasing it."""
+
+    __slots__ = ("meta", "session_id", "terminal_id")
 
     session_id: SessionId
     """The session ID for this request."""
@@ -6051,12 +8505,37 @@ class KillTerminalRequest:
     terminal_id: TerminalId
     """The ID of the terminal to kill."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        terminal_id: TerminalId,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.terminal_id = terminal_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, KillTerminalRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.terminal_id, self.meta) == (
+            other.session_id,
+            other.terminal_id,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, terminal_id={self.terminal_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> KillTerminalRequest:
@@ -6089,16 +8568,30 @@ class KillTerminalRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class KillTerminalResponse:
     """Response to `terminal/kill` method"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, KillTerminalResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> KillTerminalResponse:
@@ -6116,7 +8609,6 @@ class KillTerminalResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ListProvidersRequest:
     """**UNSTABLE**
 
@@ -6124,12 +8616,27 @@ class ListProvidersRequest:
 
     Request parameters for `providers/list`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ListProvidersRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ListProvidersRequest:
@@ -6147,7 +8654,6 @@ class ListProvidersRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ListProvidersResponse:
     """**UNSTABLE**
 
@@ -6155,15 +8661,33 @@ class ListProvidersResponse:
 
     Response to `providers/list`."""
 
+    __slots__ = ("meta", "providers")
+
     providers: list[ProviderInfo]
     """Configurable providers with current routing info suitable for UI display."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, providers: list[ProviderInfo], meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.providers = providers
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ListProvidersResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.providers, self.meta) == (other.providers, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(providers={self.providers!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ListProvidersResponse:
@@ -6191,19 +8715,20 @@ class ListProvidersResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ListSessionsRequest:
     """Request parameters for listing existing sessions.
 
     Only available if the Agent supports the `sessionCapabilities.list` capability."""
 
-    cwd: str | Unset | None = UNSET
+    __slots__ = ("archived", "cursor", "cwd", "meta")
+
+    cwd: str | Unset | None
     """Filter sessions by working directory. Must be an absolute path."""
 
-    cursor: str | Unset | None = UNSET
+    cursor: str | Unset | None
     """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination"""
 
-    archived: SessionArchiveFilter | str | Unset | None = UNSET
+    archived: SessionArchiveFilter | str | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6214,12 +8739,40 @@ class ListSessionsRequest:
     the Agent advertises the `sessionCapabilities.archive` capability. The filter combines with `cwd` and
     applies before pagination. Clients keep the same value when following `nextCursor`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        cwd: str | Unset | None = UNSET,
+        cursor: str | Unset | None = UNSET,
+        archived: SessionArchiveFilter | str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.cwd = cwd
+        self.cursor = cursor
+        self.archived = archived
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ListSessionsRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.cwd, self.cursor, self.archived, self.meta) == (
+            other.cwd,
+            other.cursor,
+            other.archived,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(cwd={self.cwd!r}, cursor={self.cursor!r}, archived={self.archived!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ListSessionsRequest:
@@ -6263,23 +8816,49 @@ class ListSessionsRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ListSessionsResponse:
     """Response from listing sessions."""
+
+    __slots__ = ("meta", "next_cursor", "sessions")
 
     sessions: list[SessionInfo]
     """Array of session information objects"""
 
-    next_cursor: str | Unset | None = UNSET
+    next_cursor: str | Unset | None
     """Opaque cursor token. If present, pass this in the next request's cursor parameter
     to fetch the next page. If absent, there are no more results."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        sessions: list[SessionInfo],
+        next_cursor: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.sessions = sessions
+        self.next_cursor = next_cursor
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ListSessionsResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.sessions, self.next_cursor, self.meta) == (
+            other.sessions,
+            other.next_cursor,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(sessions={self.sessions!r}, next_cursor={self.next_cursor!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ListSessionsResponse:
@@ -6312,7 +8891,6 @@ class ListSessionsResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class LoadSessionRequest:
     """Request parameters for loading an existing session.
 
@@ -6320,13 +8898,22 @@ class LoadSessionRequest:
 
     See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/draft/session-setup#loading-sessions)"""
 
+    __slots__ = (
+        "additional_directories",
+        "cwd",
+        "mcp_servers",
+        "meta",
+        "session_id",
+        "system_prompt",
+    )
+
     mcp_servers: list[McpServer]
     """List of MCP servers to connect to for this session."""
 
     cwd: str
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[str] | Unset = UNSET
+    additional_directories: list[str] | Unset
     """Additional workspace roots to activate for this session. Each path must be absolute.
 
     When omitted or empty, no additional roots are activated. When non-empty,
@@ -6337,7 +8924,7 @@ class LoadSessionRequest:
     session_id: SessionId
     """The ID of the session to load."""
 
-    system_prompt: SystemPrompt | Unset | None = UNSET
+    system_prompt: SystemPrompt | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -6350,12 +8937,53 @@ class LoadSessionRequest:
     `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
     when the session was created."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        mcp_servers: list[McpServer],
+        cwd: str,
+        additional_directories: list[str] | Unset = UNSET,
+        session_id: SessionId,
+        system_prompt: SystemPrompt | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.mcp_servers = mcp_servers
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.session_id = session_id
+        self.system_prompt = system_prompt
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LoadSessionRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.mcp_servers,
+            self.cwd,
+            self.additional_directories,
+            self.session_id,
+            self.system_prompt,
+            self.meta,
+        ) == (
+            other.mcp_servers,
+            other.cwd,
+            other.additional_directories,
+            other.session_id,
+            other.system_prompt,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(mcp_servers={self.mcp_servers!r}, cwd={self.cwd!r}, additional_directories={self.additional_directories!r}, session_id={self.session_id!r}, system_prompt={self.system_prompt!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> LoadSessionRequest:
@@ -6427,24 +9055,50 @@ class LoadSessionRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class LoadSessionResponse:
     """Response from loading an existing session."""
 
-    modes: SessionModeState | Unset | None = UNSET
+    __slots__ = ("config_options", "meta", "modes")
+
+    modes: SessionModeState | Unset | None
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)"""
 
-    config_options: list[SessionConfigOption] | Unset | None = UNSET
+    config_options: list[SessionConfigOption] | Unset | None
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        modes: SessionModeState | Unset | None = UNSET,
+        config_options: list[SessionConfigOption] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.modes = modes
+        self.config_options = config_options
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LoadSessionResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.modes, self.config_options, self.meta) == (
+            other.modes,
+            other.config_options,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(modes={self.modes!r}, config_options={self.config_options!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> LoadSessionResponse:
@@ -6484,18 +9138,32 @@ class LoadSessionResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class LogoutCapabilities:
     """Logout capabilities supported by the agent.
 
     Supplying `{}` means the agent supports the logout method."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LogoutCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> LogoutCapabilities:
@@ -6513,18 +9181,32 @@ class LogoutCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class LogoutRequest:
     """Request parameters for the logout method.
 
     Terminates the current authenticated session."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LogoutRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> LogoutRequest:
@@ -6542,16 +9224,30 @@ class LogoutRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class LogoutResponse:
     """Response to the `logout` method."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LogoutResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> LogoutResponse:
@@ -6569,11 +9265,12 @@ class LogoutResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class MarkdownPlanUpdateContent:
     """Unstable: only in the unstable schema; it may change or go away.
 
     Raw markdown content for the plan."""
+
+    __slots__ = ("content", "meta", "plan_id")
 
     plan_id: PlanId
     """The plan ID to update."""
@@ -6581,12 +9278,32 @@ class MarkdownPlanUpdateContent:
     content: str
     """Markdown content for the plan."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, plan_id: PlanId, content: str, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.plan_id = plan_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, MarkdownPlanUpdateContent)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.plan_id, self.content, self.meta) == (other.plan_id, other.content, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(plan_id={self.plan_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> MarkdownPlanUpdateContent:
@@ -6622,21 +9339,41 @@ class MarkdownPlanUpdateContent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class MaxTokensIdleStateUpdate:
     """Unstable: only in the unstable schema; it may change or go away.
 
     The work ended because the agent reached the maximum number of tokens."""
 
-    usage: Usage | Unset | None = UNSET
+    __slots__ = ("meta", "usage")
+
+    usage: Usage | Unset | None
     """**UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot."""
+
+    def __init__(
+        self,
+        *,
+        usage: Usage | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.usage = usage
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MaxTokensIdleStateUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.usage, self.meta) == (other.usage, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(usage={self.usage!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> MaxTokensIdleStateUpdate:
@@ -6666,22 +9403,45 @@ class MaxTokensIdleStateUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class MaxTurnRequestsIdleStateUpdate:
     """Unstable: only in the unstable schema; it may change or go away.
 
     The work ended because the agent reached the maximum number of allowed
     agent requests."""
 
-    usage: Usage | Unset | None = UNSET
+    __slots__ = ("meta", "usage")
+
+    usage: Usage | Unset | None
     """**UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot."""
+
+    def __init__(
+        self,
+        *,
+        usage: Usage | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.usage = usage
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, MaxTurnRequestsIdleStateUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.usage, self.meta) == (other.usage, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(usage={self.usage!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> MaxTurnRequestsIdleStateUpdate:
@@ -6711,29 +9471,58 @@ class MaxTurnRequestsIdleStateUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class McpCapabilities:
     """MCP capabilities supported by the agent"""
 
-    http: bool = False
+    __slots__ = ("acp", "http", "meta", "sse")
+
+    http: bool
     """Agent supports `http` MCP servers."""
 
-    sse: bool = False
+    sse: bool
     """Agent supports `sse` MCP servers."""
 
-    acp: bool = False
+    acp: bool
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
     Agent supports `acp` MCP servers."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        http: bool = False,
+        sse: bool = False,
+        acp: bool = False,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.http = http
+        self.sse = sse
+        self.acp = acp
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, McpCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.http, self.sse, self.acp, self.meta) == (
+            other.http,
+            other.sse,
+            other.acp,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(http={self.http!r}, sse={self.sse!r}, acp={self.acp!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> McpCapabilities:
@@ -6763,7 +9552,6 @@ class McpCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class McpError:
     """**UNSTABLE**
 
@@ -6772,14 +9560,31 @@ class McpError:
     `code` and `message` are required and non-null. `data` is optional.
     Explicit `null` is preserved separately from an omitted key."""
 
+    __slots__ = ("code", "data", "message")
+
     code: int
     """Inner MCP error code. Never an ACP error code."""
 
     message: str
     """Inner MCP error message."""
 
-    data: JsonValue | Unset = UNSET
+    data: JsonValue | Unset
     """Optional error data. Explicit null is retained."""
+
+    def __init__(self, *, code: int, message: str, data: JsonValue | Unset = UNSET) -> None:
+        self.code = code
+        self.message = message
+        self.data = data
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, McpError) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.code, self.message, self.data) == (other.code, other.message, other.data)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(code={self.code!r}, message={self.message!r}, data={self.data!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> McpError:
@@ -6811,7 +9616,6 @@ class McpError:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class McpServerAcp:
     """**UNSTABLE**
 
@@ -6822,6 +9626,8 @@ class McpServerAcp:
     The MCP server is provided by an ACP component and communicates over the ACP channel
     using `mcp/message`."""
 
+    __slots__ = ("meta", "name", "server_id")
+
     name: str
     """Human-readable name identifying this MCP server."""
 
@@ -6831,12 +9637,33 @@ class McpServerAcp:
     Providers MUST NOT reuse an ID for multiple ACP-transport MCP servers that are visible
     on the same ACP connection."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        server_id: McpServerAcpId,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.name = name
+        self.server_id = server_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, McpServerAcp) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.server_id, self.meta) == (other.name, other.server_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, server_id={self.server_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> McpServerAcp:
@@ -6869,9 +9696,10 @@ class McpServerAcp:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class McpServerHttp:
     """HTTP transport configuration for MCP."""
+
+    __slots__ = ("headers", "meta", "name", "url")
 
     name: str
     """Human-readable name identifying this MCP server."""
@@ -6882,12 +9710,40 @@ class McpServerHttp:
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        url: str,
+        headers: list[HttpHeader],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.name = name
+        self.url = url
+        self.headers = headers
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, McpServerHttp) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.url, self.headers, self.meta) == (
+            other.name,
+            other.url,
+            other.headers,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, url={self.url!r}, headers={self.headers!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> McpServerHttp:
@@ -6932,9 +9788,10 @@ class McpServerHttp:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class McpServerSse:
     """SSE transport configuration for MCP."""
+
+    __slots__ = ("headers", "meta", "name", "url")
 
     name: str
     """Human-readable name identifying this MCP server."""
@@ -6945,12 +9802,40 @@ class McpServerSse:
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        url: str,
+        headers: list[HttpHeader],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.name = name
+        self.url = url
+        self.headers = headers
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, McpServerSse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.url, self.headers, self.meta) == (
+            other.name,
+            other.url,
+            other.headers,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, url={self.url!r}, headers={self.headers!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> McpServerSse:
@@ -6995,9 +9880,10 @@ class McpServerSse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class McpServerStdio:
     """Stdio transport configuration for MCP."""
+
+    __slots__ = ("args", "command", "env", "meta", "name")
 
     name: str
     """Human-readable name identifying this MCP server."""
@@ -7011,12 +9897,43 @@ class McpServerStdio:
     env: list[EnvVariable]
     """Environment variables to set when launching the MCP server."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        command: str,
+        args: list[str],
+        env: list[EnvVariable],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.name = name
+        self.command = command
+        self.args = args
+        self.env = env
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, McpServerStdio) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.command, self.args, self.env, self.meta) == (
+            other.name,
+            other.command,
+            other.args,
+            other.env,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, command={self.command!r}, args={self.args!r}, env={self.env!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> McpServerStdio:
@@ -7073,7 +9990,6 @@ class McpServerStdio:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class MessageMcpNotification:
     """**UNSTABLE**
 
@@ -7084,6 +10000,8 @@ class MessageMcpNotification:
     Sent by the provider to the consumer for an active request (including
     subscription acknowledgements and updates). The outer envelope has no `id`."""
 
+    __slots__ = ("meta", "method", "params", "request_id", "server_id")
+
     server_id: McpServerAcpId
     """The declared ACP MCP server handling the associated request."""
 
@@ -7093,17 +10011,48 @@ class MessageMcpNotification:
     method: str
     """The inner MCP method name."""
 
-    params: dict[str, JsonValue] | Unset | None = UNSET
+    params: dict[str, JsonValue] | Unset | None
     """Optional inner MCP params.
 
     If omitted or set to `null`, the inner MCP message has no params."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        server_id: McpServerAcpId,
+        request_id: McpRequestId,
+        method: str,
+        params: dict[str, JsonValue] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.server_id = server_id
+        self.request_id = request_id
+        self.method = method
+        self.params = params
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MessageMcpNotification) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.server_id, self.request_id, self.method, self.params, self.meta) == (
+            other.server_id,
+            other.request_id,
+            other.method,
+            other.params,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(server_id={self.server_id!r}, request_id={self.request_id!r}, method={self.method!r}, params={self.params!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> MessageMcpNotification:
@@ -7150,13 +10099,14 @@ class MessageMcpNotification:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class MessageMcpRequest:
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
     Request parameters for `mcp/message`."""
+
+    __slots__ = ("meta", "method", "params", "request_id", "server_id")
 
     server_id: McpServerAcpId
     """The declared ACP MCP server receiving this request."""
@@ -7167,17 +10117,48 @@ class MessageMcpRequest:
     method: str
     """The inner MCP method name."""
 
-    params: dict[str, JsonValue] | Unset | None = UNSET
+    params: dict[str, JsonValue] | Unset | None
     """Optional inner MCP params.
 
     If omitted or set to `null`, the inner MCP message has no params."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        server_id: McpServerAcpId,
+        request_id: McpRequestId,
+        method: str,
+        params: dict[str, JsonValue] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.server_id = server_id
+        self.request_id = request_id
+        self.method = method
+        self.params = params
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MessageMcpRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.server_id, self.request_id, self.method, self.params, self.meta) == (
+            other.server_id,
+            other.request_id,
+            other.method,
+            other.params,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(server_id={self.server_id!r}, request_id={self.request_id!r}, method={self.method!r}, params={self.params!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> MessageMcpRequest:
@@ -7224,17 +10205,34 @@ class MessageMcpRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class MessageMcpResponseError:
     """Unstable: only in the unstable schema; it may change or go away.
 
     A structured inner MCP error."""
 
+    __slots__ = ("error", "meta")
+
     error: McpError
     """Required, non-null MCP error object."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """Optional ACP carrier metadata."""
+
+    def __init__(
+        self, *, error: McpError, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.error = error
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MessageMcpResponseError) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.error, self.meta) == (other.error, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(error={self.error!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> MessageMcpResponseError:
@@ -7262,17 +10260,34 @@ class MessageMcpResponseError:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class MessageMcpResponseResult:
     """Unstable: only in the unstable schema; it may change or go away.
 
     An opaque inner MCP result."""
 
+    __slots__ = ("meta", "result")
+
     result: JsonValue
     """Required, even if JSON null."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """Optional ACP carrier metadata."""
+
+    def __init__(
+        self, *, result: JsonValue, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.result = result
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MessageMcpResponseResult) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.result, self.meta) == (other.result, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(result={self.result!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> MessageMcpResponseResult:
@@ -7297,14 +10312,15 @@ class MessageMcpResponseResult:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class MultiSelectItemsString:
     """Multi-select string items with plain string values."""
+
+    __slots__ = ("enum", "meta")
 
     enum: list[str]
     """Allowed enum values."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -7312,6 +10328,22 @@ class MultiSelectItemsString:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, enum: list[str], meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.enum = enum
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MultiSelectItemsString) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.enum, self.meta) == (other.enum, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(enum={self.enum!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> MultiSelectItemsString:
@@ -7342,16 +10374,17 @@ class MultiSelectItemsString:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class MultiSelectItemsTitled:
     """Titled multi-select items with human-readable labels.
 
     As in MCP, titled items omit `type` and are identified by `anyOf`."""
 
+    __slots__ = ("any_of", "meta")
+
     any_of: list[EnumOption]
     """Titled enum options."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -7359,6 +10392,22 @@ class MultiSelectItemsTitled:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, any_of: list[EnumOption], meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.any_of = any_of
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MultiSelectItemsTitled) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.any_of, self.meta) == (other.any_of, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(any_of={self.any_of!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> MultiSelectItemsTitled:
@@ -7386,26 +10435,27 @@ class MultiSelectItemsTitled:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class MultiSelectPropertySchema:
     """Schema for multi-select (array) properties in an elicitation form."""
 
-    title: str | Unset | None = UNSET
+    __slots__ = ("default", "description", "items", "max_items", "meta", "min_items", "title")
+
+    title: str | Unset | None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_items: int | Unset | None = UNSET
+    min_items: int | Unset | None
     """Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
 
-    max_items: int | Unset | None = UNSET
+    max_items: int | Unset | None
     """Maximum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
@@ -7413,12 +10463,12 @@ class MultiSelectPropertySchema:
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[str] | Unset | None = UNSET
+    default: list[str] | Unset | None
     """Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -7426,6 +10476,54 @@ class MultiSelectPropertySchema:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        min_items: int | Unset | None = UNSET,
+        max_items: int | Unset | None = UNSET,
+        items: MultiSelectItems,
+        default: list[str] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.min_items = min_items
+        self.max_items = max_items
+        self.items = items
+        self.default = default
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, MultiSelectPropertySchema)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (
+            self.title,
+            self.description,
+            self.min_items,
+            self.max_items,
+            self.items,
+            self.default,
+            self.meta,
+        ) == (
+            other.title,
+            other.description,
+            other.min_items,
+            other.max_items,
+            other.items,
+            other.default,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, description={self.description!r}, min_items={self.min_items!r}, max_items={self.max_items!r}, items={self.items!r}, default={self.default!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> MultiSelectPropertySchema:
@@ -7497,16 +10595,17 @@ class MultiSelectPropertySchema:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class NewSessionRequest:
     """Request parameters for creating a new session.
 
     See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/draft/session-setup#creating-a-session)"""
 
+    __slots__ = ("additional_directories", "cwd", "mcp_servers", "meta", "system_prompt")
+
     cwd: str
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[str] | Unset = UNSET
+    additional_directories: list[str] | Unset
     """Additional workspace roots for this session. Each path must be absolute.
 
     These expand the session's filesystem scope without changing `cwd`, which
@@ -7516,7 +10615,7 @@ class NewSessionRequest:
     mcp_servers: list[McpServer]
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
 
-    system_prompt: SystemPrompt | Unset | None = UNSET
+    system_prompt: SystemPrompt | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -7527,12 +10626,49 @@ class NewSessionRequest:
     own default instructions. Clients MUST only send this when the Agent
     advertises `sessionCapabilities.systemPrompt`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        cwd: str,
+        additional_directories: list[str] | Unset = UNSET,
+        mcp_servers: list[McpServer],
+        system_prompt: SystemPrompt | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.mcp_servers = mcp_servers
+        self.system_prompt = system_prompt
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NewSessionRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.cwd,
+            self.additional_directories,
+            self.mcp_servers,
+            self.system_prompt,
+            self.meta,
+        ) == (
+            other.cwd,
+            other.additional_directories,
+            other.mcp_servers,
+            other.system_prompt,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(cwd={self.cwd!r}, additional_directories={self.additional_directories!r}, mcp_servers={self.mcp_servers!r}, system_prompt={self.system_prompt!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> NewSessionRequest:
@@ -7596,31 +10732,60 @@ class NewSessionRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class NewSessionResponse:
     """Response from creating a new session.
 
     See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v1/draft/session-setup#creating-a-session)"""
+
+    __slots__ = ("config_options", "meta", "modes", "session_id")
 
     session_id: SessionId
     """Unique identifier for the created session.
 
     Used in all subsequent requests for this conversation."""
 
-    modes: SessionModeState | Unset | None = UNSET
+    modes: SessionModeState | Unset | None
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)"""
 
-    config_options: list[SessionConfigOption] | Unset | None = UNSET
+    config_options: list[SessionConfigOption] | Unset | None
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        modes: SessionModeState | Unset | None = UNSET,
+        config_options: list[SessionConfigOption] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.modes = modes
+        self.config_options = config_options
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NewSessionResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.modes, self.config_options, self.meta) == (
+            other.session_id,
+            other.modes,
+            other.config_options,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, modes={self.modes!r}, config_options={self.config_options!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> NewSessionResponse:
@@ -7668,21 +10833,41 @@ class NewSessionResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class NoneIdleStateUpdate:
     """Unstable: only in the unstable schema; it may change or go away.
 
     No stop reason: `stopReason` is omitted or `null`."""
 
-    usage: Usage | Unset | None = UNSET
+    __slots__ = ("meta", "usage")
+
+    usage: Usage | Unset | None
     """**UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot."""
+
+    def __init__(
+        self,
+        *,
+        usage: Usage | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.usage = usage
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NoneIdleStateUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.usage, self.meta) == (other.usage, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(usage={self.usage!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> NoneIdleStateUpdate:
@@ -7708,7 +10893,6 @@ class NoneIdleStateUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class Notice:
     """Fire-and-forget information for the user.
 
@@ -7720,21 +10904,51 @@ class Notice:
 
     See RFD: [Session Notices](https://agentclientprotocol.com/rfds/session-notices)"""
 
+    __slots__ = ("description", "meta", "severity", "title")
+
     severity: NoticeSeverity | str
     """Presentation severity hint."""
 
     title: str
     """Required non-empty plain-text title that can stand alone."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional plain-text detail or guidance.
 
     Omitted and `null` are equivalent and mean no description was supplied."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """Metadata scoped to this notice.
 
     Omitted and `null` are equivalent and mean no metadata was supplied."""
+
+    def __init__(
+        self,
+        *,
+        severity: NoticeSeverity | str,
+        title: str,
+        description: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.severity = severity
+        self.title = title
+        self.description = description
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Notice) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.severity, self.title, self.description, self.meta) == (
+            other.severity,
+            other.title,
+            other.description,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(severity={self.severity!r}, title={self.title!r}, description={self.description!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> Notice:
@@ -7776,12 +10990,13 @@ class Notice:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class NoticeSessionUpdate:
     """Information for the user that is not part of session history.
 
     Agents MUST only send this update when the Client advertised
     the `session.notices` Client capability."""
+
+    __slots__ = ("description", "meta", "severity", "title")
 
     severity: NoticeSeverity | str
     """Presentation severity hint."""
@@ -7789,15 +11004,43 @@ class NoticeSessionUpdate:
     title: str
     """Required non-empty plain-text title that can stand alone."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional plain-text detail or guidance.
 
     Omitted and `null` are equivalent and mean no description was supplied."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """Metadata scoped to this notice.
 
     Omitted and `null` are equivalent and mean no metadata was supplied."""
+
+    def __init__(
+        self,
+        *,
+        severity: NoticeSeverity | str,
+        title: str,
+        description: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.severity = severity
+        self.title = title
+        self.description = description
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NoticeSessionUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.severity, self.title, self.description, self.meta) == (
+            other.severity,
+            other.title,
+            other.description,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(severity={self.severity!r}, title={self.title!r}, description={self.description!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> NoticeSessionUpdate:
@@ -7842,36 +11085,37 @@ class NoticeSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class NumberElicitationPropertySchema:
     """Number (floating-point) property."""
 
-    title: str | Unset | None = UNSET
+    __slots__ = ("default", "description", "maximum", "meta", "minimum", "title")
+
+    title: str | Unset | None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    minimum: float | Unset | None = UNSET
+    minimum: float | Unset | None
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
 
-    maximum: float | Unset | None = UNSET
+    maximum: float | Unset | None
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
 
-    default: float | Unset | None = UNSET
+    default: float | Unset | None
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -7879,6 +11123,50 @@ class NumberElicitationPropertySchema:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        minimum: float | Unset | None = UNSET,
+        maximum: float | Unset | None = UNSET,
+        default: float | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.minimum = minimum
+        self.maximum = maximum
+        self.default = default
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, NumberElicitationPropertySchema)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (
+            self.title,
+            self.description,
+            self.minimum,
+            self.maximum,
+            self.default,
+            self.meta,
+        ) == (
+            other.title,
+            other.description,
+            other.minimum,
+            other.maximum,
+            other.default,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, description={self.description!r}, minimum={self.minimum!r}, maximum={self.maximum!r}, default={self.default!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> NumberElicitationPropertySchema:
@@ -7944,36 +11232,37 @@ class NumberElicitationPropertySchema:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class NumberPropertySchema:
     """Schema for number (floating-point) properties in an elicitation form."""
 
-    title: str | Unset | None = UNSET
+    __slots__ = ("default", "description", "maximum", "meta", "minimum", "title")
+
+    title: str | Unset | None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    minimum: float | Unset | None = UNSET
+    minimum: float | Unset | None
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
 
-    maximum: float | Unset | None = UNSET
+    maximum: float | Unset | None
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
 
-    default: float | Unset | None = UNSET
+    default: float | Unset | None
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -7981,6 +11270,47 @@ class NumberPropertySchema:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        minimum: float | Unset | None = UNSET,
+        maximum: float | Unset | None = UNSET,
+        default: float | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.minimum = minimum
+        self.maximum = maximum
+        self.default = default
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NumberPropertySchema) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.title,
+            self.description,
+            self.minimum,
+            self.maximum,
+            self.default,
+            self.meta,
+        ) == (
+            other.title,
+            other.description,
+            other.minimum,
+            other.maximum,
+            other.default,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, description={self.description!r}, minimum={self.minimum!r}, maximum={self.maximum!r}, default={self.default!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> NumberPropertySchema:
@@ -8042,7 +11372,6 @@ class NumberPropertySchema:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherCreateElicitationRequest:
     """Custom or future elicitation mode.
 
@@ -8054,8 +11383,26 @@ class OtherCreateElicitationRequest:
     when storing, replaying, proxying, or forwarding elicitation requests.
     They MUST NOT render it as a known elicitation mode."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `mode` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, OtherCreateElicitationRequest)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -8083,7 +11430,6 @@ class OtherCreateElicitationRequest:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherCreateElicitationResponse:
     """Custom or future elicitation action.
 
@@ -8095,8 +11441,26 @@ class OtherCreateElicitationResponse:
     payload when storing, replaying, proxying, or forwarding elicitation
     responses. They MUST NOT treat it as a known elicitation action."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `action` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, OtherCreateElicitationResponse)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -8124,7 +11488,6 @@ class OtherCreateElicitationResponse:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherElicitationPropertySchema:
     """Custom or future elicitation property schema.
 
@@ -8136,8 +11499,26 @@ class OtherElicitationPropertySchema:
     the raw schema when storing, replaying, proxying, or forwarding
     elicitation requests. They MUST NOT render it as a known input control."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `type` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, OtherElicitationPropertySchema)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -8165,7 +11546,6 @@ class OtherElicitationPropertySchema:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherIdleStateUpdate:
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -8174,8 +11554,23 @@ class OtherIdleStateUpdate:
     Values beginning with `_` are reserved for implementation-specific
     extensions. Other unknown values are reserved for future ACP variants."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `stopReason` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OtherIdleStateUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -8203,12 +11598,26 @@ class OtherIdleStateUpdate:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherMultiSelectItems:
     """Custom or future typed multi-select items."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `type` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OtherMultiSelectItems) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -8236,7 +11645,6 @@ class OtherMultiSelectItems:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherStateUpdate:
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -8245,8 +11653,23 @@ class OtherStateUpdate:
     Values beginning with `_` are reserved for implementation-specific
     extensions. Other unknown values are reserved for future ACP variants."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `state` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OtherStateUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -8274,9 +11697,10 @@ class OtherStateUpdate:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class PermissionOption:
     """An option presented to the user when requesting permission."""
+
+    __slots__ = ("kind", "meta", "name", "option_id")
 
     option_id: PermissionOptionId
     """Unique identifier for this permission option."""
@@ -8287,12 +11711,40 @@ class PermissionOption:
     kind: PermissionOptionKind
     """Hint about the nature of this permission option."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        option_id: PermissionOptionId,
+        name: str,
+        kind: PermissionOptionKind,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.option_id = option_id
+        self.name = name
+        self.kind = kind
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PermissionOption) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.option_id, self.name, self.kind, self.meta) == (
+            other.option_id,
+            other.name,
+            other.kind,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(option_id={self.option_id!r}, name={self.name!r}, kind={self.kind!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PermissionOption:
@@ -8334,7 +11786,6 @@ class PermissionOption:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class Plan:
     """An execution plan for accomplishing complex tasks.
 
@@ -8344,18 +11795,36 @@ class Plan:
 
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/draft/agent-plan)"""
 
+    __slots__ = ("entries", "meta")
+
     entries: list[PlanEntry]
     """The list of tasks to be accomplished.
 
     When updating a plan, the agent must send a complete list of all entries
     with their current status. The client replaces the entire plan with each update."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, entries: list[PlanEntry], meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.entries = entries
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Plan) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.entries, self.meta) == (other.entries, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(entries={self.entries!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> Plan:
@@ -8383,7 +11852,6 @@ class Plan:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PlanCapabilities:
     """**UNSTABLE**
 
@@ -8391,12 +11859,27 @@ class PlanCapabilities:
 
     Capabilities for receiving `plan_update` and `plan_removed` session updates."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlanCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PlanCapabilities:
@@ -8414,13 +11897,14 @@ class PlanCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PlanEntry:
     """A single entry in the execution plan.
 
     Represents a task or goal that the assistant intends to accomplish
     as part of fulfilling the user's request.
     See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/draft/agent-plan#plan-entries)"""
+
+    __slots__ = ("content", "meta", "priority", "status")
 
     content: str
     """Human-readable description of what this task aims to accomplish."""
@@ -8432,12 +11916,40 @@ class PlanEntry:
     status: PlanEntryStatus
     """Current execution status of this task."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        content: str,
+        priority: PlanEntryPriority,
+        status: PlanEntryStatus,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.content = content
+        self.priority = priority
+        self.status = status
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlanEntry) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.content, self.priority, self.status, self.meta) == (
+            other.content,
+            other.priority,
+            other.status,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(content={self.content!r}, priority={self.priority!r}, status={self.status!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PlanEntry:
@@ -8481,7 +11993,6 @@ class PlanEntry:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PlanFile:
     """**UNSTABLE**
 
@@ -8489,18 +12000,37 @@ class PlanFile:
 
     A plan represented by a file URI."""
 
+    __slots__ = ("meta", "plan_id", "uri")
+
     plan_id: PlanId
     """The plan ID to update."""
 
     uri: str
     """The URI of the file containing the plan."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, plan_id: PlanId, uri: str, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.plan_id = plan_id
+        self.uri = uri
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlanFile) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.plan_id, self.uri, self.meta) == (other.plan_id, other.uri, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(plan_id={self.plan_id!r}, uri={self.uri!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PlanFile:
@@ -8533,13 +12063,14 @@ class PlanFile:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PlanItems:
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
     A plan represented as structured entries."""
+
+    __slots__ = ("entries", "meta", "plan_id")
 
     plan_id: PlanId
     """The plan ID to update."""
@@ -8550,12 +12081,33 @@ class PlanItems:
     When updating an item-based plan, the agent must send a complete list of all entries
     with their current status. The client replaces that plan with each update."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        plan_id: PlanId,
+        entries: list[PlanEntry],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.plan_id = plan_id
+        self.entries = entries
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlanItems) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.plan_id, self.entries, self.meta) == (other.plan_id, other.entries, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(plan_id={self.plan_id!r}, entries={self.entries!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PlanItems:
@@ -8590,7 +12142,6 @@ class PlanItems:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PlanMarkdown:
     """**UNSTABLE**
 
@@ -8598,18 +12149,37 @@ class PlanMarkdown:
 
     A plan represented as raw markdown content."""
 
+    __slots__ = ("content", "meta", "plan_id")
+
     plan_id: PlanId
     """The plan ID to update."""
 
     content: str
     """Markdown content for the plan."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, plan_id: PlanId, content: str, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.plan_id = plan_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlanMarkdown) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.plan_id, self.content, self.meta) == (other.plan_id, other.content, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(plan_id={self.plan_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PlanMarkdown:
@@ -8642,7 +12212,6 @@ class PlanMarkdown:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PlanRemoved:
     """**UNSTABLE**
 
@@ -8650,15 +12219,33 @@ class PlanRemoved:
 
     Removal notice for a plan identified by ID."""
 
+    __slots__ = ("meta", "plan_id")
+
     plan_id: PlanId
     """The plan ID to remove."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, plan_id: PlanId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.plan_id = plan_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlanRemoved) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.plan_id, self.meta) == (other.plan_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(plan_id={self.plan_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PlanRemoved:
@@ -8684,7 +12271,6 @@ class PlanRemoved:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PlanRemovedSessionUpdate:
     """**UNSTABLE**
 
@@ -8692,15 +12278,33 @@ class PlanRemovedSessionUpdate:
 
     Removal notice for a plan identified by ID."""
 
+    __slots__ = ("meta", "plan_id")
+
     plan_id: PlanId
     """The plan ID to remove."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, plan_id: PlanId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.plan_id = plan_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlanRemovedSessionUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.plan_id, self.meta) == (other.plan_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(plan_id={self.plan_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PlanRemovedSessionUpdate:
@@ -8729,10 +12333,11 @@ class PlanRemovedSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PlanSessionUpdate:
     """The agent's execution plan for complex tasks.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/draft/agent-plan)"""
+
+    __slots__ = ("entries", "meta")
 
     entries: list[PlanEntry]
     """The list of tasks to be accomplished.
@@ -8740,12 +12345,28 @@ class PlanSessionUpdate:
     When updating a plan, the agent must send a complete list of all entries
     with their current status. The client replaces the entire plan with each update."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, entries: list[PlanEntry], meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.entries = entries
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlanSessionUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.entries, self.meta) == (other.entries, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(entries={self.entries!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PlanSessionUpdate:
@@ -8776,7 +12397,6 @@ class PlanSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PlanUpdate:
     """**UNSTABLE**
 
@@ -8784,15 +12404,33 @@ class PlanUpdate:
 
     A content update for a plan identified by ID."""
 
+    __slots__ = ("meta", "plan")
+
     plan: PlanUpdateContent
     """The updated plan content."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, plan: PlanUpdateContent, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.plan = plan
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlanUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.plan, self.meta) == (other.plan, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(plan={self.plan!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PlanUpdate:
@@ -8820,7 +12458,6 @@ class PlanUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PlanUpdateSessionUpdate:
     """**UNSTABLE**
 
@@ -8828,15 +12465,33 @@ class PlanUpdateSessionUpdate:
 
     A content update for a plan identified by ID."""
 
+    __slots__ = ("meta", "plan")
+
     plan: PlanUpdateContent
     """The updated plan content."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, plan: PlanUpdateContent, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.plan = plan
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlanUpdateSessionUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.plan, self.meta) == (other.plan, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(plan={self.plan!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PlanUpdateSessionUpdate:
@@ -8867,7 +12522,6 @@ class PlanUpdateSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PromptCapabilities:
     """Prompt capabilities supported by the agent in `session/prompt` requests.
 
@@ -8882,24 +12536,54 @@ class PromptCapabilities:
 
     See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#prompt-capabilities)"""
 
-    image: bool = False
+    __slots__ = ("audio", "embedded_context", "image", "meta")
+
+    image: bool
     """Agent supports `image` content blocks."""
 
-    audio: bool = False
+    audio: bool
     """Agent supports `audio` content blocks."""
 
-    embedded_context: bool = False
+    embedded_context: bool
     """Agent supports embedded context in `session/prompt` requests.
 
     When enabled, the Client is allowed to include `resource` content blocks
     in prompt requests for pieces of context that are referenced in the message."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        image: bool = False,
+        audio: bool = False,
+        embedded_context: bool = False,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.image = image
+        self.audio = audio
+        self.embedded_context = embedded_context
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PromptCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.image, self.audio, self.embedded_context, self.meta) == (
+            other.image,
+            other.audio,
+            other.embedded_context,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(image={self.image!r}, audio={self.audio!r}, embedded_context={self.embedded_context!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PromptCapabilities:
@@ -8929,13 +12613,14 @@ class PromptCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PromptRequest:
     """Request parameters for sending a user prompt to the agent.
 
     Contains the user's message and any additional context.
 
     See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#1-user-message)"""
+
+    __slots__ = ("meta", "prompt", "session_id")
 
     session_id: SessionId
     """The ID of the session to send this user message to"""
@@ -8955,12 +12640,37 @@ class PromptRequest:
     as it avoids extra round-trips and allows the message to include
     pieces of context from sources the agent may not have access to."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        prompt: list[ContentBlock],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.prompt = prompt
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PromptRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.prompt, self.meta) == (
+            other.session_id,
+            other.prompt,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, prompt={self.prompt!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PromptRequest:
@@ -8995,28 +12705,54 @@ class PromptRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PromptResponse:
     """Response from processing a user prompt.
 
     See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#4-check-for-completion)"""
 
+    __slots__ = ("meta", "stop_reason", "usage")
+
     stop_reason: StopReason
     """Indicates why the agent stopped processing the turn."""
 
-    usage: Usage | Unset | None = UNSET
+    usage: Usage | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
     Token usage for this turn (optional)."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        stop_reason: StopReason,
+        usage: Usage | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.stop_reason = stop_reason
+        self.usage = usage
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PromptResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.stop_reason, self.usage, self.meta) == (
+            other.stop_reason,
+            other.usage,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(stop_reason={self.stop_reason!r}, usage={self.usage!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PromptResponse:
@@ -9052,7 +12788,6 @@ class PromptResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ProviderCurrentConfig:
     """**UNSTABLE**
 
@@ -9060,18 +12795,45 @@ class ProviderCurrentConfig:
 
     Current effective non-secret routing configuration for a provider."""
 
+    __slots__ = ("api_type", "base_url", "meta")
+
     api_type: LlmProtocol | str
     """Protocol currently used by this provider."""
 
     base_url: str
     """Base URL currently used by this provider."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        api_type: LlmProtocol | str,
+        base_url: str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.api_type = api_type
+        self.base_url = base_url
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProviderCurrentConfig) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.api_type, self.base_url, self.meta) == (
+            other.api_type,
+            other.base_url,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(api_type={self.api_type!r}, base_url={self.base_url!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ProviderCurrentConfig:
@@ -9108,13 +12870,14 @@ class ProviderCurrentConfig:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ProviderInfo:
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
     Information about a configurable LLM provider."""
+
+    __slots__ = ("current", "meta", "provider_id", "required", "supported")
 
     provider_id: ProviderId
     """Provider identifier, for example "main" or "openai"."""
@@ -9126,16 +12889,47 @@ class ProviderInfo:
     """Whether this provider is mandatory and cannot be disabled via `providers/disable`.
     If true, clients must not call `providers/disable` for this provider ID."""
 
-    current: ProviderCurrentConfig | Unset | None = UNSET
+    current: ProviderCurrentConfig | Unset | None
     """Current effective non-secret routing config.
     Null or omitted means provider is disabled."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        provider_id: ProviderId,
+        supported: list[LlmProtocol | str],
+        required: bool,
+        current: ProviderCurrentConfig | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.provider_id = provider_id
+        self.supported = supported
+        self.required = required
+        self.current = current
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProviderInfo) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.provider_id, self.supported, self.required, self.current, self.meta) == (
+            other.provider_id,
+            other.supported,
+            other.required,
+            other.current,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(provider_id={self.provider_id!r}, supported={self.supported!r}, required={self.required!r}, current={self.current!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ProviderInfo:
@@ -9193,7 +12987,6 @@ class ProviderInfo:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ProvidersCapabilities:
     """**UNSTABLE**
 
@@ -9203,12 +12996,27 @@ class ProvidersCapabilities:
 
     Supplying `{}` means the agent supports provider configuration methods."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProvidersCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ProvidersCapabilities:
@@ -9226,17 +13034,34 @@ class ProvidersCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ProxyNotification:
     """Unstable: only in the unstable schema; it may change or go away.
 
     A JSON-RPC notification object."""
 
+    __slots__ = ("method", "params")
+
     method: str
     """The notification method name."""
 
-    params: ProxyNotificationParams | Unset | None = UNSET
+    params: ProxyNotificationParams | Unset | None
     """Method-specific notification parameters."""
+
+    def __init__(
+        self, *, method: str, params: ProxyNotificationParams | Unset | None = UNSET
+    ) -> None:
+        self.method = method
+        self.params = params
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProxyNotification) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.method, self.params) == (other.method, other.params)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(method={self.method!r}, params={self.params!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ProxyNotification:
@@ -9265,11 +13090,12 @@ class ProxyNotification:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ProxyRequest:
     """Unstable: only in the unstable schema; it may change or go away.
 
     A JSON-RPC request object."""
+
+    __slots__ = ("id", "method", "params")
 
     id: RequestId
     """The request id used to correlate the matching response."""
@@ -9277,8 +13103,25 @@ class ProxyRequest:
     method: str
     """The method name to invoke."""
 
-    params: ProxyRequestParams | Unset | None = UNSET
+    params: ProxyRequestParams | Unset | None
     """Method-specific request parameters."""
+
+    def __init__(
+        self, *, id: RequestId, method: str, params: ProxyRequestParams | Unset | None = UNSET
+    ) -> None:
+        self.id = id
+        self.method = method
+        self.params = params
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProxyRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.id, self.method, self.params) == (other.id, other.method, other.params)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r}, method={self.method!r}, params={self.params!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ProxyRequest:
@@ -9316,17 +13159,32 @@ class ProxyRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ProxyResponseError:
     """Unstable: only in the unstable schema; it may change or go away.
 
     A failed JSON-RPC response."""
+
+    __slots__ = ("error", "id")
 
     id: RequestId
     """The id of the request this response answers."""
 
     error: Error
     """Method-specific error data."""
+
+    def __init__(self, *, id: RequestId, error: Error) -> None:
+        self.id = id
+        self.error = error
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProxyResponseError) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.id, self.error) == (other.id, other.error)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r}, error={self.error!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ProxyResponseError:
@@ -9358,17 +13216,32 @@ class ProxyResponseError:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ProxyResponseResult:
     """Unstable: only in the unstable schema; it may change or go away.
 
     A successful JSON-RPC response."""
+
+    __slots__ = ("id", "result")
 
     id: RequestId
     """The id of the request this response answers."""
 
     result: ProxyResponseResultResult
     """Method-specific response data."""
+
+    def __init__(self, *, id: RequestId, result: ProxyResponseResultResult) -> None:
+        self.id = id
+        self.result = result
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProxyResponseResult) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.id, self.result) == (other.id, other.result)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r}, result={self.result!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ProxyResponseResult:
@@ -9400,7 +13273,6 @@ class ProxyResponseResult:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ProxySuccessorNotification:
     """**UNSTABLE**
 
@@ -9414,17 +13286,19 @@ class ProxySuccessorNotification:
 
     See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."""
 
+    __slots__ = ("meta", "method", "params")
+
     method: str
     """Method name of the wrapped notification."""
 
-    params: JsonValue | Unset = UNSET
+    params: JsonValue | Unset
     """Params of the wrapped notification, forwarded unchanged.
 
     Optional. Omitted and `null` are equivalent and mean the wrapped notification has no params.
     When present, it MUST be a JSON object or array, as JSON-RPC requires.
     The wrapped notification's own `_meta` stays inside these params."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """Metadata for the `proxy/successor` envelope itself, separate from the wrapped
     message's `_meta`. It is hop-local: the conductor does not copy it into the message
     it unwraps.
@@ -9434,6 +13308,30 @@ class ProxySuccessorNotification:
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        method: str,
+        params: JsonValue | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.method = method
+        self.params = params
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, ProxySuccessorNotification)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.method, self.params, self.meta) == (other.method, other.params, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(method={self.method!r}, params={self.params!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ProxySuccessorNotification:
@@ -9463,7 +13361,6 @@ class ProxySuccessorNotification:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ProxySuccessorRequest:
     """**UNSTABLE**
 
@@ -9484,17 +13381,19 @@ class ProxySuccessorRequest:
 
     See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."""
 
+    __slots__ = ("meta", "method", "params")
+
     method: str
     """Method name of the wrapped request."""
 
-    params: JsonValue | Unset = UNSET
+    params: JsonValue | Unset
     """Params of the wrapped request, forwarded unchanged.
 
     Optional. Omitted and `null` are equivalent and mean the wrapped request has no params.
     When present, it MUST be a JSON object or array, as JSON-RPC requires.
     The wrapped request's own `_meta` stays inside these params."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """Metadata for the `proxy/successor` envelope itself, separate from the wrapped
     message's `_meta`. It is hop-local: the conductor does not copy it into the message
     it unwraps.
@@ -9504,6 +13403,27 @@ class ProxySuccessorRequest:
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        method: str,
+        params: JsonValue | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.method = method
+        self.params = params
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProxySuccessorRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.method, self.params, self.meta) == (other.method, other.params, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(method={self.method!r}, params={self.params!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ProxySuccessorRequest:
@@ -9533,11 +13453,12 @@ class ProxySuccessorRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ReadTextFileRequest:
     """Request to read content from a text file.
 
     Only available if the client supports the `fs.readTextFile` capability."""
+
+    __slots__ = ("limit", "line", "meta", "path", "session_id")
 
     session_id: SessionId
     """The session ID for this request."""
@@ -9545,18 +13466,49 @@ class ReadTextFileRequest:
     path: str
     """Absolute path to the file to read."""
 
-    line: int | Unset | None = UNSET
+    line: int | Unset | None
     """Line number to start reading from (1-based)."""
 
-    limit: int | Unset | None = UNSET
+    limit: int | Unset | None
     """Maximum number of lines to read."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        path: str,
+        line: int | Unset | None = UNSET,
+        limit: int | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.path = path
+        self.line = line
+        self.limit = limit
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ReadTextFileRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.path, self.line, self.limit, self.meta) == (
+            other.session_id,
+            other.path,
+            other.line,
+            other.limit,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, path={self.path!r}, line={self.line!r}, limit={self.limit!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ReadTextFileRequest:
@@ -9607,19 +13559,34 @@ class ReadTextFileRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ReadTextFileResponse:
     """Response containing the contents of a text file."""
+
+    __slots__ = ("content", "meta")
 
     content: str
     """Content payload returned by this response."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, content: str, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ReadTextFileResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.content, self.meta) == (other.content, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ReadTextFileResponse:
@@ -9645,21 +13612,41 @@ class ReadTextFileResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class RefusalIdleStateUpdate:
     """Unstable: only in the unstable schema; it may change or go away.
 
     The work ended because the agent refused to continue."""
 
-    usage: Usage | Unset | None = UNSET
+    __slots__ = ("meta", "usage")
+
+    usage: Usage | Unset | None
     """**UNSTABLE** Token usage for completed foreground work.
 
     Optional. Omitted or `null` means not reported."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot."""
+
+    def __init__(
+        self,
+        *,
+        usage: Usage | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.usage = usage
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RefusalIdleStateUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.usage, self.meta) == (other.usage, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(usage={self.usage!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> RefusalIdleStateUpdate:
@@ -9689,9 +13676,10 @@ class RefusalIdleStateUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ReleaseTerminalRequest:
     """Request to release a terminal and free its resources."""
+
+    __slots__ = ("meta", "session_id", "terminal_id")
 
     session_id: SessionId
     """The session ID for this request."""
@@ -9699,12 +13687,37 @@ class ReleaseTerminalRequest:
     terminal_id: TerminalId
     """The ID of the terminal to release."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        terminal_id: TerminalId,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.terminal_id = terminal_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ReleaseTerminalRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.terminal_id, self.meta) == (
+            other.session_id,
+            other.terminal_id,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, terminal_id={self.terminal_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ReleaseTerminalRequest:
@@ -9737,16 +13750,30 @@ class ReleaseTerminalRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ReleaseTerminalResponse:
     """Response to terminal/release method"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ReleaseTerminalResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ReleaseTerminalResponse:
@@ -9764,16 +13791,37 @@ class ReleaseTerminalResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class RequestElicitationFormMode:
     """Tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started)."""
+
+    __slots__ = ("request_id", "requested_schema")
 
     request_id: RequestId
     """The request this elicitation is tied to."""
 
     requested_schema: ElicitationSchema
     """A JSON Schema describing the form fields to present to the user."""
+
+    def __init__(self, *, request_id: RequestId, requested_schema: ElicitationSchema) -> None:
+        self.request_id = request_id
+        self.requested_schema = requested_schema
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, RequestElicitationFormMode)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.request_id, self.requested_schema) == (
+            other.request_id,
+            other.requested_schema,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(request_id={self.request_id!r}, requested_schema={self.requested_schema!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> RequestElicitationFormMode:
@@ -9805,10 +13853,11 @@ class RequestElicitationFormMode:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class RequestElicitationUrlMode:
     """Tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started)."""
+
+    __slots__ = ("elicitation_id", "request_id", "url")
 
     request_id: RequestId
     """The request this elicitation is tied to."""
@@ -9818,6 +13867,28 @@ class RequestElicitationUrlMode:
 
     url: str
     """The URL to direct the user to."""
+
+    def __init__(self, *, request_id: RequestId, elicitation_id: ElicitationId, url: str) -> None:
+        self.request_id = request_id
+        self.elicitation_id = elicitation_id
+        self.url = url
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, RequestElicitationUrlMode)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.request_id, self.elicitation_id, self.url) == (
+            other.request_id,
+            other.elicitation_id,
+            other.url,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(request_id={self.request_id!r}, elicitation_id={self.elicitation_id!r}, url={self.url!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> RequestElicitationUrlMode:
@@ -9854,13 +13925,14 @@ class RequestElicitationUrlMode:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class RequestPermissionRequest:
     """Request for user permission to execute a tool call.
 
     Sent when the agent needs authorization before performing a sensitive operation.
 
     See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#requesting-permission)"""
+
+    __slots__ = ("meta", "options", "session_id", "tool_call")
 
     session_id: SessionId
     """The session ID for this request."""
@@ -9871,12 +13943,40 @@ class RequestPermissionRequest:
     options: list[PermissionOption]
     """Available permission options for the user to choose from."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        tool_call: ToolCallUpdate,
+        options: list[PermissionOption],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.tool_call = tool_call
+        self.options = options
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RequestPermissionRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.tool_call, self.options, self.meta) == (
+            other.session_id,
+            other.tool_call,
+            other.options,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, tool_call={self.tool_call!r}, options={self.options!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> RequestPermissionRequest:
@@ -9920,19 +14020,42 @@ class RequestPermissionRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class RequestPermissionResponse:
     """Response to a permission request."""
+
+    __slots__ = ("meta", "outcome")
 
     outcome: RequestPermissionOutcome
     """The user's decision on the permission request."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        outcome: RequestPermissionOutcome,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.outcome = outcome
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, RequestPermissionResponse)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.outcome, self.meta) == (other.outcome, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(outcome={self.outcome!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> RequestPermissionResponse:
@@ -9960,16 +14083,33 @@ class RequestPermissionResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class RequiresActionStateUpdate:
     """Unstable: only in the unstable schema; it may change or go away.
 
     Foreground work is blocked on user action."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot."""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, RequiresActionStateUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> RequiresActionStateUpdate:
@@ -9987,7 +14127,6 @@ class RequiresActionStateUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ResourceContentBlock:
     """Complete resource contents embedded directly in the message.
 
@@ -9995,18 +14134,45 @@ class ResourceContentBlock:
 
     Requires the `embeddedContext` prompt capability when included in prompts."""
 
-    annotations: Annotations | Unset | None = UNSET
+    __slots__ = ("annotations", "meta", "resource")
+
+    annotations: Annotations | Unset | None
     """Optional annotations that help clients decide how to display or route this content."""
 
     resource: EmbeddedResourceResource
     """Embedded resource payload, either text or binary data."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        annotations: Annotations | Unset | None = UNSET,
+        resource: EmbeddedResourceResource,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.annotations = annotations
+        self.resource = resource
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ResourceContentBlock) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.annotations, self.resource, self.meta) == (
+            other.annotations,
+            other.resource,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(annotations={self.annotations!r}, resource={self.resource!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ResourceContentBlock:
@@ -10045,37 +14211,87 @@ class ResourceContentBlock:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ResourceLink:
     """A resource that the server is capable of reading, included in a prompt or tool call result."""
 
-    annotations: Annotations | Unset | None = UNSET
+    __slots__ = ("annotations", "description", "meta", "mime_type", "name", "size", "title", "uri")
+
+    annotations: Annotations | Unset | None
     """Optional annotations that help clients decide how to display or route this content."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional human-readable details shown with this protocol object."""
 
-    mime_type: str | Unset | None = UNSET
+    mime_type: str | Unset | None
     """MIME type describing the encoded media payload."""
 
     name: str
     """Human-readable name shown for this protocol object."""
 
-    size: int | Unset | None = UNSET
+    size: int | Unset | None
     """Optional size of the linked resource in bytes, if known."""
 
-    title: str | Unset | None = UNSET
+    title: str | Unset | None
     """Optional display title for end-user UI."""
 
     uri: str
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        annotations: Annotations | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        mime_type: str | Unset | None = UNSET,
+        name: str,
+        size: int | Unset | None = UNSET,
+        title: str | Unset | None = UNSET,
+        uri: str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.annotations = annotations
+        self.description = description
+        self.mime_type = mime_type
+        self.name = name
+        self.size = size
+        self.title = title
+        self.uri = uri
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ResourceLink) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.annotations,
+            self.description,
+            self.mime_type,
+            self.name,
+            self.size,
+            self.title,
+            self.uri,
+            self.meta,
+        ) == (
+            other.annotations,
+            other.description,
+            other.mime_type,
+            other.name,
+            other.size,
+            other.title,
+            other.uri,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(annotations={self.annotations!r}, description={self.description!r}, mime_type={self.mime_type!r}, name={self.name!r}, size={self.size!r}, title={self.title!r}, uri={self.uri!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ResourceLink:
@@ -10149,39 +14365,89 @@ class ResourceLink:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ResourceLinkContentBlock:
     """References to resources that the agent can access.
 
     All agents MUST support resource links in prompts."""
 
-    annotations: Annotations | Unset | None = UNSET
+    __slots__ = ("annotations", "description", "meta", "mime_type", "name", "size", "title", "uri")
+
+    annotations: Annotations | Unset | None
     """Optional annotations that help clients decide how to display or route this content."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional human-readable details shown with this protocol object."""
 
-    mime_type: str | Unset | None = UNSET
+    mime_type: str | Unset | None
     """MIME type describing the encoded media payload."""
 
     name: str
     """Human-readable name shown for this protocol object."""
 
-    size: int | Unset | None = UNSET
+    size: int | Unset | None
     """Optional size of the linked resource in bytes, if known."""
 
-    title: str | Unset | None = UNSET
+    title: str | Unset | None
     """Optional display title for end-user UI."""
 
     uri: str
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        annotations: Annotations | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        mime_type: str | Unset | None = UNSET,
+        name: str,
+        size: int | Unset | None = UNSET,
+        title: str | Unset | None = UNSET,
+        uri: str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.annotations = annotations
+        self.description = description
+        self.mime_type = mime_type
+        self.name = name
+        self.size = size
+        self.title = title
+        self.uri = uri
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ResourceLinkContentBlock) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.annotations,
+            self.description,
+            self.mime_type,
+            self.name,
+            self.size,
+            self.title,
+            self.uri,
+            self.meta,
+        ) == (
+            other.annotations,
+            other.description,
+            other.mime_type,
+            other.name,
+            other.size,
+            other.title,
+            other.uri,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(annotations={self.annotations!r}, description={self.description!r}, mime_type={self.mime_type!r}, name={self.name!r}, size={self.size!r}, title={self.title!r}, uri={self.uri!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ResourceLinkContentBlock:
@@ -10258,7 +14524,6 @@ class ResourceLinkContentBlock:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ResumeSessionRequest:
     """Request parameters for resuming an existing session.
 
@@ -10267,13 +14532,22 @@ class ResumeSessionRequest:
 
     Only available if the Agent supports the `sessionCapabilities.resume` capability."""
 
+    __slots__ = (
+        "additional_directories",
+        "cwd",
+        "mcp_servers",
+        "meta",
+        "session_id",
+        "system_prompt",
+    )
+
     session_id: SessionId
     """The ID of the session to resume."""
 
     cwd: str
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[str] | Unset = UNSET
+    additional_directories: list[str] | Unset
     """Additional workspace roots to activate for this session. Each path must be absolute.
 
     When omitted or empty, no additional roots are activated. When non-empty,
@@ -10281,10 +14555,10 @@ class ResumeSessionRequest:
     session. It may differ from any previously used or reported list as long as
     the request `cwd` matches the session's `cwd`."""
 
-    mcp_servers: list[McpServer] | Unset = UNSET
+    mcp_servers: list[McpServer] | Unset
     """List of MCP servers to connect to for this session."""
 
-    system_prompt: SystemPrompt | Unset | None = UNSET
+    system_prompt: SystemPrompt | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10297,12 +14571,53 @@ class ResumeSessionRequest:
     `sessionCapabilities.systemPrompt`, and SHOULD send the same value they used
     when the session was created."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        cwd: str,
+        additional_directories: list[str] | Unset = UNSET,
+        mcp_servers: list[McpServer] | Unset = UNSET,
+        system_prompt: SystemPrompt | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.mcp_servers = mcp_servers
+        self.system_prompt = system_prompt
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ResumeSessionRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.session_id,
+            self.cwd,
+            self.additional_directories,
+            self.mcp_servers,
+            self.system_prompt,
+            self.meta,
+        ) == (
+            other.session_id,
+            other.cwd,
+            other.additional_directories,
+            other.mcp_servers,
+            other.system_prompt,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, cwd={self.cwd!r}, additional_directories={self.additional_directories!r}, mcp_servers={self.mcp_servers!r}, system_prompt={self.system_prompt!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ResumeSessionRequest:
@@ -10372,24 +14687,50 @@ class ResumeSessionRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ResumeSessionResponse:
     """Response from resuming an existing session."""
 
-    modes: SessionModeState | Unset | None = UNSET
+    __slots__ = ("config_options", "meta", "modes")
+
+    modes: SessionModeState | Unset | None
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)"""
 
-    config_options: list[SessionConfigOption] | Unset | None = UNSET
+    config_options: list[SessionConfigOption] | Unset | None
     """Initial session configuration options if supported by the Agent."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        modes: SessionModeState | Unset | None = UNSET,
+        config_options: list[SessionConfigOption] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.modes = modes
+        self.config_options = config_options
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ResumeSessionResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.modes, self.config_options, self.meta) == (
+            other.modes,
+            other.config_options,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(modes={self.modes!r}, config_options={self.config_options!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ResumeSessionResponse:
@@ -10429,16 +14770,30 @@ class ResumeSessionResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class RunningStateUpdate:
     """Unstable: only in the unstable schema; it may change or go away.
 
     Foreground work is in progress."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot."""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RunningStateUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> RunningStateUpdate:
@@ -10456,9 +14811,10 @@ class RunningStateUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SelectSessionConfigOption:
     """Single-value selector (dropdown)."""
+
+    __slots__ = ("category", "current_value", "description", "id", "meta", "name", "options")
 
     current_value: SessionConfigValueId
     """The currently selected value."""
@@ -10472,18 +14828,66 @@ class SelectSessionConfigOption:
     name: str
     """Human-readable label for the option."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional description for the Client to display to the user."""
 
-    category: SessionConfigOptionCategory | str | Unset | None = UNSET
+    category: SessionConfigOptionCategory | str | Unset | None
     """Optional semantic category for this option (UX only)."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        current_value: SessionConfigValueId,
+        options: SessionConfigSelectOptions,
+        id: SessionConfigId,
+        name: str,
+        description: str | Unset | None = UNSET,
+        category: SessionConfigOptionCategory | str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.current_value = current_value
+        self.options = options
+        self.id = id
+        self.name = name
+        self.description = description
+        self.category = category
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SelectSessionConfigOption)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (
+            self.current_value,
+            self.options,
+            self.id,
+            self.name,
+            self.description,
+            self.category,
+            self.meta,
+        ) == (
+            other.current_value,
+            other.options,
+            other.id,
+            other.name,
+            other.description,
+            other.category,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(current_value={self.current_value!r}, options={self.options!r}, id={self.id!r}, name={self.name!r}, description={self.description!r}, category={self.category!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SelectSessionConfigOption:
@@ -10564,19 +14968,39 @@ class SelectSessionConfigOption:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SelectedPermissionOutcome:
     """The user selected one of the provided options."""
+
+    __slots__ = ("meta", "option_id")
 
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, option_id: PermissionOptionId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.option_id = option_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SelectedPermissionOutcome)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.option_id, self.meta) == (other.option_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(option_id={self.option_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SelectedPermissionOutcome:
@@ -10602,19 +15026,39 @@ class SelectedPermissionOutcome:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SelectedRequestPermissionOutcome:
     """The user selected one of the provided options."""
+
+    __slots__ = ("meta", "option_id")
 
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, option_id: PermissionOptionId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.option_id = option_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SelectedRequestPermissionOutcome)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.option_id, self.meta) == (other.option_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(option_id={self.option_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SelectedRequestPermissionOutcome:
@@ -10643,7 +15087,6 @@ class SelectedRequestPermissionOutcome:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionAdditionalDirectoriesCapabilities:
     """Capabilities for additional session directories support.
 
@@ -10652,12 +15095,30 @@ class SessionAdditionalDirectoriesCapabilities:
     `session/list` may return `SessionInfo.additionalDirectories` to report the
     complete ordered additional-root list associated with a listed session."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionAdditionalDirectoriesCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionAdditionalDirectoriesCapabilities:
@@ -10675,7 +15136,6 @@ class SessionAdditionalDirectoriesCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionArchiveCapabilities:
     """**UNSTABLE**
 
@@ -10686,12 +15146,30 @@ class SessionArchiveCapabilities:
     Supplying `{}` means the agent supports both methods, the `archived` filter on
     `session/list`, and `SessionInfo.archived`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionArchiveCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionArchiveCapabilities:
@@ -10709,7 +15187,6 @@ class SessionArchiveCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionCancelCapabilities:
     """**UNSTABLE**
 
@@ -10719,12 +15196,30 @@ class SessionCancelCapabilities:
 
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionCancelCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionCancelCapabilities:
@@ -10742,7 +15237,6 @@ class SessionCancelCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionCapabilities:
     """Session capabilities supported by the agent.
 
@@ -10754,19 +15248,33 @@ class SessionCapabilities:
 
     See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#session-capabilities)"""
 
-    list_: SessionListCapabilities | Unset | None = UNSET
+    __slots__ = (
+        "additional_directories",
+        "archive",
+        "close",
+        "delete",
+        "fork",
+        "list_",
+        "meta",
+        "resume",
+        "status",
+        "system_prompt",
+        "title",
+    )
+
+    list_: SessionListCapabilities | Unset | None
     """Whether the agent supports `session/list`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports listing sessions."""
 
-    delete: SessionDeleteCapabilities | Unset | None = UNSET
+    delete: SessionDeleteCapabilities | Unset | None
     """Whether the agent supports `session/delete`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports deleting sessions from `session/list`."""
 
-    additional_directories: SessionAdditionalDirectoriesCapabilities | Unset | None = UNSET
+    additional_directories: SessionAdditionalDirectoriesCapabilities | Unset | None
     """Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
@@ -10777,7 +15285,7 @@ class SessionCapabilities:
     `SessionInfo.additionalDirectories` to report the complete ordered
     additional-root list associated with a listed session."""
 
-    system_prompt: SessionSystemPromptCapabilities | Unset | None = UNSET
+    system_prompt: SessionSystemPromptCapabilities | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10787,7 +15295,7 @@ class SessionCapabilities:
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports `systemPrompt` in `append` mode."""
 
-    fork: SessionForkCapabilities | Unset | None = UNSET
+    fork: SessionForkCapabilities | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10797,7 +15305,7 @@ class SessionCapabilities:
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports forking sessions."""
 
-    archive: SessionArchiveCapabilities | Unset | None = UNSET
+    archive: SessionArchiveCapabilities | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10808,7 +15316,7 @@ class SessionCapabilities:
     Supplying `{}` means the agent supports both methods, the `archived` filter on
     `session/list`, and `SessionInfo.archived`. Agents that advertise it MUST also advertise `sessionCapabilities.list`."""
 
-    status: SessionStatusCapabilities | Unset | None = UNSET
+    status: SessionStatusCapabilities | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10818,7 +15326,7 @@ class SessionCapabilities:
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports checking session status."""
 
-    title: SessionTitleCapabilities | Unset | None = UNSET
+    title: SessionTitleCapabilities | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -10831,24 +15339,85 @@ class SessionCapabilities:
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports setting session titles."""
 
-    resume: SessionResumeCapabilities | Unset | None = UNSET
+    resume: SessionResumeCapabilities | Unset | None
     """Whether the agent supports `session/resume`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports resuming sessions."""
 
-    close: SessionCloseCapabilities | Unset | None = UNSET
+    close: SessionCloseCapabilities | Unset | None
     """Whether the agent supports `session/close`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports closing sessions."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        list_: SessionListCapabilities | Unset | None = UNSET,
+        delete: SessionDeleteCapabilities | Unset | None = UNSET,
+        additional_directories: SessionAdditionalDirectoriesCapabilities | Unset | None = UNSET,
+        system_prompt: SessionSystemPromptCapabilities | Unset | None = UNSET,
+        fork: SessionForkCapabilities | Unset | None = UNSET,
+        archive: SessionArchiveCapabilities | Unset | None = UNSET,
+        status: SessionStatusCapabilities | Unset | None = UNSET,
+        title: SessionTitleCapabilities | Unset | None = UNSET,
+        resume: SessionResumeCapabilities | Unset | None = UNSET,
+        close: SessionCloseCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.list_ = list_
+        self.delete = delete
+        self.additional_directories = additional_directories
+        self.system_prompt = system_prompt
+        self.fork = fork
+        self.archive = archive
+        self.status = status
+        self.title = title
+        self.resume = resume
+        self.close = close
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.list_,
+            self.delete,
+            self.additional_directories,
+            self.system_prompt,
+            self.fork,
+            self.archive,
+            self.status,
+            self.title,
+            self.resume,
+            self.close,
+            self.meta,
+        ) == (
+            other.list_,
+            other.delete,
+            other.additional_directories,
+            other.system_prompt,
+            other.fork,
+            other.archive,
+            other.status,
+            other.title,
+            other.resume,
+            other.close,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(list_={self.list_!r}, delete={self.delete!r}, additional_directories={self.additional_directories!r}, system_prompt={self.system_prompt!r}, fork={self.fork!r}, archive={self.archive!r}, status={self.status!r}, title={self.title!r}, resume={self.resume!r}, close={self.close!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionCapabilities:
@@ -10966,18 +15535,32 @@ class SessionCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionCloseCapabilities:
     """Capabilities for the `session/close` method.
 
     Supplying `{}` means the agent supports closing sessions."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionCloseCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionCloseCapabilities:
@@ -10995,12 +15578,26 @@ class SessionCloseCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionConfigBoolean:
     """A boolean on/off toggle session configuration option payload."""
 
+    __slots__ = ("current_value",)
+
     current_value: bool
     """The current value of the boolean option."""
+
+    def __init__(self, *, current_value: bool) -> None:
+        self.current_value = current_value
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionConfigBoolean) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.current_value,) == (other.current_value,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(current_value={self.current_value!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionConfigBoolean:
@@ -11021,11 +15618,12 @@ class SessionConfigBoolean:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionConfigOptionsCapabilities:
     """Session configuration option capabilities supported by the client."""
 
-    boolean: BooleanConfigOptionCapabilities | Unset | None = UNSET
+    __slots__ = ("boolean", "meta")
+
+    boolean: BooleanConfigOptionCapabilities | Unset | None
     """Whether the client supports boolean session configuration options.
 
     Optional. Omitted or `null` both mean the client does not advertise support.
@@ -11033,12 +15631,34 @@ class SessionConfigOptionsCapabilities:
     `configOptions`, and the client may send `session/set_config_option`
     requests with `type: "boolean"` and a boolean `value`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        boolean: BooleanConfigOptionCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.boolean = boolean
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionConfigOptionsCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.boolean, self.meta) == (other.boolean, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(boolean={self.boolean!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionConfigOptionsCapabilities:
@@ -11064,15 +15684,32 @@ class SessionConfigOptionsCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionConfigSelect:
     """A single-value selector (dropdown) session configuration option payload."""
+
+    __slots__ = ("current_value", "options")
 
     current_value: SessionConfigValueId
     """The currently selected value."""
 
     options: SessionConfigSelectOptions
     """The set of selectable options."""
+
+    def __init__(
+        self, *, current_value: SessionConfigValueId, options: SessionConfigSelectOptions
+    ) -> None:
+        self.current_value = current_value
+        self.options = options
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionConfigSelect) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.current_value, self.options) == (other.current_value, other.options)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(current_value={self.current_value!r}, options={self.options!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionConfigSelect:
@@ -11102,9 +15739,10 @@ class SessionConfigSelect:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionConfigSelectGroup:
     """A group of possible values for a session configuration option."""
+
+    __slots__ = ("group", "meta", "name", "options")
 
     group: SessionConfigGroupId
     """Unique identifier for this group."""
@@ -11115,12 +15753,40 @@ class SessionConfigSelectGroup:
     options: list[SessionConfigSelectOption]
     """The set of option values in this group."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        group: SessionConfigGroupId,
+        name: str,
+        options: list[SessionConfigSelectOption],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.group = group
+        self.name = name
+        self.options = options
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionConfigSelectGroup) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.group, self.name, self.options, self.meta) == (
+            other.group,
+            other.name,
+            other.options,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(group={self.group!r}, name={self.name!r}, options={self.options!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionConfigSelectGroup:
@@ -11164,9 +15830,10 @@ class SessionConfigSelectGroup:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionConfigSelectOption:
     """A possible value for a session configuration option."""
+
+    __slots__ = ("description", "meta", "name", "value")
 
     value: SessionConfigValueId
     """Unique identifier for this option value."""
@@ -11174,15 +15841,46 @@ class SessionConfigSelectOption:
     name: str
     """Human-readable label for this option value."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional description for this option value."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        value: SessionConfigValueId,
+        name: str,
+        description: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.value = value
+        self.name = name
+        self.description = description
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionConfigSelectOption)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.value, self.name, self.description, self.meta) == (
+            other.value,
+            other.name,
+            other.description,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(value={self.value!r}, name={self.name!r}, description={self.description!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionConfigSelectOption:
@@ -11220,18 +15918,35 @@ class SessionConfigSelectOption:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionDeleteCapabilities:
     """Capabilities for the `session/delete` method.
 
     Supplying `{}` means the agent supports deleting sessions from `session/list`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionDeleteCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionDeleteCapabilities:
@@ -11249,14 +15964,15 @@ class SessionDeleteCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionElicitationFormMode:
     """Tied to a session, optionally to a specific tool call within that session."""
+
+    __slots__ = ("requested_schema", "session_id", "tool_call_id")
 
     session_id: SessionId
     """The session this elicitation is tied to."""
 
-    tool_call_id: ToolCallId | Unset | None = UNSET
+    tool_call_id: ToolCallId | Unset | None
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
@@ -11264,6 +15980,34 @@ class SessionElicitationFormMode:
 
     requested_schema: ElicitationSchema
     """A JSON Schema describing the form fields to present to the user."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        tool_call_id: ToolCallId | Unset | None = UNSET,
+        requested_schema: ElicitationSchema,
+    ) -> None:
+        self.session_id = session_id
+        self.tool_call_id = tool_call_id
+        self.requested_schema = requested_schema
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionElicitationFormMode)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.session_id, self.tool_call_id, self.requested_schema) == (
+            other.session_id,
+            other.tool_call_id,
+            other.requested_schema,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, tool_call_id={self.tool_call_id!r}, requested_schema={self.requested_schema!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionElicitationFormMode:
@@ -11304,14 +16048,15 @@ class SessionElicitationFormMode:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionElicitationUrlMode:
     """Tied to a session, optionally to a specific tool call within that session."""
+
+    __slots__ = ("elicitation_id", "session_id", "tool_call_id", "url")
 
     session_id: SessionId
     """The session this elicitation is tied to."""
 
-    tool_call_id: ToolCallId | Unset | None = UNSET
+    tool_call_id: ToolCallId | Unset | None
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
@@ -11322,6 +16067,37 @@ class SessionElicitationUrlMode:
 
     url: str
     """The URL to direct the user to."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        tool_call_id: ToolCallId | Unset | None = UNSET,
+        elicitation_id: ElicitationId,
+        url: str,
+    ) -> None:
+        self.session_id = session_id
+        self.tool_call_id = tool_call_id
+        self.elicitation_id = elicitation_id
+        self.url = url
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionElicitationUrlMode)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.session_id, self.tool_call_id, self.elicitation_id, self.url) == (
+            other.session_id,
+            other.tool_call_id,
+            other.elicitation_id,
+            other.url,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, tool_call_id={self.tool_call_id!r}, elicitation_id={self.elicitation_id!r}, url={self.url!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionElicitationUrlMode:
@@ -11367,7 +16143,6 @@ class SessionElicitationUrlMode:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionForkCapabilities:
     """**UNSTABLE**
 
@@ -11377,12 +16152,27 @@ class SessionForkCapabilities:
 
     Supplying `{}` means the agent supports forking sessions."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionForkCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionForkCapabilities:
@@ -11400,9 +16190,18 @@ class SessionForkCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionInfo:
     """Information about a session returned by session/list"""
+
+    __slots__ = (
+        "additional_directories",
+        "archived",
+        "cwd",
+        "meta",
+        "session_id",
+        "title",
+        "updated_at",
+    )
 
     session_id: SessionId
     """Unique identifier for the session"""
@@ -11410,20 +16209,20 @@ class SessionInfo:
     cwd: str
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[str] | Unset = UNSET
+    additional_directories: list[str] | Unset
     """Additional workspace roots reported for this session. Each path must be absolute.
 
     When present, this is the complete ordered additional-root list reported
     by the Agent. Omitted and empty values are equivalent: the response
     reports no additional roots."""
 
-    title: str | Unset | None = UNSET
+    title: str | Unset | None
     """Human-readable title for the session"""
 
-    updated_at: str | Unset | None = UNSET
+    updated_at: str | Unset | None
     """ISO 8601 timestamp of last activity"""
 
-    archived: bool | Unset | None = UNSET
+    archived: bool | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -11433,12 +16232,57 @@ class SessionInfo:
     Optional. Omitted and `null` are equivalent and mean the archive state is not reported.
     Agents that advertise the `sessionCapabilities.archive` capability MUST include it on every listed session."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        cwd: str,
+        additional_directories: list[str] | Unset = UNSET,
+        title: str | Unset | None = UNSET,
+        updated_at: str | Unset | None = UNSET,
+        archived: bool | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.title = title
+        self.updated_at = updated_at
+        self.archived = archived
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionInfo) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.session_id,
+            self.cwd,
+            self.additional_directories,
+            self.title,
+            self.updated_at,
+            self.archived,
+            self.meta,
+        ) == (
+            other.session_id,
+            other.cwd,
+            other.additional_directories,
+            other.title,
+            other.updated_at,
+            other.archived,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, cwd={self.cwd!r}, additional_directories={self.additional_directories!r}, title={self.title!r}, updated_at={self.updated_at!r}, archived={self.archived!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionInfo:
@@ -11504,25 +16348,51 @@ class SessionInfo:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionInfoUpdate:
     """Update to session metadata. All fields are optional to support partial updates.
 
     Agents send this notification to update session information like title or custom metadata.
     Clients can use it to keep session titles and state current."""
 
-    title: str | Unset | None = UNSET
+    __slots__ = ("meta", "title", "updated_at")
+
+    title: str | Unset | None
     """Human-readable title for the session. Set to null to clear."""
 
-    updated_at: str | Unset | None = UNSET
+    updated_at: str | Unset | None
     """ISO 8601 timestamp of last activity. Set to null to clear."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        updated_at: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.title = title
+        self.updated_at = updated_at
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionInfoUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.title, self.updated_at, self.meta) == (
+            other.title,
+            other.updated_at,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, updated_at={self.updated_at!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionInfoUpdate:
@@ -11550,22 +16420,51 @@ class SessionInfoUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionInfoUpdateSessionUpdate:
     """Session metadata has been updated (title, timestamps, custom metadata)"""
 
-    title: str | Unset | None = UNSET
+    __slots__ = ("meta", "title", "updated_at")
+
+    title: str | Unset | None
     """Human-readable title for the session. Set to null to clear."""
 
-    updated_at: str | Unset | None = UNSET
+    updated_at: str | Unset | None
     """ISO 8601 timestamp of last activity. Set to null to clear."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        updated_at: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.title = title
+        self.updated_at = updated_at
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionInfoUpdateSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.title, self.updated_at, self.meta) == (
+            other.title,
+            other.updated_at,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, updated_at={self.updated_at!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionInfoUpdateSessionUpdate:
@@ -11597,18 +16496,32 @@ class SessionInfoUpdateSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionListCapabilities:
     """Capabilities for the `session/list` method.
 
     Supplying `{}` means the agent supports listing sessions."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionListCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionListCapabilities:
@@ -11626,7 +16539,6 @@ class SessionListCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionMessage:
     """**UNSTABLE**
 
@@ -11634,41 +16546,96 @@ class SessionMessage:
 
     An upsert for an inter-session message."""
 
+    __slots__ = (
+        "content",
+        "message_id",
+        "meta",
+        "recipient_message_id",
+        "recipient_session_id",
+        "sender_message_id",
+        "sender_session_id",
+    )
+
     message_id: MessageId
     """Identifier of this message within the enclosing session's transcript."""
 
-    sender_session_id: SessionId | Unset | None = UNSET
+    sender_session_id: SessionId | Unset | None
     """The sending session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it."""
 
-    recipient_session_id: SessionId | Unset | None = UNSET
+    recipient_session_id: SessionId | Unset | None
     """The receiving session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it."""
 
-    sender_message_id: MessageId | Unset | None = UNSET
+    sender_message_id: MessageId | Unset | None
     """On an incoming view, the `messageId` of the same message's outgoing view in the
     sender's transcript.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
     after the message starts streaming."""
 
-    recipient_message_id: MessageId | Unset | None = UNSET
+    recipient_message_id: MessageId | Unset | None
     """On an outgoing view, the `messageId` of the same message's incoming view in the
     recipient's transcript.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
     after the message starts streaming."""
 
-    content: list[ContentBlock] | Unset | None = UNSET
+    content: list[ContentBlock] | Unset | None
     """Omitted leaves content unchanged. `null` or `[]` clears it.
     A non-empty array replaces all content."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """Omitted leaves metadata unchanged. `null` removes it.
 
     Implementations MUST NOT make assumptions about values in `_meta`."""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        sender_session_id: SessionId | Unset | None = UNSET,
+        recipient_session_id: SessionId | Unset | None = UNSET,
+        sender_message_id: MessageId | Unset | None = UNSET,
+        recipient_message_id: MessageId | Unset | None = UNSET,
+        content: list[ContentBlock] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.message_id = message_id
+        self.sender_session_id = sender_session_id
+        self.recipient_session_id = recipient_session_id
+        self.sender_message_id = sender_message_id
+        self.recipient_message_id = recipient_message_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionMessage) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.message_id,
+            self.sender_session_id,
+            self.recipient_session_id,
+            self.sender_message_id,
+            self.recipient_message_id,
+            self.content,
+            self.meta,
+        ) == (
+            other.message_id,
+            other.sender_session_id,
+            other.recipient_session_id,
+            other.sender_message_id,
+            other.recipient_message_id,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(message_id={self.message_id!r}, sender_session_id={self.sender_session_id!r}, recipient_session_id={self.recipient_session_id!r}, sender_message_id={self.sender_message_id!r}, recipient_message_id={self.recipient_message_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionMessage:
@@ -11746,7 +16713,6 @@ class SessionMessage:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionMessageChunk:
     """**UNSTABLE**
 
@@ -11757,16 +16723,43 @@ class SessionMessageChunk:
     A chunk carries only content. The message's participants and references come from
     `session_message` upserts, which can arrive before, between, or after its chunks."""
 
+    __slots__ = ("content", "message_id", "meta")
+
     message_id: MessageId
     """Identifier of this message within the enclosing session's transcript."""
 
     content: ContentBlock
     """A single content block appended to the message."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """Optional and nullable chunk-scoped metadata. Omitted or `null` means none.
 
     Implementations MUST NOT make assumptions about values in `_meta`."""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: ContentBlock,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionMessageChunk) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.message_id, self.content, self.meta) == (
+            other.message_id,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(message_id={self.message_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionMessageChunk:
@@ -11801,7 +16794,6 @@ class SessionMessageChunk:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionMessageChunkSessionUpdate:
     """**UNSTABLE**
 
@@ -11809,16 +16801,46 @@ class SessionMessageChunkSessionUpdate:
 
     One content block appended to a sent or received session message."""
 
+    __slots__ = ("content", "message_id", "meta")
+
     message_id: MessageId
     """Identifier of this message within the enclosing session's transcript."""
 
     content: ContentBlock
     """A single content block appended to the message."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """Optional and nullable chunk-scoped metadata. Omitted or `null` means none.
 
     Implementations MUST NOT make assumptions about values in `_meta`."""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: ContentBlock,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionMessageChunkSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.message_id, self.content, self.meta) == (
+            other.message_id,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(message_id={self.message_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionMessageChunkSessionUpdate:
@@ -11856,7 +16878,6 @@ class SessionMessageChunkSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionMessageSessionUpdate:
     """**UNSTABLE**
 
@@ -11865,41 +16886,99 @@ class SessionMessageSessionUpdate:
     A message upsert observed in this session's transcript, sent to or
     received from another session."""
 
+    __slots__ = (
+        "content",
+        "message_id",
+        "meta",
+        "recipient_message_id",
+        "recipient_session_id",
+        "sender_message_id",
+        "sender_session_id",
+    )
+
     message_id: MessageId
     """Identifier of this message within the enclosing session's transcript."""
 
-    sender_session_id: SessionId | Unset | None = UNSET
+    sender_session_id: SessionId | Unset | None
     """The sending session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it."""
 
-    recipient_session_id: SessionId | Unset | None = UNSET
+    recipient_session_id: SessionId | Unset | None
     """The receiving session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it."""
 
-    sender_message_id: MessageId | Unset | None = UNSET
+    sender_message_id: MessageId | Unset | None
     """On an incoming view, the `messageId` of the same message's outgoing view in the
     sender's transcript.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
     after the message starts streaming."""
 
-    recipient_message_id: MessageId | Unset | None = UNSET
+    recipient_message_id: MessageId | Unset | None
     """On an outgoing view, the `messageId` of the same message's incoming view in the
     recipient's transcript.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
     after the message starts streaming."""
 
-    content: list[ContentBlock] | Unset | None = UNSET
+    content: list[ContentBlock] | Unset | None
     """Omitted leaves content unchanged. `null` or `[]` clears it.
     A non-empty array replaces all content."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """Omitted leaves metadata unchanged. `null` removes it.
 
     Implementations MUST NOT make assumptions about values in `_meta`."""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        sender_session_id: SessionId | Unset | None = UNSET,
+        recipient_session_id: SessionId | Unset | None = UNSET,
+        sender_message_id: MessageId | Unset | None = UNSET,
+        recipient_message_id: MessageId | Unset | None = UNSET,
+        content: list[ContentBlock] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.message_id = message_id
+        self.sender_session_id = sender_session_id
+        self.recipient_session_id = recipient_session_id
+        self.sender_message_id = sender_message_id
+        self.recipient_message_id = recipient_message_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionMessageSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (
+            self.message_id,
+            self.sender_session_id,
+            self.recipient_session_id,
+            self.sender_message_id,
+            self.recipient_message_id,
+            self.content,
+            self.meta,
+        ) == (
+            other.message_id,
+            other.sender_session_id,
+            other.recipient_session_id,
+            other.sender_message_id,
+            other.recipient_message_id,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(message_id={self.message_id!r}, sender_session_id={self.sender_session_id!r}, recipient_session_id={self.recipient_session_id!r}, sender_message_id={self.sender_message_id!r}, recipient_message_id={self.recipient_message_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionMessageSessionUpdate:
@@ -11982,11 +17061,12 @@ class SessionMessageSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionMode:
     """A mode the agent can operate in.
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)"""
+
+    __slots__ = ("description", "id", "meta", "name")
 
     id: SessionModeId
     """Stable identifier used to refer to this protocol object in later messages."""
@@ -11994,15 +17074,43 @@ class SessionMode:
     name: str
     """Human-readable name shown for this protocol object."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional human-readable details shown with this protocol object."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        id: SessionModeId,
+        name: str,
+        description: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.description = description
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionMode) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.id, self.name, self.description, self.meta) == (
+            other.id,
+            other.name,
+            other.description,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r}, name={self.name!r}, description={self.description!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionMode:
@@ -12040,9 +17148,10 @@ class SessionMode:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionModeState:
     """The set of modes and the one currently active."""
+
+    __slots__ = ("available_modes", "current_mode_id", "meta")
 
     current_mode_id: SessionModeId
     """The current mode the Agent is in."""
@@ -12050,12 +17159,37 @@ class SessionModeState:
     available_modes: list[SessionMode]
     """The set of modes that the Agent can operate in"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        current_mode_id: SessionModeId,
+        available_modes: list[SessionMode],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.current_mode_id = current_mode_id
+        self.available_modes = available_modes
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionModeState) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.current_mode_id, self.available_modes, self.meta) == (
+            other.current_mode_id,
+            other.available_modes,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(current_mode_id={self.current_mode_id!r}, available_modes={self.available_modes!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionModeState:
@@ -12092,7 +17226,6 @@ class SessionModeState:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionNotification:
     """Notification containing a session update from the agent.
 
@@ -12100,18 +17233,45 @@ class SessionNotification:
 
     See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)"""
 
+    __slots__ = ("meta", "session_id", "update")
+
     session_id: SessionId
     """The ID of the session this update pertains to."""
 
     update: SessionUpdate
     """The actual update content."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        update: SessionUpdate,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.update = update
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionNotification) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.update, self.meta) == (
+            other.session_id,
+            other.update,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, update={self.update!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionNotification:
@@ -12146,18 +17306,35 @@ class SessionNotification:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionResumeCapabilities:
     """Capabilities for the `session/resume` method.
 
     Supplying `{}` means the agent supports resuming sessions."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionResumeCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionResumeCapabilities:
@@ -12175,7 +17352,6 @@ class SessionResumeCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionStatusCapabilities:
     """**UNSTABLE**
 
@@ -12185,12 +17361,30 @@ class SessionStatusCapabilities:
 
     Supplying `{}` means the agent supports checking session status."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionStatusCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionStatusCapabilities:
@@ -12208,7 +17402,6 @@ class SessionStatusCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionStatusRequest:
     """**UNSTABLE**
 
@@ -12222,15 +17415,33 @@ class SessionStatusRequest:
     close, or change the session, and does not attach the requesting connection to it.
     A session the Agent does not know gets `-32002` with the requested `sessionId` in `data`."""
 
+    __slots__ = ("meta", "session_id")
+
     session_id: SessionId
     """The ID of the session to check."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, session_id: SessionId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionStatusRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.meta) == (other.session_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionStatusRequest:
@@ -12256,7 +17467,6 @@ class SessionStatusRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionStatusResponse:
     """**UNSTABLE**
 
@@ -12267,17 +17477,35 @@ class SessionStatusResponse:
     The result is a snapshot. A session reported `open` may be closed or evicted before
     the Client's next request."""
 
+    __slots__ = ("meta", "status")
+
     status: SessionStatus | str
     """Whether the Agent has the session in memory.
 
     Required. Clients MUST treat a value they do not recognize as `saved`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, status: SessionStatus | str, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.status = status
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionStatusResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.status, self.meta) == (other.status, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(status={self.status!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionStatusResponse:
@@ -12307,7 +17535,6 @@ class SessionStatusResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionSystemPromptCapabilities:
     """**UNSTABLE**
 
@@ -12318,17 +17545,41 @@ class SessionSystemPromptCapabilities:
     Supplying `{}` means the agent supports `systemPrompt` on session lifecycle
     requests in `append` mode."""
 
-    mode: SessionSystemPromptModeCapabilities | Unset | None = UNSET
+    __slots__ = ("meta", "mode")
+
+    mode: SessionSystemPromptModeCapabilities | Unset | None
     """Delivery modes the agent supports in addition to `append`.
 
     Optional. Omitted or `null` both mean the agent supports only `append`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        mode: SessionSystemPromptModeCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.mode = mode
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionSystemPromptCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.mode, self.meta) == (other.mode, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(mode={self.mode!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionSystemPromptCapabilities:
@@ -12354,7 +17605,6 @@ class SessionSystemPromptCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionSystemPromptModeCapabilities:
     """**UNSTABLE**
 
@@ -12365,19 +17615,43 @@ class SessionSystemPromptModeCapabilities:
     `append` has no entry because every agent advertising
     `sessionCapabilities.systemPrompt` supports it."""
 
-    override: SessionSystemPromptOverrideCapabilities | Unset | None = UNSET
+    __slots__ = ("meta", "override")
+
+    override: SessionSystemPromptOverrideCapabilities | Unset | None
     """Whether the agent supports `override` mode.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
     Supplying `{}` means the agent supports replacing its built-in default
     instructions with the client-provided system prompt."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        override: SessionSystemPromptOverrideCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.override = override
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionSystemPromptModeCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.override, self.meta) == (other.override, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(override={self.override!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionSystemPromptModeCapabilities:
@@ -12403,7 +17677,6 @@ class SessionSystemPromptModeCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionSystemPromptOverrideCapabilities:
     """**UNSTABLE**
 
@@ -12414,12 +17687,30 @@ class SessionSystemPromptOverrideCapabilities:
     Supplying `{}` means the agent supports replacing its built-in default
     instructions with the client-provided system prompt."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionSystemPromptOverrideCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionSystemPromptOverrideCapabilities:
@@ -12437,7 +17728,6 @@ class SessionSystemPromptOverrideCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionTitleCapabilities:
     """**UNSTABLE**
 
@@ -12448,12 +17738,27 @@ class SessionTitleCapabilities:
     Supplying `{}` means the agent supports `session/set_title`. Agents report titles
     through `session/list` and `session_info_update` without this capability."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionTitleCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionTitleCapabilities:
@@ -12471,7 +17776,6 @@ class SessionTitleCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SetProviderRequest:
     """**UNSTABLE**
 
@@ -12480,6 +17784,8 @@ class SetProviderRequest:
     Request parameters for `providers/set`.
 
     Replaces the full configuration for one provider ID."""
+
+    __slots__ = ("api_type", "base_url", "headers", "meta", "provider_id")
 
     provider_id: ProviderId
     """Provider ID to configure."""
@@ -12490,16 +17796,47 @@ class SetProviderRequest:
     base_url: str
     """Base URL for requests sent through this provider."""
 
-    headers: dict[str, str] | Unset = UNSET
+    headers: dict[str, str] | Unset
     """Full headers map for this provider.
     May include authorization, routing, or other integration-specific headers."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        provider_id: ProviderId,
+        api_type: LlmProtocol | str,
+        base_url: str,
+        headers: dict[str, str] | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.provider_id = provider_id
+        self.api_type = api_type
+        self.base_url = base_url
+        self.headers = headers
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SetProviderRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.provider_id, self.api_type, self.base_url, self.headers, self.meta) == (
+            other.provider_id,
+            other.api_type,
+            other.base_url,
+            other.headers,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(provider_id={self.provider_id!r}, api_type={self.api_type!r}, base_url={self.base_url!r}, headers={self.headers!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SetProviderRequest:
@@ -12557,7 +17894,6 @@ class SetProviderRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SetProviderResponse:
     """**UNSTABLE**
 
@@ -12565,12 +17901,27 @@ class SetProviderResponse:
 
     Response to `providers/set`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SetProviderResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SetProviderResponse:
@@ -12588,19 +17939,42 @@ class SetProviderResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SetSessionConfigOptionResponse:
     """Response to `session/set_config_option` method."""
+
+    __slots__ = ("config_options", "meta")
 
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        config_options: list[SessionConfigOption],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.config_options = config_options
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SetSessionConfigOptionResponse)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.config_options, self.meta) == (other.config_options, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(config_options={self.config_options!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SetSessionConfigOptionResponse:
@@ -12630,9 +18004,10 @@ class SetSessionConfigOptionResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SetSessionModeRequest:
     """Request parameters for setting a session mode."""
+
+    __slots__ = ("meta", "mode_id", "session_id")
 
     session_id: SessionId
     """The ID of the session to set the mode for."""
@@ -12640,12 +18015,37 @@ class SetSessionModeRequest:
     mode_id: SessionModeId
     """The ID of the mode to set."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        mode_id: SessionModeId,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.mode_id = mode_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SetSessionModeRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.mode_id, self.meta) == (
+            other.session_id,
+            other.mode_id,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, mode_id={self.mode_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SetSessionModeRequest:
@@ -12678,16 +18078,30 @@ class SetSessionModeRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SetSessionModeResponse:
     """Response to `session/set_mode` method."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SetSessionModeResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SetSessionModeResponse:
@@ -12705,7 +18119,6 @@ class SetSessionModeResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SetSessionTitleRequest:
     """**UNSTABLE**
 
@@ -12721,6 +18134,8 @@ class SetSessionTitleRequest:
     The Agent responds only after it has stored the title. After a successful response, the
     Agent SHOULD NOT replace the title with one it generates automatically."""
 
+    __slots__ = ("meta", "session_id", "title")
+
     session_id: SessionId
     """The ID of the session to retitle."""
 
@@ -12732,12 +18147,37 @@ class SetSessionTitleRequest:
     truncating it. The Agent rejects a title that fails its validation, including one
     that is empty after normalization, with `-32602`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        title: str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.title = title
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SetSessionTitleRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.title, self.meta) == (
+            other.session_id,
+            other.title,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, title={self.title!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SetSessionTitleRequest:
@@ -12770,7 +18210,6 @@ class SetSessionTitleRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SetSessionTitleResponse:
     """**UNSTABLE**
 
@@ -12778,18 +18217,34 @@ class SetSessionTitleResponse:
 
     Response from setting the title of a session."""
 
+    __slots__ = ("meta", "title")
+
     title: str
     """The title the Agent stored.
 
     This differs from the requested title if the Agent normalized it. Clients SHOULD
     display this value rather than the one they sent."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, title: str, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.title = title
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SetSessionTitleResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.title, self.meta) == (other.title, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SetSessionTitleResponse:
@@ -12815,11 +18270,12 @@ class SetSessionTitleResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SseMcpServer:
     """SSE transport configuration
 
     Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`."""
+
+    __slots__ = ("headers", "meta", "name", "url")
 
     name: str
     """Human-readable name identifying this MCP server."""
@@ -12830,12 +18286,40 @@ class SseMcpServer:
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        url: str,
+        headers: list[HttpHeader],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.name = name
+        self.url = url
+        self.headers = headers
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SseMcpServer) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.url, self.headers, self.meta) == (
+            other.name,
+            other.url,
+            other.headers,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, url={self.url!r}, headers={self.headers!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SseMcpServer:
@@ -12883,16 +18367,30 @@ class SseMcpServer:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class StateUpdateIdle:
     """Unstable: only in the unstable schema; it may change or go away.
 
     The child is ready to process another prompt."""
 
+    __slots__ = ("idle_state_update",)
+
     idle_state_update: IdleStateUpdate
     """The child is ready to process another prompt.
 
     An omitted, `null`, or malformed `stopReason` means not reported."""
+
+    def __init__(self, *, idle_state_update: IdleStateUpdate) -> None:
+        self.idle_state_update = idle_state_update
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StateUpdateIdle) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.idle_state_update,) == (other.idle_state_update,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(idle_state_update={self.idle_state_update!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> StateUpdateIdle:
@@ -12911,16 +18409,33 @@ class StateUpdateIdle:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class StateUpdateRequiresAction:
     """Unstable: only in the unstable schema; it may change or go away.
 
     Foreground work is blocked on user action."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot."""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, StateUpdateRequiresAction)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> StateUpdateRequiresAction:
@@ -12942,16 +18457,30 @@ class StateUpdateRequiresAction:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class StateUpdateRunning:
     """Unstable: only in the unstable schema; it may change or go away.
 
     Foreground work is in progress."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot."""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StateUpdateRunning) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> StateUpdateRunning:
@@ -12973,7 +18502,6 @@ class StateUpdateRunning:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class StateUpdateUnknown:
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -12981,10 +18509,25 @@ class StateUpdateUnknown:
 
     This replaces previously confirmed activity without ending the work or session."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot."""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StateUpdateUnknown) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> StateUpdateUnknown:
@@ -13006,11 +18549,12 @@ class StateUpdateUnknown:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class StdioMcpServer:
     """Stdio transport configuration
 
     All Agents MUST support this transport."""
+
+    __slots__ = ("args", "command", "env", "meta", "name")
 
     name: str
     """Human-readable name identifying this MCP server."""
@@ -13024,12 +18568,43 @@ class StdioMcpServer:
     env: list[EnvVariable]
     """Environment variables to set when launching the MCP server."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        command: str,
+        args: list[str],
+        env: list[EnvVariable],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.name = name
+        self.command = command
+        self.args = args
+        self.env = env
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StdioMcpServer) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.command, self.args, self.env, self.meta) == (
+            other.name,
+            other.command,
+            other.args,
+            other.env,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, command={self.command!r}, args={self.args!r}, env={self.env!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> StdioMcpServer:
@@ -13086,56 +18661,68 @@ class StdioMcpServer:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class StringElicitationPropertySchema:
     """String property (or single-select enum when `enum`/`oneOf` is set)."""
 
-    title: str | Unset | None = UNSET
+    __slots__ = (
+        "default",
+        "description",
+        "enum",
+        "format",
+        "max_length",
+        "meta",
+        "min_length",
+        "one_of",
+        "pattern",
+        "title",
+    )
+
+    title: str | Unset | None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_length: int | Unset | None = UNSET
+    min_length: int | Unset | None
     """Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
 
-    max_length: int | Unset | None = UNSET
+    max_length: int | Unset | None
     """Maximum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
 
-    pattern: str | Unset | None = UNSET
+    pattern: str | Unset | None
     """Pattern the string must match.
 
     Optional. Omitted and `null` are equivalent and mean there is no pattern constraint."""
 
-    format: StringFormat | Unset | None = UNSET
+    format: StringFormat | Unset | None
     """String format.
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint."""
 
-    default: str | Unset | None = UNSET
+    default: str | Unset | None
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    enum: list[str] | Unset | None = UNSET
+    enum: list[str] | Unset | None
     """Enum values for untitled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
     declared by `enum`."""
 
-    one_of: list[EnumOption] | Unset | None = UNSET
+    one_of: list[EnumOption] | Unset | None
     """Titled enum options for titled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -13143,6 +18730,66 @@ class StringElicitationPropertySchema:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        min_length: int | Unset | None = UNSET,
+        max_length: int | Unset | None = UNSET,
+        pattern: str | Unset | None = UNSET,
+        format: StringFormat | Unset | None = UNSET,
+        default: str | Unset | None = UNSET,
+        enum: list[str] | Unset | None = UNSET,
+        one_of: list[EnumOption] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.min_length = min_length
+        self.max_length = max_length
+        self.pattern = pattern
+        self.format = format
+        self.default = default
+        self.enum = enum
+        self.one_of = one_of
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, StringElicitationPropertySchema)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (
+            self.title,
+            self.description,
+            self.min_length,
+            self.max_length,
+            self.pattern,
+            self.format,
+            self.default,
+            self.enum,
+            self.one_of,
+            self.meta,
+        ) == (
+            other.title,
+            other.description,
+            other.min_length,
+            other.max_length,
+            other.pattern,
+            other.format,
+            other.default,
+            other.enum,
+            other.one_of,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, description={self.description!r}, min_length={self.min_length!r}, max_length={self.max_length!r}, pattern={self.pattern!r}, format={self.format!r}, default={self.default!r}, enum={self.enum!r}, one_of={self.one_of!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> StringElicitationPropertySchema:
@@ -13237,14 +18884,15 @@ class StringElicitationPropertySchema:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class StringMultiSelectItems:
     """String item schema for multi-select enum properties."""
+
+    __slots__ = ("enum", "meta")
 
     enum: list[str]
     """Allowed enum values."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -13252,6 +18900,22 @@ class StringMultiSelectItems:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, enum: list[str], meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.enum = enum
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StringMultiSelectItems) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.enum, self.meta) == (other.enum, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(enum={self.enum!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> StringMultiSelectItems:
@@ -13279,59 +18943,71 @@ class StringMultiSelectItems:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class StringPropertySchema:
     """Schema for string properties in an elicitation form.
 
     When `enum` or `oneOf` is set, this represents a single-select enum
     with `"type": "string"`."""
 
-    title: str | Unset | None = UNSET
+    __slots__ = (
+        "default",
+        "description",
+        "enum",
+        "format",
+        "max_length",
+        "meta",
+        "min_length",
+        "one_of",
+        "pattern",
+        "title",
+    )
+
+    title: str | Unset | None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_length: int | Unset | None = UNSET
+    min_length: int | Unset | None
     """Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
 
-    max_length: int | Unset | None = UNSET
+    max_length: int | Unset | None
     """Maximum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
 
-    pattern: str | Unset | None = UNSET
+    pattern: str | Unset | None
     """Pattern the string must match.
 
     Optional. Omitted and `null` are equivalent and mean there is no pattern constraint."""
 
-    format: StringFormat | Unset | None = UNSET
+    format: StringFormat | Unset | None
     """String format.
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint."""
 
-    default: str | Unset | None = UNSET
+    default: str | Unset | None
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    enum: list[str] | Unset | None = UNSET
+    enum: list[str] | Unset | None
     """Enum values for untitled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
     declared by `enum`."""
 
-    one_of: list[EnumOption] | Unset | None = UNSET
+    one_of: list[EnumOption] | Unset | None
     """Titled enum options for titled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -13339,6 +19015,63 @@ class StringPropertySchema:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        min_length: int | Unset | None = UNSET,
+        max_length: int | Unset | None = UNSET,
+        pattern: str | Unset | None = UNSET,
+        format: StringFormat | Unset | None = UNSET,
+        default: str | Unset | None = UNSET,
+        enum: list[str] | Unset | None = UNSET,
+        one_of: list[EnumOption] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.min_length = min_length
+        self.max_length = max_length
+        self.pattern = pattern
+        self.format = format
+        self.default = default
+        self.enum = enum
+        self.one_of = one_of
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StringPropertySchema) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.title,
+            self.description,
+            self.min_length,
+            self.max_length,
+            self.pattern,
+            self.format,
+            self.default,
+            self.enum,
+            self.one_of,
+            self.meta,
+        ) == (
+            other.title,
+            other.description,
+            other.min_length,
+            other.max_length,
+            other.pattern,
+            other.format,
+            other.default,
+            other.enum,
+            other.one_of,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, description={self.description!r}, min_length={self.min_length!r}, max_length={self.max_length!r}, pattern={self.pattern!r}, format={self.format!r}, default={self.default!r}, enum={self.enum!r}, one_of={self.one_of!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> StringPropertySchema:
@@ -13429,7 +19162,6 @@ class StringPropertySchema:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SubagentCapabilities:
     """**UNSTABLE**
 
@@ -13442,10 +19174,25 @@ class SubagentCapabilities:
     must advertise this capability before the agent sends subagent updates or
     session-directed messages."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys."""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SubagentCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SubagentCapabilities:
@@ -13463,7 +19210,6 @@ class SubagentCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SubagentSessionCapabilities:
     """**UNSTABLE**
 
@@ -13474,15 +19220,39 @@ class SubagentSessionCapabilities:
     A mutation requires an explicit per-child capability. Support for the method
     on ordinary sessions does not grant support on a child."""
 
-    cancel: SessionCancelCapabilities | Unset | None = UNSET
+    __slots__ = ("cancel", "meta")
+
+    cancel: SessionCancelCapabilities | Unset | None
     """Permits the client to cancel this child's current work without ending
     the session. Omitted or `null` means unsupported. An object (including
     `{}`) means supported."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys."""
+
+    def __init__(
+        self,
+        *,
+        cancel: SessionCancelCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.cancel = cancel
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SubagentSessionCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.cancel, self.meta) == (other.cancel, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(cancel={self.cancel!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SubagentSessionCapabilities:
@@ -13508,7 +19278,6 @@ class SubagentSessionCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SubagentUpdate:
     """**UNSTABLE**
 
@@ -13536,23 +19305,34 @@ class SubagentUpdate:
     `cwd` and `additionalDirectories` report where the Agent placed the child.
     While unset, each inherits the immediate parent's effective value."""
 
+    __slots__ = (
+        "additional_directories",
+        "capabilities",
+        "cwd",
+        "description",
+        "meta",
+        "session_id",
+        "state",
+        "title",
+    )
+
     session_id: SessionId
     """The opaque session ID identifying the child in all ACP messages."""
 
-    title: str | Unset | None = UNSET
+    title: str | Unset | None
     """The parent's human-readable display title for this child. It need not be unique.
 
     Omitted means unchanged. `null` clears it. If unset, the Client chooses
     a fallback presentation."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """The parent's human-readable description of the child's role or purpose.
 
     Omitted means unchanged. `null` clears it. If unset, the Client chooses
     a fallback presentation. This is current display metadata, not the
     history of instructions sent to the child."""
 
-    capabilities: SubagentSessionCapabilities | Unset | None = UNSET
+    capabilities: SubagentSessionCapabilities | Unset | None
     """Client-initiated session mutations permitted for this subagent session.
 
     Omitted means unchanged. `null` clears the capability set and disables
@@ -13560,7 +19340,7 @@ class SubagentUpdate:
     Read-only operations retain their normal protocol semantics and capability
     requirements. A concrete object replaces the whole capability set."""
 
-    state: StateUpdate | Unset | None = UNSET
+    state: StateUpdate | Unset | None
     """Current state snapshot for the child session.
 
     Omitted means unchanged. `null` clears the current activity without
@@ -13568,7 +19348,7 @@ class SubagentUpdate:
     replaces the previous state object wholesale. If never supplied, the
     current activity is unset/unconfirmed."""
 
-    cwd: str | Unset | None = UNSET
+    cwd: str | Unset | None
     """The child's working directory. Must be an absolute path.
 
     Optional and nullable. Omitted means unchanged. `null` clears the
@@ -13576,7 +19356,7 @@ class SubagentUpdate:
     effective working directory. Clients use this value for the child's
     root set and as the default terminal working directory."""
 
-    additional_directories: list[str] | Unset | None = UNSET
+    additional_directories: list[str] | Unset | None
     """Additional workspace roots for the child. Each path must be absolute.
 
     Optional and nullable. Omitted means unchanged. `null` clears the
@@ -13585,13 +19365,62 @@ class SubagentUpdate:
     array replaces the whole list. `[]` reports no additional directories.
     Clients use these values for the child's root set."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     Omitted means unchanged. `null` removes the metadata."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        capabilities: SubagentSessionCapabilities | Unset | None = UNSET,
+        state: StateUpdate | Unset | None = UNSET,
+        cwd: str | Unset | None = UNSET,
+        additional_directories: list[str] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.title = title
+        self.description = description
+        self.capabilities = capabilities
+        self.state = state
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SubagentUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.session_id,
+            self.title,
+            self.description,
+            self.capabilities,
+            self.state,
+            self.cwd,
+            self.additional_directories,
+            self.meta,
+        ) == (
+            other.session_id,
+            other.title,
+            other.description,
+            other.capabilities,
+            other.state,
+            other.cwd,
+            other.additional_directories,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, title={self.title!r}, description={self.description!r}, capabilities={self.capabilities!r}, state={self.state!r}, cwd={self.cwd!r}, additional_directories={self.additional_directories!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SubagentUpdate:
@@ -13665,7 +19494,6 @@ class SubagentUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SubagentUpdateSessionUpdate:
     """**UNSTABLE**
 
@@ -13674,23 +19502,34 @@ class SubagentUpdateSessionUpdate:
     Announces a child session created and owned by this session, or updates
     that ownership association's metadata."""
 
+    __slots__ = (
+        "additional_directories",
+        "capabilities",
+        "cwd",
+        "description",
+        "meta",
+        "session_id",
+        "state",
+        "title",
+    )
+
     session_id: SessionId
     """The opaque session ID identifying the child in all ACP messages."""
 
-    title: str | Unset | None = UNSET
+    title: str | Unset | None
     """The parent's human-readable display title for this child. It need not be unique.
 
     Omitted means unchanged. `null` clears it. If unset, the Client chooses
     a fallback presentation."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """The parent's human-readable description of the child's role or purpose.
 
     Omitted means unchanged. `null` clears it. If unset, the Client chooses
     a fallback presentation. This is current display metadata, not the
     history of instructions sent to the child."""
 
-    capabilities: SubagentSessionCapabilities | Unset | None = UNSET
+    capabilities: SubagentSessionCapabilities | Unset | None
     """Client-initiated session mutations permitted for this subagent session.
 
     Omitted means unchanged. `null` clears the capability set and disables
@@ -13698,7 +19537,7 @@ class SubagentUpdateSessionUpdate:
     Read-only operations retain their normal protocol semantics and capability
     requirements. A concrete object replaces the whole capability set."""
 
-    state: StateUpdate | Unset | None = UNSET
+    state: StateUpdate | Unset | None
     """Current state snapshot for the child session.
 
     Omitted means unchanged. `null` clears the current activity without
@@ -13706,7 +19545,7 @@ class SubagentUpdateSessionUpdate:
     replaces the previous state object wholesale. If never supplied, the
     current activity is unset/unconfirmed."""
 
-    cwd: str | Unset | None = UNSET
+    cwd: str | Unset | None
     """The child's working directory. Must be an absolute path.
 
     Optional and nullable. Omitted means unchanged. `null` clears the
@@ -13714,7 +19553,7 @@ class SubagentUpdateSessionUpdate:
     effective working directory. Clients use this value for the child's
     root set and as the default terminal working directory."""
 
-    additional_directories: list[str] | Unset | None = UNSET
+    additional_directories: list[str] | Unset | None
     """Additional workspace roots for the child. Each path must be absolute.
 
     Optional and nullable. Omitted means unchanged. `null` clears the
@@ -13723,13 +19562,65 @@ class SubagentUpdateSessionUpdate:
     array replaces the whole list. `[]` reports no additional directories.
     Clients use these values for the child's root set."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)
     Omitted means unchanged. `null` removes the metadata."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        capabilities: SubagentSessionCapabilities | Unset | None = UNSET,
+        state: StateUpdate | Unset | None = UNSET,
+        cwd: str | Unset | None = UNSET,
+        additional_directories: list[str] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.title = title
+        self.description = description
+        self.capabilities = capabilities
+        self.state = state
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SubagentUpdateSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (
+            self.session_id,
+            self.title,
+            self.description,
+            self.capabilities,
+            self.state,
+            self.cwd,
+            self.additional_directories,
+            self.meta,
+        ) == (
+            other.session_id,
+            other.title,
+            other.description,
+            other.capabilities,
+            other.state,
+            other.cwd,
+            other.additional_directories,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, title={self.title!r}, description={self.description!r}, capabilities={self.capabilities!r}, state={self.state!r}, cwd={self.cwd!r}, additional_directories={self.additional_directories!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SubagentUpdateSessionUpdate:
@@ -13806,7 +19697,6 @@ class SubagentUpdateSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SystemPrompt:
     """**UNSTABLE**
 
@@ -13819,6 +19709,8 @@ class SystemPrompt:
     because of an unadvertised mode or an unsupported content block type, MUST
     return an error instead of creating, loading, resuming, or forking the
     session."""
+
+    __slots__ = ("content", "meta", "mode")
 
     mode: SystemPromptMode | str
     """How the Agent combines `content` with its own instructions.
@@ -13837,12 +19729,33 @@ class SystemPrompt:
     Clients MUST NOT send an empty array. Agents MAY reject one with
     `-32602` without creating, loading, resuming, or forking the session."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        mode: SystemPromptMode | str,
+        content: list[ContentBlock],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.mode = mode
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SystemPrompt) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.mode, self.content, self.meta) == (other.mode, other.content, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(mode={self.mode!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SystemPrompt:
@@ -13879,7 +19792,6 @@ class SystemPrompt:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class Terminal:
     """Embed a terminal created with `terminal/create` by its id.
 
@@ -13887,15 +19799,35 @@ class Terminal:
 
     See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/draft/terminals)"""
 
+    __slots__ = ("meta", "terminal_id")
+
     terminal_id: TerminalId
     """Identifier of the terminal instance to embed in the content stream."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, terminal_id: TerminalId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.terminal_id = terminal_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Terminal) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.terminal_id, self.meta) == (other.terminal_id, other.meta)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}(terminal_id={self.terminal_id!r}, meta={self.meta!r})"
+        )
 
     @classmethod
     def from_dict(cls, data: object) -> Terminal:
@@ -13921,10 +19853,11 @@ class Terminal:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TerminalAuthMethod:
     """Client runs the configured agent program as a separate interactive
     process, without passing this method to `authenticate`."""
+
+    __slots__ = ("args", "description", "env", "id", "meta", "name")
 
     id: AuthMethodId
     """Unique identifier for this authentication method."""
@@ -13932,22 +19865,56 @@ class TerminalAuthMethod:
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional human-readable description of this authentication method."""
 
-    args: list[str] | Unset = UNSET
+    args: list[str] | Unset
     """Additional arguments to append to the configured agent invocation for terminal auth."""
 
-    env: dict[str, str] | Unset = UNSET
+    env: dict[str, str] | Unset
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     These values override same-named variables in the base launch configuration."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        id: AuthMethodId,
+        name: str,
+        description: str | Unset | None = UNSET,
+        args: list[str] | Unset = UNSET,
+        env: dict[str, str] | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.description = description
+        self.args = args
+        self.env = env
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TerminalAuthMethod) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.id, self.name, self.description, self.args, self.env, self.meta) == (
+            other.id,
+            other.name,
+            other.description,
+            other.args,
+            other.env,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r}, name={self.name!r}, description={self.description!r}, args={self.args!r}, env={self.env!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TerminalAuthMethod:
@@ -14008,22 +19975,48 @@ class TerminalAuthMethod:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TerminalExitStatus:
     """Exit status of a terminal command."""
 
-    exit_code: int | Unset | None = UNSET
+    __slots__ = ("exit_code", "meta", "signal")
+
+    exit_code: int | Unset | None
     """The process exit code (may be null if terminated by signal)."""
 
-    signal: str | Unset | None = UNSET
+    signal: str | Unset | None
     """The signal that terminated the process (may be null if exited normally)."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        exit_code: int | Unset | None = UNSET,
+        signal: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.exit_code = exit_code
+        self.signal = signal
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TerminalExitStatus) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.exit_code, self.signal, self.meta) == (
+            other.exit_code,
+            other.signal,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(exit_code={self.exit_code!r}, signal={self.signal!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TerminalExitStatus:
@@ -14055,9 +20048,10 @@ class TerminalExitStatus:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TerminalOutputRequest:
     """Request to get the current output and status of a terminal."""
+
+    __slots__ = ("meta", "session_id", "terminal_id")
 
     session_id: SessionId
     """The session ID for this request."""
@@ -14065,12 +20059,37 @@ class TerminalOutputRequest:
     terminal_id: TerminalId
     """The ID of the terminal to get output from."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        terminal_id: TerminalId,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.terminal_id = terminal_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TerminalOutputRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.terminal_id, self.meta) == (
+            other.session_id,
+            other.terminal_id,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, terminal_id={self.terminal_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TerminalOutputRequest:
@@ -14103,9 +20122,10 @@ class TerminalOutputRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TerminalOutputResponse:
     """Response containing the terminal output and exit status."""
+
+    __slots__ = ("exit_status", "meta", "output", "truncated")
 
     output: str
     """The terminal output captured so far."""
@@ -14113,15 +20133,43 @@ class TerminalOutputResponse:
     truncated: bool
     """Whether the output was truncated due to byte limits."""
 
-    exit_status: TerminalExitStatus | Unset | None = UNSET
+    exit_status: TerminalExitStatus | Unset | None
     """Exit status if the command has completed."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        output: str,
+        truncated: bool,
+        exit_status: TerminalExitStatus | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.output = output
+        self.truncated = truncated
+        self.exit_status = exit_status
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TerminalOutputResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.output, self.truncated, self.exit_status, self.meta) == (
+            other.output,
+            other.truncated,
+            other.exit_status,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(output={self.output!r}, truncated={self.truncated!r}, exit_status={self.exit_status!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TerminalOutputResponse:
@@ -14162,7 +20210,6 @@ class TerminalOutputResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TerminalToolCallContent:
     """Embed a terminal created with `terminal/create` by its id.
 
@@ -14170,15 +20217,35 @@ class TerminalToolCallContent:
 
     See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/draft/terminals)"""
 
+    __slots__ = ("meta", "terminal_id")
+
     terminal_id: TerminalId
     """Identifier of the terminal instance to embed in the content stream."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, terminal_id: TerminalId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.terminal_id = terminal_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TerminalToolCallContent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.terminal_id, self.meta) == (other.terminal_id, other.meta)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}(terminal_id={self.terminal_id!r}, meta={self.meta!r})"
+        )
 
     @classmethod
     def from_dict(cls, data: object) -> TerminalToolCallContent:
@@ -14207,22 +20274,48 @@ class TerminalToolCallContent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TextContent:
     """Text provided to or from an LLM."""
 
-    annotations: Annotations | Unset | None = UNSET
+    __slots__ = ("annotations", "meta", "text")
+
+    annotations: Annotations | Unset | None
     """Optional annotations that help clients decide how to display or route this content."""
 
     text: str
     """Text payload carried by this content block."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        annotations: Annotations | Unset | None = UNSET,
+        text: str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.annotations = annotations
+        self.text = text
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TextContent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.annotations, self.text, self.meta) == (
+            other.annotations,
+            other.text,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(annotations={self.annotations!r}, text={self.text!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TextContent:
@@ -14256,25 +20349,51 @@ class TextContent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TextContentBlock:
     """Text content. May be plain text or formatted with Markdown.
 
     All agents MUST support text content blocks in prompts.
     Clients SHOULD render this text as Markdown."""
 
-    annotations: Annotations | Unset | None = UNSET
+    __slots__ = ("annotations", "meta", "text")
+
+    annotations: Annotations | Unset | None
     """Optional annotations that help clients decide how to display or route this content."""
 
     text: str
     """Text payload carried by this content block."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        annotations: Annotations | Unset | None = UNSET,
+        text: str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.annotations = annotations
+        self.text = text
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TextContentBlock) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.annotations, self.text, self.meta) == (
+            other.annotations,
+            other.text,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(annotations={self.annotations!r}, text={self.text!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TextContentBlock:
@@ -14311,11 +20430,12 @@ class TextContentBlock:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TextResourceContents:
     """Text-based resource contents."""
 
-    mime_type: str | Unset | None = UNSET
+    __slots__ = ("meta", "mime_type", "text", "uri")
+
+    mime_type: str | Unset | None
     """MIME type describing the encoded media payload."""
 
     text: str
@@ -14324,12 +20444,40 @@ class TextResourceContents:
     uri: str
     """URI associated with this resource or media payload."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        mime_type: str | Unset | None = UNSET,
+        text: str,
+        uri: str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.mime_type = mime_type
+        self.text = text
+        self.uri = uri
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TextResourceContents) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.mime_type, self.text, self.uri, self.meta) == (
+            other.mime_type,
+            other.text,
+            other.uri,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(mime_type={self.mime_type!r}, text={self.text!r}, uri={self.uri!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TextResourceContents:
@@ -14367,14 +20515,15 @@ class TextResourceContents:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TitledMultiSelectItems:
     """Items definition for titled multi-select enum properties."""
+
+    __slots__ = ("any_of", "meta")
 
     any_of: list[EnumOption]
     """Titled enum options."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -14382,6 +20531,22 @@ class TitledMultiSelectItems:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, any_of: list[EnumOption], meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.any_of = any_of
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TitledMultiSelectItems) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.any_of, self.meta) == (other.any_of, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(any_of={self.any_of!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TitledMultiSelectItems:
@@ -14409,7 +20574,6 @@ class TitledMultiSelectItems:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ToolCall:
     """Represents a tool call that the language model has requested.
 
@@ -14418,44 +20582,114 @@ class ToolCall:
 
     See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v1/draft/tool-calls)"""
 
+    __slots__ = (
+        "content",
+        "kind",
+        "locations",
+        "meta",
+        "name",
+        "raw_input",
+        "raw_output",
+        "status",
+        "title",
+        "tool_call_id",
+    )
+
     tool_call_id: ToolCallId
     """Unique identifier for this tool call within the session."""
 
     title: str
     """Human-readable title describing what the tool is doing."""
 
-    name: str | Unset | None = UNSET
+    name: str | Unset | None
     """Programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that no
     tool name is available."""
 
-    kind: ToolKind | Unset = UNSET
+    kind: ToolKind | Unset
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment."""
 
-    status: ToolCallStatus | Unset = UNSET
+    status: ToolCallStatus | Unset
     """Current execution status of the tool call."""
 
-    content: list[ToolCallContent] | Unset = UNSET
+    content: list[ToolCallContent] | Unset
     """Content produced by the tool call."""
 
-    locations: list[ToolCallLocation] | Unset = UNSET
+    locations: list[ToolCallLocation] | Unset
     """File locations affected by this tool call.
     Enables "follow-along" features in clients."""
 
-    raw_input: JsonValue | Unset = UNSET
+    raw_input: JsonValue | Unset
     """Raw input parameters sent to the tool."""
 
-    raw_output: JsonValue | Unset = UNSET
+    raw_output: JsonValue | Unset
     """Raw output returned by the tool."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        tool_call_id: ToolCallId,
+        title: str,
+        name: str | Unset | None = UNSET,
+        kind: ToolKind | Unset = UNSET,
+        status: ToolCallStatus | Unset = UNSET,
+        content: list[ToolCallContent] | Unset = UNSET,
+        locations: list[ToolCallLocation] | Unset = UNSET,
+        raw_input: JsonValue | Unset = UNSET,
+        raw_output: JsonValue | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.tool_call_id = tool_call_id
+        self.title = title
+        self.name = name
+        self.kind = kind
+        self.status = status
+        self.content = content
+        self.locations = locations
+        self.raw_input = raw_input
+        self.raw_output = raw_output
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolCall) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.tool_call_id,
+            self.title,
+            self.name,
+            self.kind,
+            self.status,
+            self.content,
+            self.locations,
+            self.raw_input,
+            self.raw_output,
+            self.meta,
+        ) == (
+            other.tool_call_id,
+            other.title,
+            other.name,
+            other.kind,
+            other.status,
+            other.content,
+            other.locations,
+            other.raw_input,
+            other.raw_output,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(tool_call_id={self.tool_call_id!r}, title={self.title!r}, name={self.name!r}, kind={self.kind!r}, status={self.status!r}, content={self.content!r}, locations={self.locations!r}, raw_input={self.raw_input!r}, raw_output={self.raw_output!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ToolCall:
@@ -14544,7 +20778,6 @@ class ToolCall:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ToolCallLocation:
     """A file location being accessed or modified by a tool.
 
@@ -14553,18 +20786,41 @@ class ToolCallLocation:
 
     See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#following-the-agent)"""
 
+    __slots__ = ("line", "meta", "path")
+
     path: str
     """The absolute file path being accessed or modified."""
 
-    line: int | Unset | None = UNSET
+    line: int | Unset | None
     """Optional 1-based line number within the file."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        path: str,
+        line: int | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolCallLocation) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.path, self.line, self.meta) == (other.path, other.line, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(path={self.path!r}, line={self.line!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ToolCallLocation:
@@ -14599,9 +20855,21 @@ class ToolCallLocation:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ToolCallSessionUpdate:
     """Notification that a new tool call has been initiated."""
+
+    __slots__ = (
+        "content",
+        "kind",
+        "locations",
+        "meta",
+        "name",
+        "raw_input",
+        "raw_output",
+        "status",
+        "title",
+        "tool_call_id",
+    )
 
     tool_call_id: ToolCallId
     """Unique identifier for this tool call within the session."""
@@ -14609,38 +20877,95 @@ class ToolCallSessionUpdate:
     title: str
     """Human-readable title describing what the tool is doing."""
 
-    name: str | Unset | None = UNSET
+    name: str | Unset | None
     """Programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that no
     tool name is available."""
 
-    kind: ToolKind | Unset = UNSET
+    kind: ToolKind | Unset
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment."""
 
-    status: ToolCallStatus | Unset = UNSET
+    status: ToolCallStatus | Unset
     """Current execution status of the tool call."""
 
-    content: list[ToolCallContent] | Unset = UNSET
+    content: list[ToolCallContent] | Unset
     """Content produced by the tool call."""
 
-    locations: list[ToolCallLocation] | Unset = UNSET
+    locations: list[ToolCallLocation] | Unset
     """File locations affected by this tool call.
     Enables "follow-along" features in clients."""
 
-    raw_input: JsonValue | Unset = UNSET
+    raw_input: JsonValue | Unset
     """Raw input parameters sent to the tool."""
 
-    raw_output: JsonValue | Unset = UNSET
+    raw_output: JsonValue | Unset
     """Raw output returned by the tool."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        tool_call_id: ToolCallId,
+        title: str,
+        name: str | Unset | None = UNSET,
+        kind: ToolKind | Unset = UNSET,
+        status: ToolCallStatus | Unset = UNSET,
+        content: list[ToolCallContent] | Unset = UNSET,
+        locations: list[ToolCallLocation] | Unset = UNSET,
+        raw_input: JsonValue | Unset = UNSET,
+        raw_output: JsonValue | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.tool_call_id = tool_call_id
+        self.title = title
+        self.name = name
+        self.kind = kind
+        self.status = status
+        self.content = content
+        self.locations = locations
+        self.raw_input = raw_input
+        self.raw_output = raw_output
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolCallSessionUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.tool_call_id,
+            self.title,
+            self.name,
+            self.kind,
+            self.status,
+            self.content,
+            self.locations,
+            self.raw_input,
+            self.raw_output,
+            self.meta,
+        ) == (
+            other.tool_call_id,
+            other.title,
+            other.name,
+            other.kind,
+            other.status,
+            other.content,
+            other.locations,
+            other.raw_input,
+            other.raw_output,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(tool_call_id={self.tool_call_id!r}, title={self.title!r}, name={self.name!r}, kind={self.kind!r}, status={self.status!r}, content={self.content!r}, locations={self.locations!r}, raw_input={self.raw_input!r}, raw_output={self.raw_output!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ToolCallSessionUpdate:
@@ -14734,7 +21059,6 @@ class ToolCallSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ToolCallUpdate:
     """An update to an existing tool call.
 
@@ -14743,42 +21067,112 @@ class ToolCallUpdate:
 
     See protocol docs: [Updating](https://agentclientprotocol.com/protocol/v1/draft/tool-calls#updating)"""
 
+    __slots__ = (
+        "content",
+        "kind",
+        "locations",
+        "meta",
+        "name",
+        "raw_input",
+        "raw_output",
+        "status",
+        "title",
+        "tool_call_id",
+    )
+
     tool_call_id: ToolCallId
     """The ID of the tool call being updated."""
 
-    kind: ToolKind | Unset | None = UNSET
+    kind: ToolKind | Unset | None
     """Update the tool kind."""
 
-    status: ToolCallStatus | Unset | None = UNSET
+    status: ToolCallStatus | Unset | None
     """Update the execution status."""
 
-    title: str | Unset | None = UNSET
+    title: str | Unset | None
     """Update the human-readable title."""
 
-    name: str | Unset | None = UNSET
+    name: str | Unset | None
     """Update the programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that
     the existing name is left unchanged."""
 
-    content: list[ToolCallContent] | Unset | None = UNSET
+    content: list[ToolCallContent] | Unset | None
     """Replace the content collection."""
 
-    locations: list[ToolCallLocation] | Unset | None = UNSET
+    locations: list[ToolCallLocation] | Unset | None
     """Replace the locations collection."""
 
-    raw_input: JsonValue | Unset = UNSET
+    raw_input: JsonValue | Unset
     """Update the raw input."""
 
-    raw_output: JsonValue | Unset = UNSET
+    raw_output: JsonValue | Unset
     """Update the raw output."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        tool_call_id: ToolCallId,
+        kind: ToolKind | Unset | None = UNSET,
+        status: ToolCallStatus | Unset | None = UNSET,
+        title: str | Unset | None = UNSET,
+        name: str | Unset | None = UNSET,
+        content: list[ToolCallContent] | Unset | None = UNSET,
+        locations: list[ToolCallLocation] | Unset | None = UNSET,
+        raw_input: JsonValue | Unset = UNSET,
+        raw_output: JsonValue | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.tool_call_id = tool_call_id
+        self.kind = kind
+        self.status = status
+        self.title = title
+        self.name = name
+        self.content = content
+        self.locations = locations
+        self.raw_input = raw_input
+        self.raw_output = raw_output
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolCallUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.tool_call_id,
+            self.kind,
+            self.status,
+            self.title,
+            self.name,
+            self.content,
+            self.locations,
+            self.raw_input,
+            self.raw_output,
+            self.meta,
+        ) == (
+            other.tool_call_id,
+            other.kind,
+            other.status,
+            other.title,
+            other.name,
+            other.content,
+            other.locations,
+            other.raw_input,
+            other.raw_output,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(tool_call_id={self.tool_call_id!r}, kind={self.kind!r}, status={self.status!r}, title={self.title!r}, name={self.name!r}, content={self.content!r}, locations={self.locations!r}, raw_input={self.raw_input!r}, raw_output={self.raw_output!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ToolCallUpdate:
@@ -14867,46 +21261,118 @@ class ToolCallUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ToolCallUpdateSessionUpdate:
     """Update on the status or results of a tool call."""
+
+    __slots__ = (
+        "content",
+        "kind",
+        "locations",
+        "meta",
+        "name",
+        "raw_input",
+        "raw_output",
+        "status",
+        "title",
+        "tool_call_id",
+    )
 
     tool_call_id: ToolCallId
     """The ID of the tool call being updated."""
 
-    kind: ToolKind | Unset | None = UNSET
+    kind: ToolKind | Unset | None
     """Update the tool kind."""
 
-    status: ToolCallStatus | Unset | None = UNSET
+    status: ToolCallStatus | Unset | None
     """Update the execution status."""
 
-    title: str | Unset | None = UNSET
+    title: str | Unset | None
     """Update the human-readable title."""
 
-    name: str | Unset | None = UNSET
+    name: str | Unset | None
     """Update the programmatic name of the tool being invoked.
 
     This field is optional. Omitting it or sending `null` both mean that
     the existing name is left unchanged."""
 
-    content: list[ToolCallContent] | Unset | None = UNSET
+    content: list[ToolCallContent] | Unset | None
     """Replace the content collection."""
 
-    locations: list[ToolCallLocation] | Unset | None = UNSET
+    locations: list[ToolCallLocation] | Unset | None
     """Replace the locations collection."""
 
-    raw_input: JsonValue | Unset = UNSET
+    raw_input: JsonValue | Unset
     """Update the raw input."""
 
-    raw_output: JsonValue | Unset = UNSET
+    raw_output: JsonValue | Unset
     """Update the raw output."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        tool_call_id: ToolCallId,
+        kind: ToolKind | Unset | None = UNSET,
+        status: ToolCallStatus | Unset | None = UNSET,
+        title: str | Unset | None = UNSET,
+        name: str | Unset | None = UNSET,
+        content: list[ToolCallContent] | Unset | None = UNSET,
+        locations: list[ToolCallLocation] | Unset | None = UNSET,
+        raw_input: JsonValue | Unset = UNSET,
+        raw_output: JsonValue | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.tool_call_id = tool_call_id
+        self.kind = kind
+        self.status = status
+        self.title = title
+        self.name = name
+        self.content = content
+        self.locations = locations
+        self.raw_input = raw_input
+        self.raw_output = raw_output
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, ToolCallUpdateSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (
+            self.tool_call_id,
+            self.kind,
+            self.status,
+            self.title,
+            self.name,
+            self.content,
+            self.locations,
+            self.raw_input,
+            self.raw_output,
+            self.meta,
+        ) == (
+            other.tool_call_id,
+            other.kind,
+            other.status,
+            other.title,
+            other.name,
+            other.content,
+            other.locations,
+            other.raw_input,
+            other.raw_output,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(tool_call_id={self.tool_call_id!r}, kind={self.kind!r}, status={self.status!r}, title={self.title!r}, name={self.name!r}, content={self.content!r}, locations={self.locations!r}, raw_input={self.raw_input!r}, raw_output={self.raw_output!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ToolCallUpdateSessionUpdate:
@@ -15002,7 +21468,6 @@ class ToolCallUpdateSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class UnarchiveSessionRequest:
     """**UNSTABLE**
 
@@ -15018,15 +21483,33 @@ class UnarchiveSessionRequest:
     Unarchiving a session that is not archived succeeds. A session that does not exist
     gets `-32002`."""
 
+    __slots__ = ("meta", "session_id")
+
     session_id: SessionId
     """The ID of the session to unarchive."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self, *, session_id: SessionId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, UnarchiveSessionRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.meta) == (other.session_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> UnarchiveSessionRequest:
@@ -15052,7 +21535,6 @@ class UnarchiveSessionRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class UnarchiveSessionResponse:
     """**UNSTABLE**
 
@@ -15060,12 +21542,27 @@ class UnarchiveSessionResponse:
 
     Response from unarchiving a session."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, UnarchiveSessionResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> UnarchiveSessionResponse:
@@ -15083,7 +21580,6 @@ class UnarchiveSessionResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class UnknownStateUpdate:
     """**UNSTABLE**
 
@@ -15099,10 +21595,25 @@ class UnknownStateUpdate:
     This is not a task outcome or session closure. It does not cancel work, resolve
     pending requests, or revoke capabilities. Capabilities are updated separately."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP for additional metadata.
     Implementations MUST NOT make assumptions about values at these keys.
     Optional. Omitted and `null` mean no metadata for this state snapshot."""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, UnknownStateUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> UnknownStateUpdate:
@@ -15120,19 +21631,34 @@ class UnknownStateUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class UnstructuredCommandInput:
     """All text that was typed after the command name is provided as input."""
+
+    __slots__ = ("hint", "meta")
 
     hint: str
     """A hint to display when the input hasn't been provided yet"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, hint: str, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.hint = hint
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, UnstructuredCommandInput) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.hint, self.meta) == (other.hint, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(hint={self.hint!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> UnstructuredCommandInput:
@@ -15158,9 +21684,10 @@ class UnstructuredCommandInput:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class UrlCreateElicitationRequest:
     """URL-based elicitation where the client directs the user to a URL."""
+
+    __slots__ = ("elicitation_url_mode", "message", "meta")
 
     elicitation_url_mode: ElicitationUrlMode
     """URL-based elicitation mode where the client directs the user to a URL."""
@@ -15168,7 +21695,7 @@ class UrlCreateElicitationRequest:
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
@@ -15176,6 +21703,34 @@ class UrlCreateElicitationRequest:
     Optional. Omitted and `null` are equivalent and mean no metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        elicitation_url_mode: ElicitationUrlMode,
+        message: str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.elicitation_url_mode = elicitation_url_mode
+        self.message = message
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, UrlCreateElicitationRequest)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.elicitation_url_mode, self.message, self.meta) == (
+            other.elicitation_url_mode,
+            other.message,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(elicitation_url_mode={self.elicitation_url_mode!r}, message={self.message!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> UrlCreateElicitationRequest:
@@ -15206,13 +21761,22 @@ class UrlCreateElicitationRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class Usage:
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
     Token usage information for a prompt turn."""
+
+    __slots__ = (
+        "cached_read_tokens",
+        "cached_write_tokens",
+        "input_tokens",
+        "meta",
+        "output_tokens",
+        "thought_tokens",
+        "total_tokens",
+    )
 
     total_tokens: int
     """Sum of all token types across session."""
@@ -15223,21 +21787,66 @@ class Usage:
     output_tokens: int
     """Total output tokens across all turns."""
 
-    thought_tokens: int | Unset | None = UNSET
+    thought_tokens: int | Unset | None
     """Total thought/reasoning tokens"""
 
-    cached_read_tokens: int | Unset | None = UNSET
+    cached_read_tokens: int | Unset | None
     """Total cache read tokens."""
 
-    cached_write_tokens: int | Unset | None = UNSET
+    cached_write_tokens: int | Unset | None
     """Total cache write tokens."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        total_tokens: int,
+        input_tokens: int,
+        output_tokens: int,
+        thought_tokens: int | Unset | None = UNSET,
+        cached_read_tokens: int | Unset | None = UNSET,
+        cached_write_tokens: int | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.total_tokens = total_tokens
+        self.input_tokens = input_tokens
+        self.output_tokens = output_tokens
+        self.thought_tokens = thought_tokens
+        self.cached_read_tokens = cached_read_tokens
+        self.cached_write_tokens = cached_write_tokens
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Usage) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.total_tokens,
+            self.input_tokens,
+            self.output_tokens,
+            self.thought_tokens,
+            self.cached_read_tokens,
+            self.cached_write_tokens,
+            self.meta,
+        ) == (
+            other.total_tokens,
+            other.input_tokens,
+            other.output_tokens,
+            other.thought_tokens,
+            other.cached_read_tokens,
+            other.cached_write_tokens,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(total_tokens={self.total_tokens!r}, input_tokens={self.input_tokens!r}, output_tokens={self.output_tokens!r}, thought_tokens={self.thought_tokens!r}, cached_read_tokens={self.cached_read_tokens!r}, cached_write_tokens={self.cached_write_tokens!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> Usage:
@@ -15320,9 +21929,10 @@ class Usage:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class UsageUpdate:
     """Context window and cost update for a session."""
+
+    __slots__ = ("cost", "meta", "size", "used")
 
     used: int
     """Tokens currently in context."""
@@ -15330,15 +21940,43 @@ class UsageUpdate:
     size: int
     """Total context window size in tokens."""
 
-    cost: Cost | Unset | None = UNSET
+    cost: Cost | Unset | None
     """Cumulative session cost (optional)."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        used: int,
+        size: int,
+        cost: Cost | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.used = used
+        self.size = size
+        self.cost = cost
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, UsageUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.used, self.size, self.cost, self.meta) == (
+            other.used,
+            other.size,
+            other.cost,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(used={self.used!r}, size={self.size!r}, cost={self.cost!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> UsageUpdate:
@@ -15379,9 +22017,10 @@ class UsageUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class UsageUpdateSessionUpdate:
     """Context window and cost update for the session."""
+
+    __slots__ = ("cost", "meta", "size", "used")
 
     used: int
     """Tokens currently in context."""
@@ -15389,15 +22028,43 @@ class UsageUpdateSessionUpdate:
     size: int
     """Total context window size in tokens."""
 
-    cost: Cost | Unset | None = UNSET
+    cost: Cost | Unset | None
     """Cumulative session cost (optional)."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        used: int,
+        size: int,
+        cost: Cost | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.used = used
+        self.size = size
+        self.cost = cost
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, UsageUpdateSessionUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.used, self.size, self.cost, self.meta) == (
+            other.used,
+            other.size,
+            other.cost,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(used={self.used!r}, size={self.size!r}, cost={self.cost!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> UsageUpdateSessionUpdate:
@@ -15441,25 +22108,54 @@ class UsageUpdateSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class UserMessageChunkSessionUpdate:
     """A chunk of the user's message being streamed."""
+
+    __slots__ = ("content", "message_id", "meta")
 
     content: ContentBlock
     """A single item of content"""
 
-    message_id: MessageId | Unset | None = UNSET
+    message_id: MessageId | Unset | None
     """A unique identifier for the message this chunk belongs to.
 
     All chunks belonging to the same message share the same `messageId`.
     A change in `messageId` indicates a new message has started."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        content: ContentBlock,
+        message_id: MessageId | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.content = content
+        self.message_id = message_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, UserMessageChunkSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.content, self.message_id, self.meta) == (
+            other.content,
+            other.message_id,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(content={self.content!r}, message_id={self.message_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> UserMessageChunkSessionUpdate:
@@ -15495,13 +22191,14 @@ class UserMessageChunkSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ValueIdSetSessionConfigOptionRequest:
     """A `SessionConfigValueId` string value.
 
     This is the default when `type` is absent on the wire. Unknown `type`
     values with string payloads also gracefully deserialize into this
     variant."""
+
+    __slots__ = ("config_id", "meta", "session_id", "value")
 
     value: SessionConfigValueId
     """The value ID."""
@@ -15512,12 +22209,43 @@ class ValueIdSetSessionConfigOptionRequest:
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        value: SessionConfigValueId,
+        session_id: SessionId,
+        config_id: SessionConfigId,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.value = value
+        self.session_id = session_id
+        self.config_id = config_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, ValueIdSetSessionConfigOptionRequest)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.value, self.session_id, self.config_id, self.meta) == (
+            other.value,
+            other.session_id,
+            other.config_id,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(value={self.value!r}, session_id={self.session_id!r}, config_id={self.config_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ValueIdSetSessionConfigOptionRequest:
@@ -15557,9 +22285,10 @@ class ValueIdSetSessionConfigOptionRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class WaitForTerminalExitRequest:
     """Request to wait for a terminal command to exit."""
+
+    __slots__ = ("meta", "session_id", "terminal_id")
 
     session_id: SessionId
     """The session ID for this request."""
@@ -15567,12 +22296,40 @@ class WaitForTerminalExitRequest:
     terminal_id: TerminalId
     """The ID of the terminal to wait for."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        terminal_id: TerminalId,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.terminal_id = terminal_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, WaitForTerminalExitRequest)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.session_id, self.terminal_id, self.meta) == (
+            other.session_id,
+            other.terminal_id,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, terminal_id={self.terminal_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> WaitForTerminalExitRequest:
@@ -15605,22 +22362,51 @@ class WaitForTerminalExitRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class WaitForTerminalExitResponse:
     """Response containing the exit status of a terminal command."""
 
-    exit_code: int | Unset | None = UNSET
+    __slots__ = ("exit_code", "meta", "signal")
+
+    exit_code: int | Unset | None
     """The process exit code (may be null if terminated by signal)."""
 
-    signal: str | Unset | None = UNSET
+    signal: str | Unset | None
     """The signal that terminated the process (may be null if exited normally)."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        exit_code: int | Unset | None = UNSET,
+        signal: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.exit_code = exit_code
+        self.signal = signal
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, WaitForTerminalExitResponse)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.exit_code, self.signal, self.meta) == (
+            other.exit_code,
+            other.signal,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(exit_code={self.exit_code!r}, signal={self.signal!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> WaitForTerminalExitResponse:
@@ -15652,11 +22438,12 @@ class WaitForTerminalExitResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class WriteTextFileRequest:
     """Request to write content to a text file.
 
     Only available if the client supports the `fs.writeTextFile` capability."""
+
+    __slots__ = ("content", "meta", "path", "session_id")
 
     session_id: SessionId
     """The session ID for this request."""
@@ -15667,12 +22454,40 @@ class WriteTextFileRequest:
     content: str
     """The text content to write to the file."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        path: str,
+        content: str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.path = path
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, WriteTextFileRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.path, self.content, self.meta) == (
+            other.session_id,
+            other.path,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, path={self.path!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> WriteTextFileRequest:
@@ -15712,16 +22527,30 @@ class WriteTextFileRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class WriteTextFileResponse:
     """Response to `fs/write_text_file`"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, WriteTextFileResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> WriteTextFileResponse:

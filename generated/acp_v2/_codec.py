@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 import logging
 from collections.abc import Callable
-from typing import Final, TypeAlias
+from typing import Final, TypeAlias, TypeVar
 
 JsonValue: TypeAlias = bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
 """Any JSON value, as `json.loads` returns it."""
@@ -110,6 +110,24 @@ def set_skip_hook(hook: SkipHook) -> SkipHook:
 
 def report_skipped(owner: str, index: int, error: ValidationError) -> None:
     _skip_hooks[0](owner, index, error)
+
+
+_T = TypeVar("_T")
+
+
+def replace(value: _T, /, **changes: object) -> _T:
+    """A copy of a generated object with some fields changed (what `dataclasses.replace` does).
+
+    The generated classes are slotted classes, not dataclasses: `type(value).__slots__` names the
+    fields, and the copy is made through the keyword-only constructor."""
+    names: tuple[str, ...] = getattr(type(value), "__slots__", ())
+    unknown = sorted(set(changes) - set(names))
+    if unknown:
+        raise TypeError(f"{type(value).__name__} has no field named {', '.join(unknown)}")
+    fields = {name: getattr(value, name) for name in names}
+    fields.update(changes)
+    make: Callable[..., _T] = type(value)
+    return make(**fields)
 
 
 def encode_value(value: object) -> object:

@@ -2,13 +2,13 @@
 # Regenerate with: acpgen build --target acp_v2
 # Do not edit by hand: changes are lost on the next build.
 
-"""Data types of Agent Client Protocol: one dataclass per object type, with its
-wire codec (`from_dict` / `to_dict`); enums; tagged and untagged unions as type aliases."""
+"""Data types of Agent Client Protocol: one class per object type (slots,
+keyword-only constructor, value equality) with its wire codec (`from_dict` / `to_dict`); enums;
+tagged and untagged unions as type aliases."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from enum import Enum
 from typing import Final, TypeAlias
 
@@ -470,21 +470,44 @@ class ToolKind(str, Enum):
     """Other tool types (default)."""
 
 
-@dataclass(slots=True, kw_only=True)
 class AcceptCreateElicitationResponse:
     """The user accepted and provided content."""
 
-    content: dict[str, ElicitationContentValue] | Unset | None = UNSET
+    __slots__ = ("content", "meta")
+
+    content: dict[str, ElicitationContentValue] | Unset | None
     """The user-provided content, if any, as an object matching the requested schema.
 
     Omitted and `null` are equivalent and mean no content is provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        content: dict[str, ElicitationContentValue] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, AcceptCreateElicitationResponse)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.content, self.meta) == (other.content, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AcceptCreateElicitationResponse:
@@ -518,7 +541,6 @@ class AcceptCreateElicitationResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AcpMcpServer:
     """**UNSTABLE**
 
@@ -529,6 +551,8 @@ class AcpMcpServer:
     Only available when the Agent capabilities include `session.mcp.acp`.
     The MCP server is provided by an ACP component and communicates over the ACP channel."""
 
+    __slots__ = ("meta", "name", "server_id")
+
     name: str
     """Human-readable name identifying this MCP server."""
 
@@ -538,12 +562,33 @@ class AcpMcpServer:
     Providers MUST NOT reuse an ID for multiple ACP-transport MCP servers that are visible
     on the same ACP connection."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        server_id: McpServerAcpId,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.name = name
+        self.server_id = server_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AcpMcpServer) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.server_id, self.meta) == (other.name, other.server_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, server_id={self.server_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AcpMcpServer:
@@ -579,29 +624,58 @@ class AcpMcpServer:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AddDiffChange:
     """A file was added."""
+
+    __slots__ = ("file_type", "meta", "mime_type", "path")
 
     path: AbsolutePath
     """Absolute path for the operation."""
 
-    file_type: DiffFileType | str | Unset | None = UNSET
+    file_type: DiffFileType | str | Unset | None
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown."""
 
-    mime_type: MediaType | Unset | None = UNSET
+    mime_type: MediaType | Unset | None
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        path: AbsolutePath,
+        file_type: DiffFileType | str | Unset | None = UNSET,
+        mime_type: MediaType | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.path = path
+        self.file_type = file_type
+        self.mime_type = mime_type
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AddDiffChange) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.path, self.file_type, self.mime_type, self.meta) == (
+            other.path,
+            other.file_type,
+            other.mime_type,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(path={self.path!r}, file_type={self.file_type!r}, mime_type={self.mime_type!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AddDiffChange:
@@ -651,7 +725,6 @@ class AddDiffChange:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentAuthCapabilities:
     """Authentication-related extension capabilities supported by the agent.
 
@@ -659,7 +732,9 @@ class AgentAuthCapabilities:
     Those methods are advertised by a non-empty `authMethods` list in the
     `initialize` response."""
 
-    status: AuthStatusCapabilities | Unset | None = UNSET
+    __slots__ = ("meta", "status")
+
+    status: AuthStatusCapabilities | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -669,12 +744,31 @@ class AgentAuthCapabilities:
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports the `auth/status` method."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        status: AuthStatusCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.status = status
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AgentAuthCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.status, self.meta) == (other.status, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(status={self.status!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentAuthCapabilities:
@@ -700,11 +794,12 @@ class AgentAuthCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentAuthMethod:
     """Agent handles authentication itself through `auth/login`.
 
     The `type` discriminator value is `agent`."""
+
+    __slots__ = ("description", "meta", "method_id", "name")
 
     method_id: AuthMethodId
     """Unique identifier for this authentication method."""
@@ -712,17 +807,45 @@ class AgentAuthMethod:
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional human-readable description of this authentication method.
 
     Omitted and `null` are equivalent and mean no description is provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        method_id: AuthMethodId,
+        name: str,
+        description: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.method_id = method_id
+        self.name = name
+        self.description = description
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AgentAuthMethod) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.method_id, self.name, self.description, self.meta) == (
+            other.method_id,
+            other.name,
+            other.description,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(method_id={self.method_id!r}, name={self.name!r}, description={self.description!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentAuthMethod:
@@ -763,7 +886,6 @@ class AgentAuthMethod:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentCapabilities:
     """Capabilities supported by the agent.
 
@@ -772,7 +894,9 @@ class AgentCapabilities:
 
     See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/v2/draft/initialization#agent-capabilities)"""
 
-    session: SessionCapabilities | Unset | None = UNSET
+    __slots__ = ("auth", "meta", "providers", "session")
+
+    session: SessionCapabilities | Unset | None
     """Session capabilities supported by the agent.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not support the
@@ -781,7 +905,7 @@ class AgentCapabilities:
     `session/resume`, `session/close`, `session/prompt`, `session/cancel`,
     and `session/update`."""
 
-    auth: AgentAuthCapabilities | Unset | None = UNSET
+    auth: AgentAuthCapabilities | Unset | None
     """Authentication-related extension capabilities supported by the agent.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise any
@@ -789,7 +913,7 @@ class AgentCapabilities:
     for `auth/login` or `auth/logout`. Those methods are advertised by a
     non-empty `authMethods` list in the `initialize` response."""
 
-    providers: ProvidersCapabilities | Unset | None = UNSET
+    providers: ProvidersCapabilities | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -799,12 +923,40 @@ class AgentCapabilities:
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports provider configuration methods."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session: SessionCapabilities | Unset | None = UNSET,
+        auth: AgentAuthCapabilities | Unset | None = UNSET,
+        providers: ProvidersCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session = session
+        self.auth = auth
+        self.providers = providers
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AgentCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session, self.auth, self.providers, self.meta) == (
+            other.session,
+            other.auth,
+            other.providers,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session={self.session!r}, auth={self.auth!r}, providers={self.providers!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentCapabilities:
@@ -846,7 +998,6 @@ class AgentCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentMessage:
     """An agent message upsert.
 
@@ -862,13 +1013,15 @@ class AgentMessage:
     earlier chunks. Later chunks with the same `messageId` append to the current
     content."""
 
+    __slots__ = ("content", "message_id", "meta")
+
     message_id: MessageId
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | Unset | None = UNSET
+    content: list[ContentBlock] | Unset | None
     """Complete replacement content for this message."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -877,6 +1030,31 @@ class AgentMessage:
     MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: list[ContentBlock] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AgentMessage) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.message_id, self.content, self.meta) == (
+            other.message_id,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(message_id={self.message_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentMessage:
@@ -910,9 +1088,10 @@ class AgentMessage:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentMessageChunkSessionUpdate:
     """A chunk of the agent's response being streamed."""
+
+    __slots__ = ("content", "message_id", "meta")
 
     message_id: MessageId
     """A unique identifier for the message this chunk belongs to.
@@ -923,13 +1102,41 @@ class AgentMessageChunkSessionUpdate:
     content: ContentBlock
     """A single item of content"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: ContentBlock,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, AgentMessageChunkSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.message_id, self.content, self.meta) == (
+            other.message_id,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(message_id={self.message_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentMessageChunkSessionUpdate:
@@ -967,7 +1174,6 @@ class AgentMessageChunkSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentMessageSessionUpdate:
     """An agent message has been created or updated.
 
@@ -975,13 +1181,15 @@ class AgentMessageSessionUpdate:
     receives another `agent_message` update with the same `messageId`,
     fields in the new update patch the previous fields for that message."""
 
+    __slots__ = ("content", "message_id", "meta")
+
     message_id: MessageId
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | Unset | None = UNSET
+    content: list[ContentBlock] | Unset | None
     """Complete replacement content for this message."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -990,6 +1198,34 @@ class AgentMessageSessionUpdate:
     MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: list[ContentBlock] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, AgentMessageSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.message_id, self.content, self.meta) == (
+            other.message_id,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(message_id={self.message_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentMessageSessionUpdate:
@@ -1026,15 +1262,32 @@ class AgentMessageSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentNotification:
     """A JSON-RPC notification object."""
+
+    __slots__ = ("method", "params")
 
     method: str
     """The notification method name."""
 
-    params: AgentNotificationParams | Unset | None = UNSET
+    params: AgentNotificationParams | Unset | None
     """Method-specific notification parameters."""
+
+    def __init__(
+        self, *, method: str, params: AgentNotificationParams | Unset | None = UNSET
+    ) -> None:
+        self.method = method
+        self.params = params
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AgentNotification) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.method, self.params) == (other.method, other.params)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(method={self.method!r}, params={self.params!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentNotification:
@@ -1063,9 +1316,10 @@ class AgentNotification:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentRequest:
     """A JSON-RPC request object."""
+
+    __slots__ = ("id", "method", "params")
 
     id: RequestId
     """The request id used to correlate the matching response."""
@@ -1073,8 +1327,25 @@ class AgentRequest:
     method: str
     """The method name to invoke."""
 
-    params: AgentRequestParams | Unset | None = UNSET
+    params: AgentRequestParams | Unset | None
     """Method-specific request parameters."""
+
+    def __init__(
+        self, *, id: RequestId, method: str, params: AgentRequestParams | Unset | None = UNSET
+    ) -> None:
+        self.id = id
+        self.method = method
+        self.params = params
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AgentRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.id, self.method, self.params) == (other.id, other.method, other.params)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r}, method={self.method!r}, params={self.params!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentRequest:
@@ -1112,9 +1383,10 @@ class AgentRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentResponseError:
     """A failed JSON-RPC response."""
+
+    __slots__ = ("error", "id")
 
     id: AgentResponseErrorId | None
     """The id of the request this response answers.
@@ -1124,6 +1396,20 @@ class AgentResponseError:
 
     error: Error
     """Method-specific error data."""
+
+    def __init__(self, *, id: AgentResponseErrorId | None, error: Error) -> None:
+        self.id = id
+        self.error = error
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AgentResponseError) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.id, self.error) == (other.id, other.error)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r}, error={self.error!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentResponseError:
@@ -1156,15 +1442,30 @@ class AgentResponseError:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentResponseResult:
     """A successful JSON-RPC response."""
+
+    __slots__ = ("id", "result")
 
     id: RequestId
     """The id of the request this response answers."""
 
     result: AgentResponseResultResult
     """Method-specific response data."""
+
+    def __init__(self, *, id: RequestId, result: AgentResponseResultResult) -> None:
+        self.id = id
+        self.result = result
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AgentResponseResult) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.id, self.result) == (other.id, other.result)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r}, result={self.result!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentResponseResult:
@@ -1196,7 +1497,6 @@ class AgentResponseResult:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentThought:
     """An agent thought or reasoning message upsert.
 
@@ -1212,13 +1512,15 @@ class AgentThought:
     earlier chunks. Later chunks with the same `messageId` append to the current
     content."""
 
+    __slots__ = ("content", "message_id", "meta")
+
     message_id: MessageId
     """A unique identifier for the thought message."""
 
-    content: list[ContentBlock] | Unset | None = UNSET
+    content: list[ContentBlock] | Unset | None
     """Complete replacement content for this thought message."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -1227,6 +1529,31 @@ class AgentThought:
     MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: list[ContentBlock] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AgentThought) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.message_id, self.content, self.meta) == (
+            other.message_id,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(message_id={self.message_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentThought:
@@ -1260,9 +1587,10 @@ class AgentThought:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentThoughtChunkSessionUpdate:
     """A chunk of the agent's internal reasoning being streamed."""
+
+    __slots__ = ("content", "message_id", "meta")
 
     message_id: MessageId
     """A unique identifier for the message this chunk belongs to.
@@ -1273,13 +1601,41 @@ class AgentThoughtChunkSessionUpdate:
     content: ContentBlock
     """A single item of content"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: ContentBlock,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, AgentThoughtChunkSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.message_id, self.content, self.meta) == (
+            other.message_id,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(message_id={self.message_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentThoughtChunkSessionUpdate:
@@ -1317,7 +1673,6 @@ class AgentThoughtChunkSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AgentThoughtSessionUpdate:
     """An agent thought or reasoning message has been created or updated.
 
@@ -1325,13 +1680,15 @@ class AgentThoughtSessionUpdate:
     receives another `agent_thought` update with the same `messageId`,
     fields in the new update patch the previous fields for that message."""
 
+    __slots__ = ("content", "message_id", "meta")
+
     message_id: MessageId
     """A unique identifier for the thought message."""
 
-    content: list[ContentBlock] | Unset | None = UNSET
+    content: list[ContentBlock] | Unset | None
     """Complete replacement content for this thought message."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -1340,6 +1697,34 @@ class AgentThoughtSessionUpdate:
     MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: list[ContentBlock] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, AgentThoughtSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.message_id, self.content, self.meta) == (
+            other.message_id,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(message_id={self.message_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AgentThoughtSessionUpdate:
@@ -1376,34 +1761,63 @@ class AgentThoughtSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class Annotations:
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
-    audience: list[Role | str] | Unset | None = UNSET
+    __slots__ = ("audience", "last_modified", "meta", "priority")
+
+    audience: list[Role | str] | Unset | None
     """Intended recipients for this content, such as the user or assistant.
 
     Omitted and `null` are equivalent and mean no audience is specified."""
 
-    last_modified: str | Unset | None = UNSET
+    last_modified: str | Unset | None
     """Timestamp indicating when the underlying resource was last modified.
 
     Should be an ISO 8601 formatted string (e.g., "2025-01-12T15:00:58Z"), as in MCP.
 
     Omitted and `null` are equivalent and mean the modification time is not reported."""
 
-    priority: float | Unset | None = UNSET
+    priority: float | Unset | None
     """Relative importance of this content when clients choose what to surface, from 0 (least
     important) to 1 (most important).
 
     Omitted and `null` are equivalent and mean no priority is specified."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        audience: list[Role | str] | Unset | None = UNSET,
+        last_modified: str | Unset | None = UNSET,
+        priority: float | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.audience = audience
+        self.last_modified = last_modified
+        self.priority = priority
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Annotations) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.audience, self.last_modified, self.priority, self.meta) == (
+            other.audience,
+            other.last_modified,
+            other.priority,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(audience={self.audience!r}, last_modified={self.last_modified!r}, priority={self.priority!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> Annotations:
@@ -1454,7 +1868,6 @@ class Annotations:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ArchiveSessionRequest:
     """**UNSTABLE**
 
@@ -1469,15 +1882,33 @@ class ArchiveSessionRequest:
     free the session's resources as if `session/close` had been called, then archive it.
     Archiving an archived session succeeds. A session that does not exist gets `-32002`."""
 
+    __slots__ = ("meta", "session_id")
+
     session_id: SessionId
     """The ID of the session to archive."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, session_id: SessionId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ArchiveSessionRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.meta) == (other.session_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ArchiveSessionRequest:
@@ -1503,7 +1934,6 @@ class ArchiveSessionRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ArchiveSessionResponse:
     """**UNSTABLE**
 
@@ -1511,12 +1941,27 @@ class ArchiveSessionResponse:
 
     Response from archiving a session."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ArchiveSessionResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ArchiveSessionResponse:
@@ -1534,26 +1979,27 @@ class ArchiveSessionResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ArrayElicitationPropertySchema:
     """Multi-select array property."""
 
-    title: str | Unset | None = UNSET
+    __slots__ = ("default", "description", "items", "max_items", "meta", "min_items", "title")
+
+    title: str | Unset | None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_items: int | Unset | None = UNSET
+    min_items: int | Unset | None
     """Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
 
-    max_items: int | Unset | None = UNSET
+    max_items: int | Unset | None
     """Maximum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
@@ -1561,17 +2007,65 @@ class ArrayElicitationPropertySchema:
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[str] | Unset | None = UNSET
+    default: list[str] | Unset | None
     """Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        min_items: int | Unset | None = UNSET,
+        max_items: int | Unset | None = UNSET,
+        items: MultiSelectItems,
+        default: list[str] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.min_items = min_items
+        self.max_items = max_items
+        self.items = items
+        self.default = default
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, ArrayElicitationPropertySchema)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (
+            self.title,
+            self.description,
+            self.min_items,
+            self.max_items,
+            self.items,
+            self.default,
+            self.meta,
+        ) == (
+            other.title,
+            other.description,
+            other.min_items,
+            other.max_items,
+            other.items,
+            other.default,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, description={self.description!r}, min_items={self.min_items!r}, max_items={self.max_items!r}, items={self.items!r}, default={self.default!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ArrayElicitationPropertySchema:
@@ -1646,9 +2140,10 @@ class ArrayElicitationPropertySchema:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AudioContent:
     """Audio provided to or from an LLM."""
+
+    __slots__ = ("annotations", "data", "meta", "mime_type")
 
     data: str
     """Base64-encoded media payload."""
@@ -1656,17 +2151,45 @@ class AudioContent:
     mime_type: MediaType
     """MIME type describing the encoded media payload."""
 
-    annotations: Annotations | Unset | None = UNSET
+    annotations: Annotations | Unset | None
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        data: str,
+        mime_type: MediaType,
+        annotations: Annotations | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.data = data
+        self.mime_type = mime_type
+        self.annotations = annotations
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AudioContent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.data, self.mime_type, self.annotations, self.meta) == (
+            other.data,
+            other.mime_type,
+            other.annotations,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(data={self.data!r}, mime_type={self.mime_type!r}, annotations={self.annotations!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AudioContent:
@@ -1707,11 +2230,12 @@ class AudioContent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AudioContentBlock:
     """Audio data for transcription or analysis.
 
     Requires the `audio` prompt capability when included in prompts."""
+
+    __slots__ = ("annotations", "data", "meta", "mime_type")
 
     data: str
     """Base64-encoded media payload."""
@@ -1719,17 +2243,45 @@ class AudioContentBlock:
     mime_type: MediaType
     """MIME type describing the encoded media payload."""
 
-    annotations: Annotations | Unset | None = UNSET
+    annotations: Annotations | Unset | None
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        data: str,
+        mime_type: MediaType,
+        annotations: Annotations | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.data = data
+        self.mime_type = mime_type
+        self.annotations = annotations
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AudioContentBlock) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.data, self.mime_type, self.annotations, self.meta) == (
+            other.data,
+            other.mime_type,
+            other.annotations,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(data={self.data!r}, mime_type={self.mime_type!r}, annotations={self.annotations!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AudioContentBlock:
@@ -1773,7 +2325,6 @@ class AudioContentBlock:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AuthAccount:
     """**UNSTABLE**
 
@@ -1786,38 +2337,74 @@ class AuthAccount:
     account identifiers, and SHOULD NOT log them or send them elsewhere, such as to
     telemetry."""
 
+    __slots__ = ("active", "email", "label", "meta", "name", "organization")
+
     label: str
     """Human-readable name for the account, suitable for display on its own,
     for example `Claude Max`, `OpenAI API key`, or `Vertex AI`."""
 
-    active: bool | Unset | None = UNSET
+    active: bool | Unset | None
     """Whether the agent currently uses this account by default.
 
     Several accounts MAY be active, for example one per provider.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not indicate whether this account is in effect."""
 
-    name: str | Unset | None = UNSET
+    name: str | Unset | None
     """Display name of the user, such as a username or full name.
 
     Optional. Omitted and `null` are equivalent and mean no name is reported."""
 
-    email: str | Unset | None = UNSET
+    email: str | Unset | None
     """Email address of the user.
 
     Optional. Omitted and `null` are equivalent and mean no email is reported."""
 
-    organization: str | Unset | None = UNSET
+    organization: str | Unset | None
     """Display name of the organization, team, or workspace the account is using.
 
     Optional. Omitted and `null` are equivalent and mean no organization is reported."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        label: str,
+        active: bool | Unset | None = UNSET,
+        name: str | Unset | None = UNSET,
+        email: str | Unset | None = UNSET,
+        organization: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.label = label
+        self.active = active
+        self.name = name
+        self.email = email
+        self.organization = organization
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AuthAccount) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.label, self.active, self.name, self.email, self.organization, self.meta) == (
+            other.label,
+            other.active,
+            other.name,
+            other.email,
+            other.organization,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(label={self.label!r}, active={self.active!r}, name={self.name!r}, email={self.email!r}, organization={self.organization!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AuthAccount:
@@ -1869,11 +2456,12 @@ class AuthAccount:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AuthMethodAgent:
     """Agent handles authentication itself through `auth/login`.
 
     The `type` discriminator value is `agent`."""
+
+    __slots__ = ("description", "meta", "method_id", "name")
 
     method_id: AuthMethodId
     """Unique identifier for this authentication method."""
@@ -1881,17 +2469,45 @@ class AuthMethodAgent:
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional human-readable description of this authentication method.
 
     Omitted and `null` are equivalent and mean no description is provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        method_id: AuthMethodId,
+        name: str,
+        description: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.method_id = method_id
+        self.name = name
+        self.description = description
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AuthMethodAgent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.method_id, self.name, self.description, self.meta) == (
+            other.method_id,
+            other.name,
+            other.description,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(method_id={self.method_id!r}, name={self.name!r}, description={self.description!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AuthMethodAgent:
@@ -1929,7 +2545,6 @@ class AuthMethodAgent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AuthMethodTerminal:
     """Terminal-based authentication method.
 
@@ -1939,31 +2554,67 @@ class AuthMethodTerminal:
     A zero exit status signals success. Any other termination signals failure.
     The client MUST NOT pass this method to `auth/login`."""
 
+    __slots__ = ("args", "description", "env", "meta", "method_id", "name")
+
     method_id: AuthMethodId
     """Unique identifier for this authentication method."""
 
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional human-readable description of this authentication method.
 
     Omitted and `null` are equivalent and mean no description is provided."""
 
-    args: list[str] | Unset = UNSET
+    args: list[str] | Unset
     """Additional arguments to append to the configured agent invocation for terminal auth."""
 
-    env: list[EnvVariable] | Unset = UNSET
+    env: list[EnvVariable] | Unset
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     Names MUST be unique. These values override same-named variables in the
     base launch configuration."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        method_id: AuthMethodId,
+        name: str,
+        description: str | Unset | None = UNSET,
+        args: list[str] | Unset = UNSET,
+        env: list[EnvVariable] | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.method_id = method_id
+        self.name = name
+        self.description = description
+        self.args = args
+        self.env = env
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AuthMethodTerminal) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.method_id, self.name, self.description, self.args, self.env, self.meta) == (
+            other.method_id,
+            other.name,
+            other.description,
+            other.args,
+            other.env,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(method_id={self.method_id!r}, name={self.name!r}, description={self.description!r}, args={self.args!r}, env={self.env!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AuthMethodTerminal:
@@ -2023,7 +2674,6 @@ class AuthMethodTerminal:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AuthStatusCapabilities:
     """**UNSTABLE**
 
@@ -2033,12 +2683,27 @@ class AuthStatusCapabilities:
 
     Supplying `{}` means the agent supports the `auth/status` method."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AuthStatusCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AuthStatusCapabilities:
@@ -2056,7 +2721,6 @@ class AuthStatusCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AuthStatusRequest:
     """**UNSTABLE**
 
@@ -2069,12 +2733,27 @@ class AuthStatusRequest:
     Agents MUST NOT reject it with `auth_required` (`-32000`), since Clients call it to learn
     whether authentication is required."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AuthStatusRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AuthStatusRequest:
@@ -2092,7 +2771,6 @@ class AuthStatusRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AuthStatusResponse:
     """**UNSTABLE**
 
@@ -2100,25 +2778,48 @@ class AuthStatusResponse:
 
     Response to the `auth/status` method."""
 
+    __slots__ = ("accounts", "meta", "state")
+
     state: AuthState | str
     """Whether the agent can start sessions without the user signing in first.
 
     This is the only field clients should act on. Clients MUST treat values they
     do not recognize as `unknown`."""
 
-    accounts: list[AuthAccount] | Unset = UNSET
+    accounts: list[AuthAccount] | Unset
     """The accounts the agent has configured, for display.
 
     Optional. Omitted and empty are equivalent and mean no accounts are reported.
     Agents that hold credentials for several providers or accounts SHOULD list each
     of them and mark the ones in effect with `active`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        state: AuthState | str,
+        accounts: list[AuthAccount] | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.state = state
+        self.accounts = accounts
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AuthStatusResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.state, self.accounts, self.meta) == (other.state, other.accounts, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(state={self.state!r}, accounts={self.accounts!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AuthStatusResponse:
@@ -2154,7 +2855,6 @@ class AuthStatusResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AuthStatusUpdateNotification:
     """**UNSTABLE**
 
@@ -2166,25 +2866,51 @@ class AuthStatusUpdateNotification:
     `auth.status` capability MAY send it at any time after `initialize`, and SHOULD only
     send it when the reported status differs from the last one sent on the connection."""
 
+    __slots__ = ("accounts", "meta", "state")
+
     state: AuthState | str
     """Whether the agent can start sessions without the user signing in first.
 
     This is the only field clients should act on. Clients MUST treat values they
     do not recognize as `unknown`."""
 
-    accounts: list[AuthAccount] | Unset = UNSET
+    accounts: list[AuthAccount] | Unset
     """The accounts the agent has configured, for display.
 
     Optional. Omitted and empty are equivalent and mean no accounts are reported.
     Agents that hold credentials for several providers or accounts SHOULD list each
     of them and mark the ones in effect with `active`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        state: AuthState | str,
+        accounts: list[AuthAccount] | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.state = state
+        self.accounts = accounts
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, AuthStatusUpdateNotification)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.state, self.accounts, self.meta) == (other.state, other.accounts, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(state={self.state!r}, accounts={self.accounts!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AuthStatusUpdateNotification:
@@ -2222,19 +2948,39 @@ class AuthStatusUpdateNotification:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdate:
     """Available commands are ready or have changed"""
+
+    __slots__ = ("available_commands", "meta")
 
     available_commands: list[AvailableCommand]
     """Commands the agent can execute."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        available_commands: list[AvailableCommand],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.available_commands = available_commands
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AvailableCommandsUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.available_commands, self.meta) == (other.available_commands, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(available_commands={self.available_commands!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AvailableCommandsUpdate:
@@ -2264,19 +3010,42 @@ class AvailableCommandsUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class AvailableCommandsUpdateSessionUpdate:
     """Available commands are ready or have changed"""
+
+    __slots__ = ("available_commands", "meta")
 
     available_commands: list[AvailableCommand]
     """Commands the agent can execute."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        available_commands: list[AvailableCommand],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.available_commands = available_commands
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, AvailableCommandsUpdateSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.available_commands, self.meta) == (other.available_commands, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(available_commands={self.available_commands!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> AvailableCommandsUpdateSessionUpdate:
@@ -2309,7 +3078,6 @@ class AvailableCommandsUpdateSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class BackgroundSubagent:
     """**UNSTABLE**
 
@@ -2317,15 +3085,33 @@ class BackgroundSubagent:
 
     A listed subagent session associated with this session through `subagent_update`."""
 
+    __slots__ = ("meta", "session_id")
+
     session_id: SessionId
     """The ID of the listed session."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, session_id: SessionId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BackgroundSubagent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.meta) == (other.session_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> BackgroundSubagent:
@@ -2351,19 +3137,38 @@ class BackgroundSubagent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class BackgroundTerminal:
     """A listed terminal running in the background."""
+
+    __slots__ = ("meta", "terminal_id")
 
     terminal_id: TerminalId
     """The ID of the listed terminal."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, terminal_id: TerminalId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.terminal_id = terminal_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BackgroundTerminal) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.terminal_id, self.meta) == (other.terminal_id, other.meta)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}(terminal_id={self.terminal_id!r}, meta={self.meta!r})"
+        )
 
     @classmethod
     def from_dict(cls, data: object) -> BackgroundTerminal:
@@ -2389,19 +3194,38 @@ class BackgroundTerminal:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class BackgroundToolCall:
     """A listed tool call whose work continues in the background."""
+
+    __slots__ = ("meta", "tool_call_id")
 
     tool_call_id: ToolCallId
     """The ID of the listed tool call."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, tool_call_id: ToolCallId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.tool_call_id = tool_call_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BackgroundToolCall) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.tool_call_id, self.meta) == (other.tool_call_id, other.meta)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}(tool_call_id={self.tool_call_id!r}, meta={self.meta!r})"
+        )
 
     @classmethod
     def from_dict(cls, data: object) -> BackgroundToolCall:
@@ -2427,9 +3251,10 @@ class BackgroundToolCall:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class BlobResourceContents:
     """Binary resource contents."""
+
+    __slots__ = ("blob", "meta", "mime_type", "uri")
 
     blob: str
     """Base64-encoded bytes for a binary resource payload."""
@@ -2437,17 +3262,45 @@ class BlobResourceContents:
     uri: str
     """URI associated with this resource or media payload."""
 
-    mime_type: MediaType | Unset | None = UNSET
+    mime_type: MediaType | Unset | None
     """MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        blob: str,
+        uri: str,
+        mime_type: MediaType | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.blob = blob
+        self.uri = uri
+        self.mime_type = mime_type
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BlobResourceContents) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.blob, self.uri, self.mime_type, self.meta) == (
+            other.blob,
+            other.uri,
+            other.mime_type,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(blob={self.blob!r}, uri={self.uri!r}, mime_type={self.mime_type!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> BlobResourceContents:
@@ -2485,31 +3338,63 @@ class BlobResourceContents:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class BooleanElicitationPropertySchema:
     """Boolean property."""
 
-    title: str | Unset | None = UNSET
+    __slots__ = ("default", "description", "meta", "title")
+
+    title: str | Unset | None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    default: bool | Unset | None = UNSET
+    default: bool | Unset | None
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        default: bool | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.default = default
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, BooleanElicitationPropertySchema)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.title, self.description, self.default, self.meta) == (
+            other.title,
+            other.description,
+            other.default,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, description={self.description!r}, default={self.default!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> BooleanElicitationPropertySchema:
@@ -2546,31 +3431,60 @@ class BooleanElicitationPropertySchema:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class BooleanPropertySchema:
     """Schema for boolean properties in an elicitation form."""
 
-    title: str | Unset | None = UNSET
+    __slots__ = ("default", "description", "meta", "title")
+
+    title: str | Unset | None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    default: bool | Unset | None = UNSET
+    default: bool | Unset | None
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        default: bool | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.default = default
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BooleanPropertySchema) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.title, self.description, self.default, self.meta) == (
+            other.title,
+            other.description,
+            other.default,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, description={self.description!r}, default={self.default!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> BooleanPropertySchema:
@@ -2603,9 +3517,10 @@ class BooleanPropertySchema:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class BooleanSessionConfigOption:
     """Boolean on/off toggle."""
+
+    __slots__ = ("category", "config_id", "current_value", "description", "meta", "name")
 
     current_value: bool
     """The current value of the boolean option."""
@@ -2616,22 +3531,66 @@ class BooleanSessionConfigOption:
     name: str
     """Human-readable label for the option."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional description for the Client to display to the user.
 
     Omitted and `null` are equivalent and mean no description is provided."""
 
-    category: SessionConfigOptionCategory | str | Unset | None = UNSET
+    category: SessionConfigOptionCategory | str | Unset | None
     """Optional semantic category for this option (UX only).
 
     Omitted and `null` are equivalent and mean no category is provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        current_value: bool,
+        config_id: SessionConfigId,
+        name: str,
+        description: str | Unset | None = UNSET,
+        category: SessionConfigOptionCategory | str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.current_value = current_value
+        self.config_id = config_id
+        self.name = name
+        self.description = description
+        self.category = category
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, BooleanSessionConfigOption)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (
+            self.current_value,
+            self.config_id,
+            self.name,
+            self.description,
+            self.category,
+            self.meta,
+        ) == (
+            other.current_value,
+            other.config_id,
+            other.name,
+            other.description,
+            other.category,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(current_value={self.current_value!r}, config_id={self.config_id!r}, name={self.name!r}, description={self.description!r}, category={self.category!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> BooleanSessionConfigOption:
@@ -2702,9 +3661,10 @@ class BooleanSessionConfigOption:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class BooleanSetSessionConfigOptionRequest:
     """A boolean value (`type: "boolean"`)."""
+
+    __slots__ = ("config_id", "meta", "session_id", "value")
 
     value: bool
     """The boolean value."""
@@ -2715,12 +3675,43 @@ class BooleanSetSessionConfigOptionRequest:
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        value: bool,
+        session_id: SessionId,
+        config_id: SessionConfigId,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.value = value
+        self.session_id = session_id
+        self.config_id = config_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, BooleanSetSessionConfigOptionRequest)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.value, self.session_id, self.config_id, self.meta) == (
+            other.value,
+            other.session_id,
+            other.config_id,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(value={self.value!r}, session_id={self.session_id!r}, config_id={self.config_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> BooleanSetSessionConfigOptionRequest:
@@ -2763,16 +3754,33 @@ class BooleanSetSessionConfigOptionRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CancelCreateElicitationResponse:
     """The elicitation was cancelled."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, CancelCreateElicitationResponse)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CancelCreateElicitationResponse:
@@ -2794,22 +3802,42 @@ class CancelCreateElicitationResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CancelRequestNotification:
     """Notification to cancel an ongoing request.
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/cancellation)"""
 
+    __slots__ = ("meta", "request_id")
+
     request_id: RequestId
     """The ID of the request to cancel: a request that the sender of this notification issued.
     Receivers match it only against requests they received from that sender."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, request_id: RequestId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.request_id = request_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, CancelRequestNotification)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.request_id, self.meta) == (other.request_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(request_id={self.request_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CancelRequestNotification:
@@ -2837,21 +3865,41 @@ class CancelRequestNotification:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CancelSessionNotification:
     """Notification to cancel a session's foreground work and its prompts not yet inserted.
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#cancellation)"""
 
+    __slots__ = ("meta", "session_id")
+
     session_id: SessionId
     """The ID of the session to cancel operations for."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, session_id: SessionId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, CancelSessionNotification)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.session_id, self.meta) == (other.session_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CancelSessionNotification:
@@ -2877,7 +3925,6 @@ class CancelSessionNotification:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CancelTerminalRequest:
     """Request parameters for cancelling one terminal.
 
@@ -2893,18 +3940,45 @@ class CancelTerminalRequest:
 
     See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#cancelling-terminals)"""
 
+    __slots__ = ("meta", "session_id", "terminal_id")
+
     session_id: SessionId
     """The ID of the session that owns the terminal."""
 
     terminal_id: TerminalId
     """The ID of the terminal to cancel."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        terminal_id: TerminalId,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.terminal_id = terminal_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CancelTerminalRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.terminal_id, self.meta) == (
+            other.session_id,
+            other.terminal_id,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, terminal_id={self.terminal_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CancelTerminalRequest:
@@ -2937,16 +4011,30 @@ class CancelTerminalRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CancelTerminalResponse:
     """Response from cancelling a terminal."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CancelTerminalResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CancelTerminalResponse:
@@ -2964,7 +4052,6 @@ class CancelTerminalResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CancelToolCallRequest:
     """Request parameters for cancelling one tool call.
 
@@ -2979,18 +4066,45 @@ class CancelToolCallRequest:
 
     See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#cancelling-tool-calls)"""
 
+    __slots__ = ("meta", "session_id", "tool_call_id")
+
     session_id: SessionId
     """The ID of the session that owns the tool call."""
 
     tool_call_id: ToolCallId
     """The ID of the tool call to cancel."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        tool_call_id: ToolCallId,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.tool_call_id = tool_call_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CancelToolCallRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.tool_call_id, self.meta) == (
+            other.session_id,
+            other.tool_call_id,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, tool_call_id={self.tool_call_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CancelToolCallRequest:
@@ -3023,16 +4137,30 @@ class CancelToolCallRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CancelToolCallResponse:
     """Response from cancelling a tool call."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CancelToolCallResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CancelToolCallResponse:
@@ -3050,7 +4178,6 @@ class CancelToolCallResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CancelledIdleStateUpdate:
     """The user or client chose to stop the work: via `session/cancel`, by
     closing the session, or through an interaction the agent offers, such
@@ -3063,7 +4190,9 @@ class CancelledIdleStateUpdate:
     exceptions. Agents MUST catch these errors and report `cancelled`, not
     `error`."""
 
-    usage: Usage | Unset | None = UNSET
+    __slots__ = ("background", "meta", "usage")
+
+    usage: Usage | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -3073,7 +4202,7 @@ class CancelledIdleStateUpdate:
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update."""
 
-    background: list[BackgroundWork] | Unset | None = UNSET
+    background: list[BackgroundWork] | Unset | None
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -3083,12 +4212,37 @@ class CancelledIdleStateUpdate:
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        usage: Usage | Unset | None = UNSET,
+        background: list[BackgroundWork] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.usage = usage
+        self.background = background
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CancelledIdleStateUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.usage, self.background, self.meta) == (
+            other.usage,
+            other.background,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(usage={self.usage!r}, background={self.background!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CancelledIdleStateUpdate:
@@ -3128,16 +4282,33 @@ class CancelledIdleStateUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CancelledPermissionOutcome:
     """The request was not approved and no option was selected."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, CancelledPermissionOutcome)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CancelledPermissionOutcome:
@@ -3155,7 +4326,6 @@ class CancelledPermissionOutcome:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CancelledRequestPermissionOutcome:
     """The request was not approved and no option was selected: the session's work was
     cancelled, the user dismissed the prompt, or the client declined it by policy.
@@ -3168,12 +4338,30 @@ class CancelledRequestPermissionOutcome:
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#cancellation)"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, CancelledRequestPermissionOutcome)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CancelledRequestPermissionOutcome:
@@ -3195,7 +4383,6 @@ class CancelledRequestPermissionOutcome:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ClientAuthCapabilities:
     """Authentication capabilities supported by the client.
 
@@ -3203,7 +4390,9 @@ class ClientAuthCapabilities:
     method types the client can handle. This governs opt-in types that require
     additional client-side support."""
 
-    terminal: TerminalAuthCapabilities | Unset | None = UNSET
+    __slots__ = ("meta", "terminal")
+
+    terminal: TerminalAuthCapabilities | Unset | None
     """Whether the client supports `terminal` authentication methods.
 
     Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
@@ -3211,12 +4400,31 @@ class ClientAuthCapabilities:
     agent invocation in an interactive terminal. Supplying `{}` means the
     agent may include `terminal` entries in its authentication methods."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        terminal: TerminalAuthCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.terminal = terminal
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ClientAuthCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.terminal, self.meta) == (other.terminal, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(terminal={self.terminal!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ClientAuthCapabilities:
@@ -3242,7 +4450,6 @@ class ClientAuthCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ClientCapabilities:
     """Capabilities supported by the client.
 
@@ -3251,7 +4458,9 @@ class ClientCapabilities:
 
     See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/v2/draft/initialization#client-capabilities)"""
 
-    auth: ClientAuthCapabilities | Unset | None = UNSET
+    __slots__ = ("auth", "elicitation", "meta")
+
+    auth: ClientAuthCapabilities | Unset | None
     """Authentication capabilities supported by the client.
     Determines which authentication method types the agent may include
     in its `InitializeResponse`.
@@ -3259,19 +4468,44 @@ class ClientCapabilities:
     Optional. Omitted and `null` are equivalent and mean the client does not advertise any
     authentication-method extensions."""
 
-    elicitation: ElicitationCapabilities | Unset | None = UNSET
+    elicitation: ElicitationCapabilities | Unset | None
     """Elicitation capabilities supported by the client.
     Determines which elicitation modes the agent may use.
 
     Optional. Omitted and `null` are equivalent and mean the client does not advertise
     elicitation support."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        auth: ClientAuthCapabilities | Unset | None = UNSET,
+        elicitation: ElicitationCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.auth = auth
+        self.elicitation = elicitation
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ClientCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.auth, self.elicitation, self.meta) == (
+            other.auth,
+            other.elicitation,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(auth={self.auth!r}, elicitation={self.elicitation!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ClientCapabilities:
@@ -3305,15 +4539,32 @@ class ClientCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ClientNotification:
     """A JSON-RPC notification object."""
+
+    __slots__ = ("method", "params")
 
     method: str
     """The notification method name."""
 
-    params: ClientNotificationParams | Unset | None = UNSET
+    params: ClientNotificationParams | Unset | None
     """Method-specific notification parameters."""
+
+    def __init__(
+        self, *, method: str, params: ClientNotificationParams | Unset | None = UNSET
+    ) -> None:
+        self.method = method
+        self.params = params
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ClientNotification) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.method, self.params) == (other.method, other.params)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(method={self.method!r}, params={self.params!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ClientNotification:
@@ -3342,9 +4593,10 @@ class ClientNotification:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ClientRequest:
     """A JSON-RPC request object."""
+
+    __slots__ = ("id", "method", "params")
 
     id: RequestId
     """The request id used to correlate the matching response."""
@@ -3352,8 +4604,25 @@ class ClientRequest:
     method: str
     """The method name to invoke."""
 
-    params: ClientRequestParams | Unset | None = UNSET
+    params: ClientRequestParams | Unset | None
     """Method-specific request parameters."""
+
+    def __init__(
+        self, *, id: RequestId, method: str, params: ClientRequestParams | Unset | None = UNSET
+    ) -> None:
+        self.id = id
+        self.method = method
+        self.params = params
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ClientRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.id, self.method, self.params) == (other.id, other.method, other.params)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r}, method={self.method!r}, params={self.params!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ClientRequest:
@@ -3391,9 +4660,10 @@ class ClientRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ClientResponseError:
     """A failed JSON-RPC response."""
+
+    __slots__ = ("error", "id")
 
     id: ClientResponseErrorId | None
     """The id of the request this response answers.
@@ -3403,6 +4673,20 @@ class ClientResponseError:
 
     error: Error
     """Method-specific error data."""
+
+    def __init__(self, *, id: ClientResponseErrorId | None, error: Error) -> None:
+        self.id = id
+        self.error = error
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ClientResponseError) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.id, self.error) == (other.id, other.error)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r}, error={self.error!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ClientResponseError:
@@ -3435,15 +4719,30 @@ class ClientResponseError:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ClientResponseResult:
     """A successful JSON-RPC response."""
+
+    __slots__ = ("id", "result")
 
     id: RequestId
     """The id of the request this response answers."""
 
     result: ClientResponseResultResult
     """Method-specific response data."""
+
+    def __init__(self, *, id: RequestId, result: ClientResponseResultResult) -> None:
+        self.id = id
+        self.result = result
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ClientResponseResult) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.id, self.result) == (other.id, other.result)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r}, result={self.result!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ClientResponseResult:
@@ -3475,7 +4774,6 @@ class ClientResponseResult:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CloseSessionRequest:
     """Request parameters for closing an active session.
 
@@ -3498,15 +4796,33 @@ class CloseSessionRequest:
     has already been inserted, the Agent MUST respond successfully with its
     `messageId`. Prompt responses need not precede the close response."""
 
+    __slots__ = ("meta", "session_id")
+
     session_id: SessionId
     """The ID of the session to close."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, session_id: SessionId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CloseSessionRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.meta) == (other.session_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CloseSessionRequest:
@@ -3532,16 +4848,30 @@ class CloseSessionRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CloseSessionResponse:
     """Response from closing a session."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CloseSessionResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CloseSessionResponse:
@@ -3559,11 +4889,12 @@ class CloseSessionResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class Command:
     """A slash command the user can invoke by including it in a prompt.
 
     The `type` discriminator value is `command`."""
+
+    __slots__ = ("description", "input", "meta", "name")
 
     name: str
     """Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).
@@ -3573,17 +4904,45 @@ class Command:
     description: str
     """Human-readable description of what the command does."""
 
-    input: AvailableCommandInput | Unset | None = UNSET
+    input: AvailableCommandInput | Unset | None
     """Input for the command if required
 
     Omitted and `null` are equivalent and mean the command takes no input."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        description: str,
+        input: AvailableCommandInput | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.input = input
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Command) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.description, self.input, self.meta) == (
+            other.name,
+            other.description,
+            other.input,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, description={self.description!r}, input={self.input!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> Command:
@@ -3624,9 +4983,10 @@ class Command:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CommandAvailableCommand:
     """A slash command the user can invoke by including it in a prompt."""
+
+    __slots__ = ("description", "input", "meta", "name")
 
     name: str
     """Command name without the leading `/` (e.g., `create_plan`, `research_codebase`).
@@ -3636,17 +4996,45 @@ class CommandAvailableCommand:
     description: str
     """Human-readable description of what the command does."""
 
-    input: AvailableCommandInput | Unset | None = UNSET
+    input: AvailableCommandInput | Unset | None
     """Input for the command if required
 
     Omitted and `null` are equivalent and mean the command takes no input."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        description: str,
+        input: AvailableCommandInput | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.input = input
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CommandAvailableCommand) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.description, self.input, self.meta) == (
+            other.name,
+            other.description,
+            other.input,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, description={self.description!r}, input={self.input!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CommandAvailableCommand:
@@ -3690,9 +5078,10 @@ class CommandAvailableCommand:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CommandPermissionSubject:
     """Permission request details for a command."""
+
+    __slots__ = ("command", "cwd", "meta", "terminal_id", "tool_call_id")
 
     command: str
     """The command that would be run if permission is granted."""
@@ -3700,18 +5089,49 @@ class CommandPermissionSubject:
     cwd: AbsolutePath
     """The absolute working directory for the command."""
 
-    tool_call_id: ToolCallId | Unset | None = UNSET
+    tool_call_id: ToolCallId | Unset | None
     """The associated tool call, when known. Omitted and `null` are equivalent."""
 
-    terminal_id: TerminalId | Unset | None = UNSET
+    terminal_id: TerminalId | Unset | None
     """The associated terminal, when already known. Omitted and `null` are equivalent."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        command: str,
+        cwd: AbsolutePath,
+        tool_call_id: ToolCallId | Unset | None = UNSET,
+        terminal_id: TerminalId | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.command = command
+        self.cwd = cwd
+        self.tool_call_id = tool_call_id
+        self.terminal_id = terminal_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CommandPermissionSubject) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.command, self.cwd, self.tool_call_id, self.terminal_id, self.meta) == (
+            other.command,
+            other.cwd,
+            other.tool_call_id,
+            other.terminal_id,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(command={self.command!r}, cwd={self.cwd!r}, tool_call_id={self.tool_call_id!r}, terminal_id={self.terminal_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CommandPermissionSubject:
@@ -3760,9 +5180,10 @@ class CommandPermissionSubject:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CommandRequestPermissionSubject:
     """Permission is requested before running a command."""
+
+    __slots__ = ("command", "cwd", "meta", "terminal_id", "tool_call_id")
 
     command: str
     """The command that would be run if permission is granted."""
@@ -3770,18 +5191,52 @@ class CommandRequestPermissionSubject:
     cwd: AbsolutePath
     """The absolute working directory for the command."""
 
-    tool_call_id: ToolCallId | Unset | None = UNSET
+    tool_call_id: ToolCallId | Unset | None
     """The associated tool call, when known. Omitted and `null` are equivalent."""
 
-    terminal_id: TerminalId | Unset | None = UNSET
+    terminal_id: TerminalId | Unset | None
     """The associated terminal, when already known. Omitted and `null` are equivalent."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        command: str,
+        cwd: AbsolutePath,
+        tool_call_id: ToolCallId | Unset | None = UNSET,
+        terminal_id: TerminalId | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.command = command
+        self.cwd = cwd
+        self.tool_call_id = tool_call_id
+        self.terminal_id = terminal_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, CommandRequestPermissionSubject)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.command, self.cwd, self.tool_call_id, self.terminal_id, self.meta) == (
+            other.command,
+            other.cwd,
+            other.tool_call_id,
+            other.terminal_id,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(command={self.command!r}, cwd={self.cwd!r}, tool_call_id={self.tool_call_id!r}, terminal_id={self.terminal_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CommandRequestPermissionSubject:
@@ -3833,10 +5288,11 @@ class CommandRequestPermissionSubject:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunk:
     """A content block appended to a compaction's summary. A first-seen ID creates
     an in-progress compaction. Chunks append in receive order."""
+
+    __slots__ = ("compaction_id", "content", "meta")
 
     compaction_id: CompactionId
     """ID of the compaction whose summary receives this content."""
@@ -3844,13 +5300,38 @@ class CompactionSummaryChunk:
     content: ContentBlock
     """One content block to append."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        compaction_id: CompactionId,
+        content: ContentBlock,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.compaction_id = compaction_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CompactionSummaryChunk) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.compaction_id, self.content, self.meta) == (
+            other.compaction_id,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(compaction_id={self.compaction_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CompactionSummaryChunk:
@@ -3885,9 +5366,10 @@ class CompactionSummaryChunk:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CompactionSummaryChunkSessionUpdate:
     """A content block appended to a context compaction's retained summary."""
+
+    __slots__ = ("compaction_id", "content", "meta")
 
     compaction_id: CompactionId
     """ID of the compaction whose summary receives this content."""
@@ -3895,13 +5377,41 @@ class CompactionSummaryChunkSessionUpdate:
     content: ContentBlock
     """One content block to append."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        compaction_id: CompactionId,
+        content: ContentBlock,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.compaction_id = compaction_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, CompactionSummaryChunkSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.compaction_id, self.content, self.meta) == (
+            other.compaction_id,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(compaction_id={self.compaction_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CompactionSummaryChunkSessionUpdate:
@@ -3939,7 +5449,6 @@ class CompactionSummaryChunkSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CompactionUpdate:
     """A context compaction upsert. The first notification fixes the compaction's
     timeline position. Later updates with the same ID patch that entity in place.
@@ -3949,19 +5458,21 @@ class CompactionUpdate:
     `summary: []` also clears the summary. A concrete `_meta` object patches the
     stored metadata by top-level key instead of replacing it."""
 
+    __slots__ = ("compaction_id", "error", "meta", "status", "summary")
+
     compaction_id: CompactionId
     """The Agent-owned ID of this compaction, unique within the session."""
 
     status: CompactionStatus | str
     """Current lifecycle status."""
 
-    summary: list[ContentBlock] | Unset | None = UNSET
+    summary: list[ContentBlock] | Unset | None
     """Complete replacement user-displayable summary content for the compaction."""
 
-    error: str | Unset | None = UNSET
+    error: str | Unset | None
     """Human-readable error details for the compaction."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -3970,6 +5481,37 @@ class CompactionUpdate:
     MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+
+    def __init__(
+        self,
+        *,
+        compaction_id: CompactionId,
+        status: CompactionStatus | str,
+        summary: list[ContentBlock] | Unset | None = UNSET,
+        error: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.compaction_id = compaction_id
+        self.status = status
+        self.summary = summary
+        self.error = error
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CompactionUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.compaction_id, self.status, self.summary, self.error, self.meta) == (
+            other.compaction_id,
+            other.status,
+            other.summary,
+            other.error,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(compaction_id={self.compaction_id!r}, status={self.status!r}, summary={self.summary!r}, error={self.error!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CompactionUpdate:
@@ -4021,9 +5563,10 @@ class CompactionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CompactionUpdateSessionUpdate:
     """A context compaction has been created or updated."""
+
+    __slots__ = ("compaction_id", "error", "meta", "status", "summary")
 
     compaction_id: CompactionId
     """The Agent-owned ID of this compaction, unique within the session."""
@@ -4031,13 +5574,13 @@ class CompactionUpdateSessionUpdate:
     status: CompactionStatus | str
     """Current lifecycle status."""
 
-    summary: list[ContentBlock] | Unset | None = UNSET
+    summary: list[ContentBlock] | Unset | None
     """Complete replacement user-displayable summary content for the compaction."""
 
-    error: str | Unset | None = UNSET
+    error: str | Unset | None
     """Human-readable error details for the compaction."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -4046,6 +5589,40 @@ class CompactionUpdateSessionUpdate:
     MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+
+    def __init__(
+        self,
+        *,
+        compaction_id: CompactionId,
+        status: CompactionStatus | str,
+        summary: list[ContentBlock] | Unset | None = UNSET,
+        error: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.compaction_id = compaction_id
+        self.status = status
+        self.summary = summary
+        self.error = error
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, CompactionUpdateSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.compaction_id, self.status, self.summary, self.error, self.meta) == (
+            other.compaction_id,
+            other.status,
+            other.summary,
+            other.error,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(compaction_id={self.compaction_id!r}, status={self.status!r}, summary={self.summary!r}, error={self.error!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CompactionUpdateSessionUpdate:
@@ -4102,21 +5679,41 @@ class CompactionUpdateSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CompleteElicitationNotification:
     """Notification sent by the agent when a URL-based elicitation is complete.
 
     This notification is not a foreground state update."""
 
+    __slots__ = ("elicitation_id", "meta")
+
     elicitation_id: ElicitationId
     """The ID of the elicitation that completed."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, elicitation_id: ElicitationId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.elicitation_id = elicitation_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, CompleteElicitationNotification)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.elicitation_id, self.meta) == (other.elicitation_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(elicitation_id={self.elicitation_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CompleteElicitationNotification:
@@ -4142,19 +5739,39 @@ class CompleteElicitationNotification:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdate:
     """Session configuration options have been updated."""
+
+    __slots__ = ("config_options", "meta")
 
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        config_options: list[SessionConfigOption],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.config_options = config_options
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ConfigOptionUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.config_options, self.meta) == (other.config_options, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(config_options={self.config_options!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ConfigOptionUpdate:
@@ -4184,19 +5801,42 @@ class ConfigOptionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ConfigOptionUpdateSessionUpdate:
     """Session configuration options have been updated."""
+
+    __slots__ = ("config_options", "meta")
 
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        config_options: list[SessionConfigOption],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.config_options = config_options
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, ConfigOptionUpdateSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.config_options, self.meta) == (other.config_options, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(config_options={self.config_options!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ConfigOptionUpdateSessionUpdate:
@@ -4229,19 +5869,36 @@ class ConfigOptionUpdateSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class Content:
     """Standard content block (text, images, resources)."""
+
+    __slots__ = ("content", "meta")
 
     content: ContentBlock
     """The actual content block."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, content: ContentBlock, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Content) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.content, self.meta) == (other.content, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> Content:
@@ -4269,9 +5926,10 @@ class Content:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ContentChunk:
     """A streamed item of message content."""
+
+    __slots__ = ("content", "message_id", "meta")
 
     message_id: MessageId
     """A unique identifier for the message this chunk belongs to.
@@ -4282,13 +5940,38 @@ class ContentChunk:
     content: ContentBlock
     """A single item of content"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: ContentBlock,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ContentChunk) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.message_id, self.content, self.meta) == (
+            other.message_id,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(message_id={self.message_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ContentChunk:
@@ -4323,19 +6006,36 @@ class ContentChunk:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ContentToolCallContent:
     """Standard content block (text, images, resources)."""
+
+    __slots__ = ("content", "meta")
 
     content: ContentBlock
     """The actual content block."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, content: ContentBlock, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ContentToolCallContent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.content, self.meta) == (other.content, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ContentToolCallContent:
@@ -4366,9 +6066,10 @@ class ContentToolCallContent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class CopyDiffChange:
     """A file was copied."""
+
+    __slots__ = ("file_type", "meta", "mime_type", "old_path", "path")
 
     old_path: AbsolutePath
     """Absolute path before the operation."""
@@ -4376,22 +6077,53 @@ class CopyDiffChange:
     path: AbsolutePath
     """Absolute path after the operation."""
 
-    file_type: DiffFileType | str | Unset | None = UNSET
+    file_type: DiffFileType | str | Unset | None
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown."""
 
-    mime_type: MediaType | Unset | None = UNSET
+    mime_type: MediaType | Unset | None
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        old_path: AbsolutePath,
+        path: AbsolutePath,
+        file_type: DiffFileType | str | Unset | None = UNSET,
+        mime_type: MediaType | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.old_path = old_path
+        self.path = path
+        self.file_type = file_type
+        self.mime_type = mime_type
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CopyDiffChange) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.old_path, self.path, self.file_type, self.mime_type, self.meta) == (
+            other.old_path,
+            other.path,
+            other.file_type,
+            other.mime_type,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(old_path={self.old_path!r}, path={self.path!r}, file_type={self.file_type!r}, mime_type={self.mime_type!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> CopyDiffChange:
@@ -4450,9 +6182,10 @@ class CopyDiffChange:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class Cost:
     """Cost information for a session."""
+
+    __slots__ = ("amount", "currency", "meta")
 
     amount: float
     """Total cumulative cost for session."""
@@ -4461,12 +6194,29 @@ class Cost:
     """Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
     unit such as "credits"."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, amount: float, currency: str, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.amount = amount
+        self.currency = currency
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Cost) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.amount, self.currency, self.meta) == (other.amount, other.currency, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(amount={self.amount!r}, currency={self.currency!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> Cost:
@@ -4499,16 +6249,33 @@ class Cost:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class DeclineCreateElicitationResponse:
     """The user declined the elicitation."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, DeclineCreateElicitationResponse)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> DeclineCreateElicitationResponse:
@@ -4530,29 +6297,58 @@ class DeclineCreateElicitationResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class DeleteDiffChange:
     """A file was deleted."""
+
+    __slots__ = ("file_type", "meta", "mime_type", "path")
 
     path: AbsolutePath
     """Absolute path for the operation."""
 
-    file_type: DiffFileType | str | Unset | None = UNSET
+    file_type: DiffFileType | str | Unset | None
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown."""
 
-    mime_type: MediaType | Unset | None = UNSET
+    mime_type: MediaType | Unset | None
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        path: AbsolutePath,
+        file_type: DiffFileType | str | Unset | None = UNSET,
+        mime_type: MediaType | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.path = path
+        self.file_type = file_type
+        self.mime_type = mime_type
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DeleteDiffChange) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.path, self.file_type, self.mime_type, self.meta) == (
+            other.path,
+            other.file_type,
+            other.mime_type,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(path={self.path!r}, file_type={self.file_type!r}, mime_type={self.mime_type!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> DeleteDiffChange:
@@ -4602,21 +6398,38 @@ class DeleteDiffChange:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class DeleteSessionRequest:
     """Request parameters for deleting an existing session from `session/list`.
 
     Only available if the Agent supports the `session.delete` capability."""
 
+    __slots__ = ("meta", "session_id")
+
     session_id: SessionId
     """The ID of the session to delete."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, session_id: SessionId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DeleteSessionRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.meta) == (other.session_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> DeleteSessionRequest:
@@ -4642,16 +6455,30 @@ class DeleteSessionRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class DeleteSessionResponse:
     """Response from deleting a session."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DeleteSessionResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> DeleteSessionResponse:
@@ -4669,7 +6496,6 @@ class DeleteSessionResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class Diff:
     """File changes produced by a tool call.
 
@@ -4680,23 +6506,46 @@ class Diff:
 
     See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#content)"""
 
+    __slots__ = ("changes", "meta", "patch")
+
     changes: list[DiffChange]
     """Structured file changes described by this diff.
 
     Clients can use this field without parsing patch text to determine affected paths."""
 
-    patch: DiffPatch | Unset | None = UNSET
+    patch: DiffPatch | Unset | None
     """Renderable patch text for some or all of the structured changes.
 
     Agents SHOULD provide patch text whenever feasible. Omitted and `null` are
     equivalent and mean no renderable patch text was provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        changes: list[DiffChange],
+        patch: DiffPatch | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.changes = changes
+        self.patch = patch
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Diff) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.changes, self.patch, self.meta) == (other.changes, other.patch, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(changes={self.changes!r}, patch={self.patch!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> Diff:
@@ -4732,9 +6581,10 @@ class Diff:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class DiffPatch:
     """Renderable patch text and its format."""
+
+    __slots__ = ("format", "meta", "text")
 
     format: DiffPatchFormat | str
     """Patch format. The only ACP-defined value is `git_patch`."""
@@ -4742,12 +6592,33 @@ class DiffPatch:
     text: str
     """Patch text in the format named by `format`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        format: DiffPatchFormat | str,
+        text: str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.format = format
+        self.text = text
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DiffPatch) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.format, self.text, self.meta) == (other.format, other.text, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(format={self.format!r}, text={self.text!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> DiffPatch:
@@ -4784,12 +6655,26 @@ class DiffPatch:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class DiffPathChange:
     """Operation metadata for add, delete, and modify changes."""
 
+    __slots__ = ("path",)
+
     path: AbsolutePath
     """Absolute path for the operation."""
+
+    def __init__(self, *, path: AbsolutePath) -> None:
+        self.path = path
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DiffPathChange) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.path,) == (other.path,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(path={self.path!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> DiffPathChange:
@@ -4810,15 +6695,30 @@ class DiffPathChange:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class DiffPathPairChange:
     """Operation metadata for move and copy changes."""
+
+    __slots__ = ("old_path", "path")
 
     old_path: AbsolutePath
     """Absolute path before the operation."""
 
     path: AbsolutePath
     """Absolute path after the operation."""
+
+    def __init__(self, *, old_path: AbsolutePath, path: AbsolutePath) -> None:
+        self.old_path = old_path
+        self.path = path
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DiffPathPairChange) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.old_path, self.path) == (other.old_path, other.path)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(old_path={self.old_path!r}, path={self.path!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> DiffPathPairChange:
@@ -4846,27 +6746,49 @@ class DiffPathPairChange:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class DiffToolCallContent:
     """File modification shown as a diff."""
+
+    __slots__ = ("changes", "meta", "patch")
 
     changes: list[DiffChange]
     """Structured file changes described by this diff.
 
     Clients can use this field without parsing patch text to determine affected paths."""
 
-    patch: DiffPatch | Unset | None = UNSET
+    patch: DiffPatch | Unset | None
     """Renderable patch text for some or all of the structured changes.
 
     Agents SHOULD provide patch text whenever feasible. Omitted and `null` are
     equivalent and mean no renderable patch text was provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        changes: list[DiffChange],
+        patch: DiffPatch | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.changes = changes
+        self.patch = patch
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DiffToolCallContent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.changes, self.patch, self.meta) == (other.changes, other.patch, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(changes={self.changes!r}, patch={self.patch!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> DiffToolCallContent:
@@ -4905,7 +6827,6 @@ class DiffToolCallContent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class DisableProviderRequest:
     """**UNSTABLE**
 
@@ -4913,15 +6834,35 @@ class DisableProviderRequest:
 
     Request parameters for `providers/disable`."""
 
+    __slots__ = ("meta", "provider_id")
+
     provider_id: ProviderId
     """Provider ID to disable."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, provider_id: ProviderId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.provider_id = provider_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DisableProviderRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.provider_id, self.meta) == (other.provider_id, other.meta)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}(provider_id={self.provider_id!r}, meta={self.meta!r})"
+        )
 
     @classmethod
     def from_dict(cls, data: object) -> DisableProviderRequest:
@@ -4947,7 +6888,6 @@ class DisableProviderRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class DisableProviderResponse:
     """**UNSTABLE**
 
@@ -4955,12 +6895,27 @@ class DisableProviderResponse:
 
     Response to `providers/disable`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DisableProviderResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> DisableProviderResponse:
@@ -4978,14 +6933,30 @@ class DisableProviderResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ElicitationAcceptAction:
     """The user accepted the elicitation and provided content."""
 
-    content: dict[str, ElicitationContentValue] | Unset | None = UNSET
+    __slots__ = ("content",)
+
+    content: dict[str, ElicitationContentValue] | Unset | None
     """The user-provided content, if any, as an object matching the requested schema.
 
     Omitted and `null` are equivalent and mean no content is provided."""
+
+    def __init__(
+        self, *, content: dict[str, ElicitationContentValue] | Unset | None = UNSET
+    ) -> None:
+        self.content = content
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ElicitationAcceptAction) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.content,) == (other.content,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(content={self.content!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ElicitationAcceptAction:
@@ -5010,28 +6981,50 @@ class ElicitationAcceptAction:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ElicitationCapabilities:
     """Elicitation capabilities supported by the client."""
 
-    form: ElicitationFormCapabilities | Unset | None = UNSET
+    __slots__ = ("form", "meta", "url")
+
+    form: ElicitationFormCapabilities | Unset | None
     """Whether the client supports form-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean form support is not advertised.
     Supplying `{}` explicitly advertises form support."""
 
-    url: ElicitationUrlCapabilities | Unset | None = UNSET
+    url: ElicitationUrlCapabilities | Unset | None
     """Whether the client supports URL-based elicitation.
 
     Optional. Omitted and `null` are equivalent and mean the client does not advertise support.
     Supplying `{}` means the client supports URL-based elicitation."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        form: ElicitationFormCapabilities | Unset | None = UNSET,
+        url: ElicitationUrlCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.form = form
+        self.url = url
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ElicitationCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.form, self.url, self.meta) == (other.form, other.url, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(form={self.form!r}, url={self.url!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ElicitationCapabilities:
@@ -5065,18 +7058,35 @@ class ElicitationCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ElicitationFormCapabilities:
     """Form-based elicitation capabilities.
 
     Supplying `{}` means the client supports form-based elicitation."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, ElicitationFormCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ElicitationFormCapabilities:
@@ -5094,13 +7104,27 @@ class ElicitationFormCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ElicitationRequestScope:
     """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started)."""
 
+    __slots__ = ("request_id",)
+
     request_id: RequestId
     """The pending Client-to-Agent request this elicitation is tied to."""
+
+    def __init__(self, *, request_id: RequestId) -> None:
+        self.request_id = request_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ElicitationRequestScope) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.request_id,) == (other.request_id,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(request_id={self.request_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ElicitationRequestScope:
@@ -5123,17 +7147,18 @@ class ElicitationRequestScope:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ElicitationSchema:
     """Type-safe elicitation schema for requesting structured user input.
 
     This represents a JSON Schema object with primitive-typed properties,
     as required by the elicitation specification."""
 
+    __slots__ = ("description", "meta", "properties", "required", "title", "type")
+
     type: ElicitationSchemaType
     """Type discriminator. Always `"object"`. Any other value is rejected."""
 
-    title: str | Unset | None = UNSET
+    title: str | Unset | None
     """Optional title for the schema.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided."""
@@ -5141,22 +7166,63 @@ class ElicitationSchema:
     properties: dict[str, ElicitationPropertySchema]
     """Property definitions (must be primitive types)."""
 
-    required: list[str] | Unset | None = UNSET
+    required: list[str] | Unset | None
     """List of required property names.
 
     Optional. Omitted and `null` are equivalent and mean no property names are required."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional description of what this schema represents.
 
     Optional. Omitted and `null` are equivalent and mean no schema description is provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        type: ElicitationSchemaType,
+        title: str | Unset | None = UNSET,
+        properties: dict[str, ElicitationPropertySchema],
+        required: list[str] | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.type = type
+        self.title = title
+        self.properties = properties
+        self.required = required
+        self.description = description
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ElicitationSchema) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.type,
+            self.title,
+            self.properties,
+            self.required,
+            self.description,
+            self.meta,
+        ) == (
+            other.type,
+            other.title,
+            other.properties,
+            other.required,
+            other.description,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(type={self.type!r}, title={self.title!r}, properties={self.properties!r}, required={self.required!r}, description={self.description!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ElicitationSchema:
@@ -5218,7 +7284,6 @@ class ElicitationSchema:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ElicitationSessionScope:
     """Session-scoped elicitation, optionally tied to a specific tool call.
 
@@ -5226,14 +7291,32 @@ class ElicitationSessionScope:
     This is useful when an agent receives an elicitation from an MCP server
     during a tool call and needs to redirect it to the user."""
 
+    __slots__ = ("session_id", "tool_call_id")
+
     session_id: SessionId
     """The session this elicitation is tied to."""
 
-    tool_call_id: ToolCallId | Unset | None = UNSET
+    tool_call_id: ToolCallId | Unset | None
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
     session without a specific tool call."""
+
+    def __init__(
+        self, *, session_id: SessionId, tool_call_id: ToolCallId | Unset | None = UNSET
+    ) -> None:
+        self.session_id = session_id
+        self.tool_call_id = tool_call_id
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ElicitationSessionScope) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.tool_call_id) == (other.session_id, other.tool_call_id)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, tool_call_id={self.tool_call_id!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ElicitationSessionScope:
@@ -5263,18 +7346,35 @@ class ElicitationSessionScope:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ElicitationUrlCapabilities:
     """URL-based elicitation capabilities.
 
     Supplying `{}` means the client supports URL-based elicitation."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, ElicitationUrlCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ElicitationUrlCapabilities:
@@ -5292,24 +7392,50 @@ class ElicitationUrlCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class EmbeddedResource:
     """The contents of a resource, embedded into a prompt or tool call result."""
+
+    __slots__ = ("annotations", "meta", "resource")
 
     resource: EmbeddedResourceResource
     """Embedded resource payload, either text or binary data."""
 
-    annotations: Annotations | Unset | None = UNSET
+    annotations: Annotations | Unset | None
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        resource: EmbeddedResourceResource,
+        annotations: Annotations | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.resource = resource
+        self.annotations = annotations
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EmbeddedResource) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.resource, self.annotations, self.meta) == (
+            other.resource,
+            other.annotations,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(resource={self.resource!r}, annotations={self.annotations!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> EmbeddedResource:
@@ -5345,12 +7471,13 @@ class EmbeddedResource:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class EndTurnIdleStateUpdate:
     """The active work ended successfully.
     Includes locally handled commands that required no model call."""
 
-    usage: Usage | Unset | None = UNSET
+    __slots__ = ("background", "meta", "usage")
+
+    usage: Usage | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5360,7 +7487,7 @@ class EndTurnIdleStateUpdate:
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update."""
 
-    background: list[BackgroundWork] | Unset | None = UNSET
+    background: list[BackgroundWork] | Unset | None
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -5370,12 +7497,37 @@ class EndTurnIdleStateUpdate:
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        usage: Usage | Unset | None = UNSET,
+        background: list[BackgroundWork] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.usage = usage
+        self.background = background
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EndTurnIdleStateUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.usage, self.background, self.meta) == (
+            other.usage,
+            other.background,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(usage={self.usage!r}, background={self.background!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> EndTurnIdleStateUpdate:
@@ -5415,9 +7567,10 @@ class EndTurnIdleStateUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class EnumOption:
     """A titled enum option with a const value, human-readable title, and optional description."""
+
+    __slots__ = ("const", "description", "meta", "title")
 
     const: str
     """The constant value for this option."""
@@ -5425,17 +7578,45 @@ class EnumOption:
     title: str
     """Human-readable title for this option."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        const: str,
+        title: str,
+        description: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.const = const
+        self.title = title
+        self.description = description
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EnumOption) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.const, self.title, self.description, self.meta) == (
+            other.const,
+            other.title,
+            other.description,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(const={self.const!r}, title={self.title!r}, description={self.description!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> EnumOption:
@@ -5473,9 +7654,10 @@ class EnumOption:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class EnvVariable:
     """An environment variable to set when launching a process."""
+
+    __slots__ = ("meta", "name", "value")
 
     name: str
     """The name of the environment variable."""
@@ -5483,12 +7665,29 @@ class EnvVariable:
     value: str
     """The value to set for the environment variable."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, name: str, value: str, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.name = name
+        self.value = value
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EnvVariable) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.value, self.meta) == (other.name, other.value, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, value={self.value!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> EnvVariable:
@@ -5521,7 +7720,6 @@ class EnvVariable:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class Error:
     """JSON-RPC error object.
 
@@ -5529,6 +7727,8 @@ class Error:
     JSON-RPC 2.0 error object specification with optional additional data.
 
     See protocol docs: [JSON-RPC Error Object](https://www.jsonrpc.org/specification#error_object)"""
+
+    __slots__ = ("code", "data", "message")
 
     code: ErrorCode | int
     """A number indicating the error type that occurred.
@@ -5538,13 +7738,30 @@ class Error:
     """A string providing a short description of the error.
     The message should be limited to a concise single sentence."""
 
-    data: ErrorData | Unset | None = UNSET
+    data: ErrorData | Unset | None
     """Optional primitive or structured value that contains additional information about the error.
     This may include debugging information or context-specific details.
 
     Omitted and `null` are equivalent and mean no additional data is provided. Some codes
     define a shape: [`UnsupportedProtocolVersionErrorData`] for `-32022`, and
     [`SessionNotFoundErrorData`] for `-32002` when a session is not found."""
+
+    def __init__(
+        self, *, code: ErrorCode | int, message: str, data: ErrorData | Unset | None = UNSET
+    ) -> None:
+        self.code = code
+        self.message = message
+        self.data = data
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Error) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.code, self.message, self.data) == (other.code, other.message, other.data)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(code={self.code!r}, message={self.message!r}, data={self.data!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> Error:
@@ -5582,7 +7799,6 @@ class Error:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ErrorIdleStateUpdate:
     """The active work ended because something failed.
 
@@ -5590,13 +7806,15 @@ class ErrorIdleStateUpdate:
     insertion also requires an error response to `session/prompt`. After
     insertion, the prompt's response remains successful."""
 
-    error: Error | Unset | None = UNSET
+    __slots__ = ("background", "error", "meta", "usage")
+
+    error: Error | Unset | None
     """The failure, as a JSON-RPC error object.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
     Agents SHOULD include it."""
 
-    usage: Usage | Unset | None = UNSET
+    usage: Usage | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5606,7 +7824,7 @@ class ErrorIdleStateUpdate:
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update."""
 
-    background: list[BackgroundWork] | Unset | None = UNSET
+    background: list[BackgroundWork] | Unset | None
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -5616,12 +7834,40 @@ class ErrorIdleStateUpdate:
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        error: Error | Unset | None = UNSET,
+        usage: Usage | Unset | None = UNSET,
+        background: list[BackgroundWork] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.error = error
+        self.usage = usage
+        self.background = background
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ErrorIdleStateUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.error, self.usage, self.background, self.meta) == (
+            other.error,
+            other.usage,
+            other.background,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(error={self.error!r}, usage={self.usage!r}, background={self.background!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ErrorIdleStateUpdate:
@@ -5669,15 +7915,29 @@ class ErrorIdleStateUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ErrorStopReason:
     """Details of a failure that ended active work."""
 
-    error: Error | Unset | None = UNSET
+    __slots__ = ("error",)
+
+    error: Error | Unset | None
     """The failure, as a JSON-RPC error object.
 
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting failure details.
     Agents SHOULD include it."""
+
+    def __init__(self, *, error: Error | Unset | None = UNSET) -> None:
+        self.error = error
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ErrorStopReason) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.error,) == (other.error,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(error={self.error!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ErrorStopReason:
@@ -5698,7 +7958,6 @@ class ErrorStopReason:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class FilePlanUpdateContent:
     """**UNSTABLE**
 
@@ -5706,18 +7965,37 @@ class FilePlanUpdateContent:
 
     A URI pointing to a file containing the plan."""
 
+    __slots__ = ("meta", "plan_id", "uri")
+
     plan_id: PlanId
     """The plan ID to update."""
 
     uri: str
     """The URI of the file containing the plan."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, plan_id: PlanId, uri: str, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.plan_id = plan_id
+        self.uri = uri
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FilePlanUpdateContent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.plan_id, self.uri, self.meta) == (other.plan_id, other.uri, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(plan_id={self.plan_id!r}, uri={self.uri!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> FilePlanUpdateContent:
@@ -5753,7 +8031,6 @@ class FilePlanUpdateContent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ForkSessionRequest:
     """**UNSTABLE**
 
@@ -5766,23 +8043,32 @@ class ForkSessionRequest:
 
     Only available if the Agent supports the `session.fork` capability."""
 
+    __slots__ = (
+        "additional_directories",
+        "cwd",
+        "mcp_servers",
+        "meta",
+        "session_id",
+        "system_prompt",
+    )
+
     session_id: SessionId
     """The ID of the session to fork."""
 
     cwd: AbsolutePath
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[AbsolutePath] | Unset = UNSET
+    additional_directories: list[AbsolutePath] | Unset
     """Additional workspace roots to activate for this session. Each path must be absolute.
 
     When omitted or empty, no additional roots are activated. When non-empty,
     this is the complete resulting additional-root list for the forked
     session."""
 
-    mcp_servers: list[McpServer] | Unset = UNSET
+    mcp_servers: list[McpServer] | Unset
     """List of MCP servers to connect to for this session."""
 
-    system_prompt: SystemPrompt | Unset | None = UNSET
+    system_prompt: SystemPrompt | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -5795,12 +8081,53 @@ class ForkSessionRequest:
     `session.systemPrompt`, and SHOULD send the same value they used for the
     source session."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        cwd: AbsolutePath,
+        additional_directories: list[AbsolutePath] | Unset = UNSET,
+        mcp_servers: list[McpServer] | Unset = UNSET,
+        system_prompt: SystemPrompt | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.mcp_servers = mcp_servers
+        self.system_prompt = system_prompt
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ForkSessionRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.session_id,
+            self.cwd,
+            self.additional_directories,
+            self.mcp_servers,
+            self.system_prompt,
+            self.meta,
+        ) == (
+            other.session_id,
+            other.cwd,
+            other.additional_directories,
+            other.mcp_servers,
+            other.system_prompt,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, cwd={self.cwd!r}, additional_directories={self.additional_directories!r}, mcp_servers={self.mcp_servers!r}, system_prompt={self.system_prompt!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ForkSessionRequest:
@@ -5870,7 +8197,6 @@ class ForkSessionRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ForkSessionResponse:
     """**UNSTABLE**
 
@@ -5878,29 +8204,59 @@ class ForkSessionResponse:
 
     Response from forking an existing session."""
 
+    __slots__ = ("available_commands", "config_options", "meta", "session_id")
+
     session_id: SessionId
     """Unique identifier for the newly created forked session."""
 
-    config_options: list[SessionConfigOption] | Unset = UNSET
+    config_options: list[SessionConfigOption] | Unset
     """Initial session configuration options.
 
     Optional. Omitted or empty means no config options are advertised.
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `config_option_update` notifications replace this list."""
 
-    available_commands: list[AvailableCommand] | Unset = UNSET
+    available_commands: list[AvailableCommand] | Unset
     """Initial commands the agent can execute in this session.
 
     Optional. Omitted or empty means no initial commands are advertised.
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `available_commands_update` notifications replace this list."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        config_options: list[SessionConfigOption] | Unset = UNSET,
+        available_commands: list[AvailableCommand] | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.config_options = config_options
+        self.available_commands = available_commands
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ForkSessionResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.config_options, self.available_commands, self.meta) == (
+            other.session_id,
+            other.config_options,
+            other.available_commands,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, config_options={self.config_options!r}, available_commands={self.available_commands!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ForkSessionResponse:
@@ -5951,9 +8307,10 @@ class ForkSessionResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class FormCreateElicitationRequest:
     """Form-based elicitation where the client renders a form from the provided schema."""
+
+    __slots__ = ("elicitation_form_mode", "message", "meta")
 
     elicitation_form_mode: ElicitationFormMode
     """Form-based elicitation mode where the client renders a form from the provided schema."""
@@ -5961,12 +8318,40 @@ class FormCreateElicitationRequest:
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        elicitation_form_mode: ElicitationFormMode,
+        message: str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.elicitation_form_mode = elicitation_form_mode
+        self.message = message
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, FormCreateElicitationRequest)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.elicitation_form_mode, self.message, self.meta) == (
+            other.elicitation_form_mode,
+            other.message,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(elicitation_form_mode={self.elicitation_form_mode!r}, message={self.message!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> FormCreateElicitationRequest:
@@ -5997,9 +8382,10 @@ class FormCreateElicitationRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class HttpHeader:
     """An HTTP header to set when making requests to the MCP server."""
+
+    __slots__ = ("meta", "name", "value")
 
     name: str
     """The name of the HTTP header."""
@@ -6007,12 +8393,29 @@ class HttpHeader:
     value: str
     """The value to set for the HTTP header."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, name: str, value: str, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.name = name
+        self.value = value
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, HttpHeader) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.value, self.meta) == (other.name, other.value, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, value={self.value!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> HttpHeader:
@@ -6045,11 +8448,12 @@ class HttpHeader:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class HttpMcpServer:
     """HTTP transport configuration
 
     Only available when the Agent capabilities include `session.mcp.http`."""
+
+    __slots__ = ("headers", "meta", "name", "url")
 
     name: str
     """Human-readable name identifying this MCP server."""
@@ -6057,16 +8461,44 @@ class HttpMcpServer:
     url: str
     """URL to the MCP server."""
 
-    headers: list[HttpHeader] | Unset = UNSET
+    headers: list[HttpHeader] | Unset
     """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
     defines are owned by the transport, and Agents use the transport's values for them."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        url: str,
+        headers: list[HttpHeader] | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.name = name
+        self.url = url
+        self.headers = headers
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, HttpMcpServer) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.url, self.headers, self.meta) == (
+            other.name,
+            other.url,
+            other.headers,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, url={self.url!r}, headers={self.headers!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> HttpMcpServer:
@@ -6112,21 +8544,22 @@ class HttpMcpServer:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class Icon:
     """An optionally-sized icon that can be displayed in a user interface."""
+
+    __slots__ = ("meta", "mime_type", "sizes", "src", "theme")
 
     src: str
     """A standard URI pointing to an icon resource. MUST be an `https:` or `data:` URI.
     Clients reject other schemes, fetch without credentials, and do not follow
     scheme- or origin-changing redirects."""
 
-    mime_type: MediaType | Unset | None = UNSET
+    mime_type: MediaType | Unset | None
     """Optional MIME type override if the source MIME type is missing or generic.
 
     Omitted and `null` are equivalent and mean the source MIME type is used."""
 
-    sizes: list[str] | Unset | None = UNSET
+    sizes: list[str] | Unset | None
     """Optional array of strings that specify sizes at which the icon can be used.
     Each string should be in `WxH` format (e.g., `"48x48"`, `"96x96"`) or
     `"any"` for scalable formats like SVG.
@@ -6135,17 +8568,48 @@ class Icon:
 
     Omitted and `null` are equivalent and mean no sizes are specified."""
 
-    theme: IconTheme | str | Unset | None = UNSET
+    theme: IconTheme | str | Unset | None
     """Optional theme this icon is designed for.
 
     Omitted and `null` are equivalent and mean the icon is not theme-specific."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        src: str,
+        mime_type: MediaType | Unset | None = UNSET,
+        sizes: list[str] | Unset | None = UNSET,
+        theme: IconTheme | str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.src = src
+        self.mime_type = mime_type
+        self.sizes = sizes
+        self.theme = theme
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Icon) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.src, self.mime_type, self.sizes, self.theme, self.meta) == (
+            other.src,
+            other.mime_type,
+            other.sizes,
+            other.theme,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(src={self.src!r}, mime_type={self.mime_type!r}, sizes={self.sizes!r}, theme={self.theme!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> Icon:
@@ -6196,9 +8660,10 @@ class Icon:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class IdSetSessionConfigOptionRequest:
     """A `SessionConfigValueId` string value (`type: "id"`)."""
+
+    __slots__ = ("config_id", "meta", "session_id", "value")
 
     value: SessionConfigValueId
     """The value ID."""
@@ -6209,12 +8674,43 @@ class IdSetSessionConfigOptionRequest:
     config_id: SessionConfigId
     """The ID of the configuration option to set."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        value: SessionConfigValueId,
+        session_id: SessionId,
+        config_id: SessionConfigId,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.value = value
+        self.session_id = session_id
+        self.config_id = config_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, IdSetSessionConfigOptionRequest)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.value, self.session_id, self.config_id, self.meta) == (
+            other.value,
+            other.session_id,
+            other.config_id,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(value={self.value!r}, session_id={self.session_id!r}, config_id={self.config_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> IdSetSessionConfigOptionRequest:
@@ -6257,9 +8753,10 @@ class IdSetSessionConfigOptionRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ImageContent:
     """An image provided to or from an LLM."""
+
+    __slots__ = ("annotations", "data", "meta", "mime_type", "uri")
 
     data: str
     """Base64-encoded media payload."""
@@ -6267,22 +8764,53 @@ class ImageContent:
     mime_type: MediaType
     """MIME type describing the encoded media payload."""
 
-    uri: str | Unset | None = UNSET
+    uri: str | Unset | None
     """URI associated with this resource or media payload.
 
     Omitted and `null` are equivalent and mean no URI is associated with the image."""
 
-    annotations: Annotations | Unset | None = UNSET
+    annotations: Annotations | Unset | None
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        data: str,
+        mime_type: MediaType,
+        uri: str | Unset | None = UNSET,
+        annotations: Annotations | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.data = data
+        self.mime_type = mime_type
+        self.uri = uri
+        self.annotations = annotations
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ImageContent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.data, self.mime_type, self.uri, self.annotations, self.meta) == (
+            other.data,
+            other.mime_type,
+            other.uri,
+            other.annotations,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(data={self.data!r}, mime_type={self.mime_type!r}, uri={self.uri!r}, annotations={self.annotations!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ImageContent:
@@ -6328,11 +8856,12 @@ class ImageContent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ImageContentBlock:
     """Images for visual context or analysis.
 
     Requires the `image` prompt capability when included in prompts."""
+
+    __slots__ = ("annotations", "data", "meta", "mime_type", "uri")
 
     data: str
     """Base64-encoded media payload."""
@@ -6340,22 +8869,53 @@ class ImageContentBlock:
     mime_type: MediaType
     """MIME type describing the encoded media payload."""
 
-    uri: str | Unset | None = UNSET
+    uri: str | Unset | None
     """URI associated with this resource or media payload.
 
     Omitted and `null` are equivalent and mean no URI is associated with the image."""
 
-    annotations: Annotations | Unset | None = UNSET
+    annotations: Annotations | Unset | None
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        data: str,
+        mime_type: MediaType,
+        uri: str | Unset | None = UNSET,
+        annotations: Annotations | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.data = data
+        self.mime_type = mime_type
+        self.uri = uri
+        self.annotations = annotations
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ImageContentBlock) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.data, self.mime_type, self.uri, self.annotations, self.meta) == (
+            other.data,
+            other.mime_type,
+            other.uri,
+            other.annotations,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(data={self.data!r}, mime_type={self.mime_type!r}, uri={self.uri!r}, annotations={self.annotations!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ImageContentBlock:
@@ -6404,17 +8964,18 @@ class ImageContentBlock:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class Implementation:
     """Metadata about the implementation of the client or agent.
     Describes the name and version of an ACP implementation, with an optional
     title for UI representation."""
 
+    __slots__ = ("meta", "name", "title", "version")
+
     name: str
     """Intended for programmatic or logical use, but can be used as a display
     name fallback if title isn't present."""
 
-    title: str | Unset | None = UNSET
+    title: str | Unset | None
     """Intended for UI and end-user contexts and optimized to be human-readable
     and easily understood.
 
@@ -6426,12 +8987,40 @@ class Implementation:
     """Version of the implementation. Can be displayed to the user or used
     for debugging or metrics purposes. (e.g. "1.0.0")."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        title: str | Unset | None = UNSET,
+        version: str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.name = name
+        self.title = title
+        self.version = version
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Implementation) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.title, self.version, self.meta) == (
+            other.name,
+            other.title,
+            other.version,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, title={self.title!r}, version={self.version!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> Implementation:
@@ -6469,7 +9058,6 @@ class Implementation:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class InitializeRequest:
     """Request parameters for the initialize method.
 
@@ -6477,23 +9065,53 @@ class InitializeRequest:
 
     See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/draft/initialization)"""
 
+    __slots__ = ("capabilities", "info", "meta", "protocol_version")
+
     protocol_version: ProtocolVersion
     """The latest protocol version supported by the client."""
 
     info: Implementation
     """Information about the implementation sending this initialize request."""
 
-    capabilities: ClientCapabilities = field(
-        default_factory=lambda: ClientCapabilities.from_dict({})
-    )
+    capabilities: ClientCapabilities
     """Capabilities supported by the client."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        protocol_version: ProtocolVersion,
+        info: Implementation,
+        capabilities: ClientCapabilities | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.protocol_version = protocol_version
+        self.info = info
+        self.capabilities = (
+            ClientCapabilities.from_dict({}) if capabilities is UNSET else capabilities
+        )
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, InitializeRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.protocol_version, self.info, self.capabilities, self.meta) == (
+            other.protocol_version,
+            other.info,
+            other.capabilities,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(protocol_version={self.protocol_version!r}, info={self.info!r}, capabilities={self.capabilities!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> InitializeRequest:
@@ -6539,13 +9157,14 @@ class InitializeRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class InitializeResponse:
     """Response to the `initialize` method.
 
     Contains the negotiated protocol version and agent capabilities.
 
     See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/draft/initialization)"""
+
+    __slots__ = ("auth_methods", "capabilities", "info", "meta", "protocol_version")
 
     protocol_version: ProtocolVersion
     """The highest protocol version supported by the agent that is at or below
@@ -6558,22 +9177,61 @@ class InitializeResponse:
     info: Implementation
     """Information about the implementation sending this initialize response."""
 
-    capabilities: AgentCapabilities = field(default_factory=lambda: AgentCapabilities.from_dict({}))
+    capabilities: AgentCapabilities
     """Capabilities supported by the agent."""
 
-    auth_methods: list[AuthMethod] | Unset = UNSET
+    auth_methods: list[AuthMethod] | Unset
     """Authentication methods supported by the agent.
 
     Optional. Omitted or empty means the agent does not advertise the
     `auth/login` and `auth/logout` methods. Supplying one or more methods means
     the agent MUST support both `auth/login` and `auth/logout`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        protocol_version: ProtocolVersion,
+        info: Implementation,
+        capabilities: AgentCapabilities | Unset = UNSET,
+        auth_methods: list[AuthMethod] | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.protocol_version = protocol_version
+        self.info = info
+        self.capabilities = (
+            AgentCapabilities.from_dict({}) if capabilities is UNSET else capabilities
+        )
+        self.auth_methods = auth_methods
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, InitializeResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.protocol_version,
+            self.info,
+            self.capabilities,
+            self.auth_methods,
+            self.meta,
+        ) == (
+            other.protocol_version,
+            other.info,
+            other.capabilities,
+            other.auth_methods,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(protocol_version={self.protocol_version!r}, info={self.info!r}, capabilities={self.capabilities!r}, auth_methods={self.auth_methods!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> InitializeResponse:
@@ -6633,41 +9291,86 @@ class InitializeResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class IntegerElicitationPropertySchema:
     """Integer property."""
 
-    title: str | Unset | None = UNSET
+    __slots__ = ("default", "description", "maximum", "meta", "minimum", "title")
+
+    title: str | Unset | None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    minimum: int | Unset | None = UNSET
+    minimum: int | Unset | None
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
 
-    maximum: int | Unset | None = UNSET
+    maximum: int | Unset | None
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
 
-    default: int | Unset | None = UNSET
+    default: int | Unset | None
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        minimum: int | Unset | None = UNSET,
+        maximum: int | Unset | None = UNSET,
+        default: int | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.minimum = minimum
+        self.maximum = maximum
+        self.default = default
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, IntegerElicitationPropertySchema)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (
+            self.title,
+            self.description,
+            self.minimum,
+            self.maximum,
+            self.default,
+            self.meta,
+        ) == (
+            other.title,
+            other.description,
+            other.minimum,
+            other.maximum,
+            other.default,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, description={self.description!r}, minimum={self.minimum!r}, maximum={self.maximum!r}, default={self.default!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> IntegerElicitationPropertySchema:
@@ -6746,41 +9449,83 @@ class IntegerElicitationPropertySchema:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class IntegerPropertySchema:
     """Schema for integer properties in an elicitation form."""
 
-    title: str | Unset | None = UNSET
+    __slots__ = ("default", "description", "maximum", "meta", "minimum", "title")
+
+    title: str | Unset | None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    minimum: int | Unset | None = UNSET
+    minimum: int | Unset | None
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
 
-    maximum: int | Unset | None = UNSET
+    maximum: int | Unset | None
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
 
-    default: int | Unset | None = UNSET
+    default: int | Unset | None
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        minimum: int | Unset | None = UNSET,
+        maximum: int | Unset | None = UNSET,
+        default: int | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.minimum = minimum
+        self.maximum = maximum
+        self.default = default
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, IntegerPropertySchema) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.title,
+            self.description,
+            self.minimum,
+            self.maximum,
+            self.default,
+            self.meta,
+        ) == (
+            other.title,
+            other.description,
+            other.minimum,
+            other.maximum,
+            other.default,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, description={self.description!r}, minimum={self.minimum!r}, maximum={self.maximum!r}, default={self.default!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> IntegerPropertySchema:
@@ -6855,9 +9600,10 @@ class IntegerPropertySchema:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ItemsPlanUpdateContent:
     """Structured plan entries."""
+
+    __slots__ = ("entries", "meta", "plan_id")
 
     plan_id: PlanId
     """The plan ID to update."""
@@ -6868,12 +9614,33 @@ class ItemsPlanUpdateContent:
     When updating an item-based plan, the agent must send a complete list of all entries
     with their current status. The client replaces that plan with each update."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        plan_id: PlanId,
+        entries: list[PlanEntry],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.plan_id = plan_id
+        self.entries = entries
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ItemsPlanUpdateContent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.plan_id, self.entries, self.meta) == (other.plan_id, other.entries, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(plan_id={self.plan_id!r}, entries={self.entries!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ItemsPlanUpdateContent:
@@ -6911,7 +9678,6 @@ class ItemsPlanUpdateContent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ListProvidersRequest:
     """**UNSTABLE**
 
@@ -6919,12 +9685,27 @@ class ListProvidersRequest:
 
     Request parameters for `providers/list`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ListProvidersRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ListProvidersRequest:
@@ -6942,7 +9723,6 @@ class ListProvidersRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ListProvidersResponse:
     """**UNSTABLE**
 
@@ -6950,15 +9730,33 @@ class ListProvidersResponse:
 
     Response to `providers/list`."""
 
+    __slots__ = ("meta", "providers")
+
     providers: list[ProviderInfo]
     """Configurable providers with current routing info suitable for UI display."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, providers: list[ProviderInfo], meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.providers = providers
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ListProvidersResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.providers, self.meta) == (other.providers, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(providers={self.providers!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ListProvidersResponse:
@@ -6986,11 +9784,12 @@ class ListProvidersResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ListSessionsRequest:
     """Request parameters for listing existing sessions."""
 
-    cwd: AbsolutePath | Unset | None = UNSET
+    __slots__ = ("archived", "cursor", "cwd", "meta")
+
+    cwd: AbsolutePath | Unset | None
     """Filter sessions by working directory. Must be an absolute path.
 
     Only sessions whose `cwd` is this same directory match. Subdirectories and
@@ -6998,12 +9797,12 @@ class ListSessionsRequest:
 
     Omitted and `null` are equivalent and mean sessions are not filtered by working directory."""
 
-    cursor: SessionListCursor | Unset | None = UNSET
+    cursor: SessionListCursor | Unset | None
     """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination
 
     Omitted and `null` are equivalent and mean the first page is requested."""
 
-    archived: SessionArchiveFilter | str | Unset | None = UNSET
+    archived: SessionArchiveFilter | str | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -7014,12 +9813,40 @@ class ListSessionsRequest:
     the Agent advertises the `session.archive` capability. The filter combines with `cwd` and
     applies before pagination. Clients keep the same value when following `nextCursor`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        cwd: AbsolutePath | Unset | None = UNSET,
+        cursor: SessionListCursor | Unset | None = UNSET,
+        archived: SessionArchiveFilter | str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.cwd = cwd
+        self.cursor = cursor
+        self.archived = archived
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ListSessionsRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.cwd, self.cursor, self.archived, self.meta) == (
+            other.cwd,
+            other.cursor,
+            other.archived,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(cwd={self.cwd!r}, cursor={self.cursor!r}, archived={self.archived!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ListSessionsRequest:
@@ -7063,24 +9890,50 @@ class ListSessionsRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ListSessionsResponse:
     """Response from listing sessions."""
+
+    __slots__ = ("meta", "next_cursor", "sessions")
 
     sessions: list[SessionInfo]
     """Array of session information objects."""
 
-    next_cursor: SessionListCursor | Unset | None = UNSET
+    next_cursor: SessionListCursor | Unset | None
     """Opaque cursor token. If present, pass this in the next request's cursor parameter
     to fetch the next page. Omitted and `null` are equivalent and mean there are no more
     results. An empty string is a valid cursor, not the end of results."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        sessions: list[SessionInfo],
+        next_cursor: SessionListCursor | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.sessions = sessions
+        self.next_cursor = next_cursor
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ListSessionsResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.sessions, self.next_cursor, self.meta) == (
+            other.sessions,
+            other.next_cursor,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(sessions={self.sessions!r}, next_cursor={self.next_cursor!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ListSessionsResponse:
@@ -7113,7 +9966,6 @@ class ListSessionsResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class LoginAuthRequest:
     """Request parameters for the `auth/login` method.
 
@@ -7123,16 +9975,34 @@ class LoginAuthRequest:
     a non-empty `authMethods` list. Clients MUST NOT call this method
     when `authMethods` was omitted or empty."""
 
+    __slots__ = ("meta", "method_id")
+
     method_id: AuthMethodId
     """The ID of the authentication method to use.
     Must be one of the methods advertised in the initialize response."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, method_id: AuthMethodId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.method_id = method_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LoginAuthRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.method_id, self.meta) == (other.method_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(method_id={self.method_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> LoginAuthRequest:
@@ -7158,16 +10028,30 @@ class LoginAuthRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class LoginAuthResponse:
     """Response to the `auth/login` method."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LoginAuthResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> LoginAuthResponse:
@@ -7185,7 +10069,6 @@ class LoginAuthResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class LogoutAuthRequest:
     """Request parameters for the `auth/logout` method.
 
@@ -7195,12 +10078,27 @@ class LogoutAuthRequest:
     a non-empty `authMethods` list. Clients MUST NOT call this method
     when `authMethods` was omitted or empty."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LogoutAuthRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> LogoutAuthRequest:
@@ -7218,16 +10116,30 @@ class LogoutAuthRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class LogoutAuthResponse:
     """Response to the `auth/logout` method."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LogoutAuthResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> LogoutAuthResponse:
@@ -7245,7 +10157,6 @@ class LogoutAuthResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class MarkdownPlanUpdateContent:
     """**UNSTABLE**
 
@@ -7253,18 +10164,40 @@ class MarkdownPlanUpdateContent:
 
     Raw markdown content for the plan."""
 
+    __slots__ = ("content", "meta", "plan_id")
+
     plan_id: PlanId
     """The plan ID to update."""
 
     content: str
     """Markdown content for the plan."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, plan_id: PlanId, content: str, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.plan_id = plan_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, MarkdownPlanUpdateContent)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.plan_id, self.content, self.meta) == (other.plan_id, other.content, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(plan_id={self.plan_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> MarkdownPlanUpdateContent:
@@ -7300,11 +10233,12 @@ class MarkdownPlanUpdateContent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class MaxTokensIdleStateUpdate:
     """The active work ended because the agent reached the maximum number of tokens."""
 
-    usage: Usage | Unset | None = UNSET
+    __slots__ = ("background", "meta", "usage")
+
+    usage: Usage | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -7314,7 +10248,7 @@ class MaxTokensIdleStateUpdate:
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update."""
 
-    background: list[BackgroundWork] | Unset | None = UNSET
+    background: list[BackgroundWork] | Unset | None
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -7324,12 +10258,37 @@ class MaxTokensIdleStateUpdate:
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        usage: Usage | Unset | None = UNSET,
+        background: list[BackgroundWork] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.usage = usage
+        self.background = background
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MaxTokensIdleStateUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.usage, self.background, self.meta) == (
+            other.usage,
+            other.background,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(usage={self.usage!r}, background={self.background!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> MaxTokensIdleStateUpdate:
@@ -7369,12 +10328,13 @@ class MaxTokensIdleStateUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class MaxTurnRequestsIdleStateUpdate:
     """The active work ended because the agent reached the maximum number of
     model requests for the foreground work."""
 
-    usage: Usage | Unset | None = UNSET
+    __slots__ = ("background", "meta", "usage")
+
+    usage: Usage | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -7384,7 +10344,7 @@ class MaxTurnRequestsIdleStateUpdate:
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update."""
 
-    background: list[BackgroundWork] | Unset | None = UNSET
+    background: list[BackgroundWork] | Unset | None
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -7394,12 +10354,40 @@ class MaxTurnRequestsIdleStateUpdate:
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        usage: Usage | Unset | None = UNSET,
+        background: list[BackgroundWork] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.usage = usage
+        self.background = background
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, MaxTurnRequestsIdleStateUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.usage, self.background, self.meta) == (
+            other.usage,
+            other.background,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(usage={self.usage!r}, background={self.background!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> MaxTurnRequestsIdleStateUpdate:
@@ -7439,7 +10427,6 @@ class MaxTurnRequestsIdleStateUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class McpAcpCapabilities:
     """**UNSTABLE**
 
@@ -7449,12 +10436,27 @@ class McpAcpCapabilities:
 
     Supplying `{}` means the agent supports ACP MCP server transports."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, McpAcpCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> McpAcpCapabilities:
@@ -7472,23 +10474,24 @@ class McpAcpCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class McpCapabilities:
     """MCP capabilities supported by the agent for session lifecycle requests."""
 
-    stdio: McpStdioCapabilities | Unset | None = UNSET
+    __slots__ = ("acp", "http", "meta", "stdio")
+
+    stdio: McpStdioCapabilities | Unset | None
     """Agent supports `stdio` MCP servers.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports stdio MCP server transports."""
 
-    http: McpHttpCapabilities | Unset | None = UNSET
+    http: McpHttpCapabilities | Unset | None
     """Agent supports `http` MCP servers.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports HTTP MCP server transports."""
 
-    acp: McpAcpCapabilities | Unset | None = UNSET
+    acp: McpAcpCapabilities | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -7498,12 +10501,40 @@ class McpCapabilities:
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports ACP MCP server transports."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        stdio: McpStdioCapabilities | Unset | None = UNSET,
+        http: McpHttpCapabilities | Unset | None = UNSET,
+        acp: McpAcpCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.stdio = stdio
+        self.http = http
+        self.acp = acp
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, McpCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.stdio, self.http, self.acp, self.meta) == (
+            other.stdio,
+            other.http,
+            other.acp,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(stdio={self.stdio!r}, http={self.http!r}, acp={self.acp!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> McpCapabilities:
@@ -7545,7 +10576,6 @@ class McpCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class McpError:
     """**UNSTABLE**
 
@@ -7554,14 +10584,31 @@ class McpError:
     `code` and `message` are required and non-null. `data` is optional.
     Explicit `null` is preserved separately from an omitted key."""
 
+    __slots__ = ("code", "data", "message")
+
     code: int
     """Inner MCP error code. Never an ACP error code."""
 
     message: str
     """Inner MCP error message."""
 
-    data: JsonValue | Unset = UNSET
+    data: JsonValue | Unset
     """Optional error data. Explicit null is retained."""
+
+    def __init__(self, *, code: int, message: str, data: JsonValue | Unset = UNSET) -> None:
+        self.code = code
+        self.message = message
+        self.data = data
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, McpError) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.code, self.message, self.data) == (other.code, other.message, other.data)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(code={self.code!r}, message={self.message!r}, data={self.data!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> McpError:
@@ -7593,18 +10640,32 @@ class McpError:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class McpHttpCapabilities:
     """Capabilities for HTTP MCP server transports.
 
     Supplying `{}` means the agent supports HTTP MCP server transports."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, McpHttpCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> McpHttpCapabilities:
@@ -7622,7 +10683,6 @@ class McpHttpCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class McpServerAcp:
     """**UNSTABLE**
 
@@ -7633,6 +10693,8 @@ class McpServerAcp:
     The MCP server is provided by an ACP component and communicates over the ACP channel
     using `mcp/message`."""
 
+    __slots__ = ("meta", "name", "server_id")
+
     name: str
     """Human-readable name identifying this MCP server."""
 
@@ -7642,12 +10704,33 @@ class McpServerAcp:
     Providers MUST NOT reuse an ID for multiple ACP-transport MCP servers that are visible
     on the same ACP connection."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        server_id: McpServerAcpId,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.name = name
+        self.server_id = server_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, McpServerAcp) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.server_id, self.meta) == (other.name, other.server_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, server_id={self.server_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> McpServerAcp:
@@ -7680,9 +10763,10 @@ class McpServerAcp:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class McpServerHttp:
     """HTTP transport configuration for MCP."""
+
+    __slots__ = ("headers", "meta", "name", "url")
 
     name: str
     """Human-readable name identifying this MCP server."""
@@ -7690,16 +10774,44 @@ class McpServerHttp:
     url: str
     """URL to the MCP server."""
 
-    headers: list[HttpHeader] | Unset = UNSET
+    headers: list[HttpHeader] | Unset
     """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
     defines are owned by the transport, and Agents use the transport's values for them."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        url: str,
+        headers: list[HttpHeader] | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.name = name
+        self.url = url
+        self.headers = headers
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, McpServerHttp) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.url, self.headers, self.meta) == (
+            other.name,
+            other.url,
+            other.headers,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, url={self.url!r}, headers={self.headers!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> McpServerHttp:
@@ -7742,9 +10854,10 @@ class McpServerHttp:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class McpServerStdio:
     """Stdio transport configuration for MCP."""
+
+    __slots__ = ("args", "command", "env", "meta", "name")
 
     name: str
     """Human-readable name identifying this MCP server."""
@@ -7752,19 +10865,50 @@ class McpServerStdio:
     command: AbsolutePath
     """Absolute path to the MCP server executable."""
 
-    args: list[str] | Unset = UNSET
+    args: list[str] | Unset
     """Command-line arguments to pass to the MCP server."""
 
-    env: list[EnvVariable] | Unset = UNSET
+    env: list[EnvVariable] | Unset
     """Environment variables to set when launching the MCP server. Names SHOULD be unique.
     Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        command: AbsolutePath,
+        args: list[str] | Unset = UNSET,
+        env: list[EnvVariable] | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.name = name
+        self.command = command
+        self.args = args
+        self.env = env
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, McpServerStdio) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.command, self.args, self.env, self.meta) == (
+            other.name,
+            other.command,
+            other.args,
+            other.env,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, command={self.command!r}, args={self.args!r}, env={self.env!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> McpServerStdio:
@@ -7817,18 +10961,32 @@ class McpServerStdio:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class McpStdioCapabilities:
     """Capabilities for stdio MCP server transports.
 
     Supplying `{}` means the agent supports stdio MCP server transports."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, McpStdioCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> McpStdioCapabilities:
@@ -7846,12 +11004,13 @@ class McpStdioCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class MessageMcpNotification:
     """**UNSTABLE**
 
     Notification for an active request, sent from provider to consumer.
     Includes subscription acknowledgements and updates."""
+
+    __slots__ = ("meta", "method", "params", "request_id", "server_id")
 
     server_id: McpServerAcpId
     """The declared ACP MCP server handling the associated request."""
@@ -7862,16 +11021,47 @@ class MessageMcpNotification:
     method: str
     """The inner MCP method name."""
 
-    params: dict[str, JsonValue] | Unset | None = UNSET
+    params: dict[str, JsonValue] | Unset | None
     """Optional inner MCP params. Null is equivalent to omission."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This is ACP metadata, not the inner MCP message's `_meta`.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        server_id: McpServerAcpId,
+        request_id: McpRequestId,
+        method: str,
+        params: dict[str, JsonValue] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.server_id = server_id
+        self.request_id = request_id
+        self.method = method
+        self.params = params
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MessageMcpNotification) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.server_id, self.request_id, self.method, self.params, self.meta) == (
+            other.server_id,
+            other.request_id,
+            other.method,
+            other.params,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(server_id={self.server_id!r}, request_id={self.request_id!r}, method={self.method!r}, params={self.params!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> MessageMcpNotification:
@@ -7918,11 +11108,12 @@ class MessageMcpNotification:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class MessageMcpRequest:
     """**UNSTABLE**
 
     Request parameters for `mcp/message`, sent from consumer to provider."""
+
+    __slots__ = ("meta", "method", "params", "request_id", "server_id")
 
     server_id: McpServerAcpId
     """The declared ACP MCP server receiving this request."""
@@ -7933,16 +11124,47 @@ class MessageMcpRequest:
     method: str
     """The inner MCP method name."""
 
-    params: dict[str, JsonValue] | Unset | None = UNSET
+    params: dict[str, JsonValue] | Unset | None
     """Optional inner MCP params. Null is equivalent to omission."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This is ACP metadata, not the inner MCP message's `_meta`.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        server_id: McpServerAcpId,
+        request_id: McpRequestId,
+        method: str,
+        params: dict[str, JsonValue] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.server_id = server_id
+        self.request_id = request_id
+        self.method = method
+        self.params = params
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MessageMcpRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.server_id, self.request_id, self.method, self.params, self.meta) == (
+            other.server_id,
+            other.request_id,
+            other.method,
+            other.params,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(server_id={self.server_id!r}, request_id={self.request_id!r}, method={self.method!r}, params={self.params!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> MessageMcpRequest:
@@ -7989,22 +11211,39 @@ class MessageMcpRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class MessageMcpResponseError:
     """Unstable: only in the unstable schema; it may change or go away.
 
     A structured inner MCP error."""
 
+    __slots__ = ("error", "meta")
+
     error: McpError
     """Required, non-null MCP error object."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This is ACP metadata, not the inner MCP message's `_meta`.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, error: McpError, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.error = error
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MessageMcpResponseError) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.error, self.meta) == (other.error, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(error={self.error!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> MessageMcpResponseError:
@@ -8032,22 +11271,39 @@ class MessageMcpResponseError:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class MessageMcpResponseResult:
     """Unstable: only in the unstable schema; it may change or go away.
 
     An opaque inner MCP result."""
 
+    __slots__ = ("meta", "result")
+
     result: JsonValue
     """Required, even if JSON null."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This is ACP metadata, not the inner MCP message's `_meta`.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, result: JsonValue, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.result = result
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MessageMcpResponseResult) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.result, self.meta) == (other.result, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(result={self.result!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> MessageMcpResponseResult:
@@ -8072,29 +11328,58 @@ class MessageMcpResponseResult:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ModifyDiffChange:
     """A file was modified in place."""
+
+    __slots__ = ("file_type", "meta", "mime_type", "path")
 
     path: AbsolutePath
     """Absolute path for the operation."""
 
-    file_type: DiffFileType | str | Unset | None = UNSET
+    file_type: DiffFileType | str | Unset | None
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown."""
 
-    mime_type: MediaType | Unset | None = UNSET
+    mime_type: MediaType | Unset | None
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        path: AbsolutePath,
+        file_type: DiffFileType | str | Unset | None = UNSET,
+        mime_type: MediaType | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.path = path
+        self.file_type = file_type
+        self.mime_type = mime_type
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ModifyDiffChange) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.path, self.file_type, self.mime_type, self.meta) == (
+            other.path,
+            other.file_type,
+            other.mime_type,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(path={self.path!r}, file_type={self.file_type!r}, mime_type={self.mime_type!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ModifyDiffChange:
@@ -8144,9 +11429,10 @@ class ModifyDiffChange:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class MoveDiffChange:
     """A file was moved or renamed."""
+
+    __slots__ = ("file_type", "meta", "mime_type", "old_path", "path")
 
     old_path: AbsolutePath
     """Absolute path before the operation."""
@@ -8154,22 +11440,53 @@ class MoveDiffChange:
     path: AbsolutePath
     """Absolute path after the operation."""
 
-    file_type: DiffFileType | str | Unset | None = UNSET
+    file_type: DiffFileType | str | Unset | None
     """File content kind after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the content kind is unknown."""
 
-    mime_type: MediaType | Unset | None = UNSET
+    mime_type: MediaType | Unset | None
     """MIME type of the file contents after the operation (for `delete`, of the deleted file).
 
     Omitted and `null` are equivalent and mean the MIME type is unknown."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        old_path: AbsolutePath,
+        path: AbsolutePath,
+        file_type: DiffFileType | str | Unset | None = UNSET,
+        mime_type: MediaType | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.old_path = old_path
+        self.path = path
+        self.file_type = file_type
+        self.mime_type = mime_type
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MoveDiffChange) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.old_path, self.path, self.file_type, self.mime_type, self.meta) == (
+            other.old_path,
+            other.path,
+            other.file_type,
+            other.mime_type,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(old_path={self.old_path!r}, path={self.path!r}, file_type={self.file_type!r}, mime_type={self.mime_type!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> MoveDiffChange:
@@ -8228,19 +11545,36 @@ class MoveDiffChange:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class MultiSelectItemsString:
     """Multi-select string items with plain string values."""
+
+    __slots__ = ("enum", "meta")
 
     enum: list[str]
     """Allowed enum values. Must contain at least one value."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, enum: list[str], meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.enum = enum
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MultiSelectItemsString) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.enum, self.meta) == (other.enum, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(enum={self.enum!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> MultiSelectItemsString:
@@ -8271,21 +11605,38 @@ class MultiSelectItemsString:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class MultiSelectItemsTitled:
     """Titled multi-select items with human-readable labels.
 
     As in MCP, titled items omit `type` and are identified by `anyOf`."""
 
+    __slots__ = ("any_of", "meta")
+
     any_of: list[EnumOption]
     """Titled enum options. Must contain at least one option."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, any_of: list[EnumOption], meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.any_of = any_of
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MultiSelectItemsTitled) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.any_of, self.meta) == (other.any_of, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(any_of={self.any_of!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> MultiSelectItemsTitled:
@@ -8313,26 +11664,27 @@ class MultiSelectItemsTitled:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class MultiSelectPropertySchema:
     """Schema for multi-select (array) properties in an elicitation form."""
 
-    title: str | Unset | None = UNSET
+    __slots__ = ("default", "description", "items", "max_items", "meta", "min_items", "title")
+
+    title: str | Unset | None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_items: int | Unset | None = UNSET
+    min_items: int | Unset | None
     """Minimum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum selection count."""
 
-    max_items: int | Unset | None = UNSET
+    max_items: int | Unset | None
     """Maximum number of items to select.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum selection count."""
@@ -8340,17 +11692,65 @@ class MultiSelectPropertySchema:
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[str] | Unset | None = UNSET
+    default: list[str] | Unset | None
     """Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        min_items: int | Unset | None = UNSET,
+        max_items: int | Unset | None = UNSET,
+        items: MultiSelectItems,
+        default: list[str] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.min_items = min_items
+        self.max_items = max_items
+        self.items = items
+        self.default = default
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, MultiSelectPropertySchema)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (
+            self.title,
+            self.description,
+            self.min_items,
+            self.max_items,
+            self.items,
+            self.default,
+            self.meta,
+        ) == (
+            other.title,
+            other.description,
+            other.min_items,
+            other.max_items,
+            other.items,
+            other.default,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, description={self.description!r}, min_items={self.min_items!r}, max_items={self.max_items!r}, items={self.items!r}, default={self.default!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> MultiSelectPropertySchema:
@@ -8422,26 +11822,27 @@ class MultiSelectPropertySchema:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class NewSessionRequest:
     """Request parameters for creating a new session.
 
     See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/draft/session-setup#creating-a-session)"""
 
+    __slots__ = ("additional_directories", "cwd", "mcp_servers", "meta", "system_prompt")
+
     cwd: AbsolutePath
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[AbsolutePath] | Unset = UNSET
+    additional_directories: list[AbsolutePath] | Unset
     """Additional workspace roots for this session. Each path must be absolute.
 
     These expand the session's workspace scope without changing `cwd`, which
     remains the base for relative paths. When omitted or empty, no
     additional roots are activated for the new session."""
 
-    mcp_servers: list[McpServer] | Unset = UNSET
+    mcp_servers: list[McpServer] | Unset
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
 
-    system_prompt: SystemPrompt | Unset | None = UNSET
+    system_prompt: SystemPrompt | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8452,12 +11853,49 @@ class NewSessionRequest:
     own default instructions. Clients MUST only send this when the Agent
     advertises `session.systemPrompt`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        cwd: AbsolutePath,
+        additional_directories: list[AbsolutePath] | Unset = UNSET,
+        mcp_servers: list[McpServer] | Unset = UNSET,
+        system_prompt: SystemPrompt | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.mcp_servers = mcp_servers
+        self.system_prompt = system_prompt
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NewSessionRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.cwd,
+            self.additional_directories,
+            self.mcp_servers,
+            self.system_prompt,
+            self.meta,
+        ) == (
+            other.cwd,
+            other.additional_directories,
+            other.mcp_servers,
+            other.system_prompt,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(cwd={self.cwd!r}, additional_directories={self.additional_directories!r}, mcp_servers={self.mcp_servers!r}, system_prompt={self.system_prompt!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> NewSessionRequest:
@@ -8519,7 +11957,6 @@ class NewSessionRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class NewSessionResponse:
     """Response from creating a new session.
 
@@ -8529,31 +11966,61 @@ class NewSessionResponse:
 
     See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/draft/session-setup#creating-a-session)"""
 
+    __slots__ = ("available_commands", "config_options", "meta", "session_id")
+
     session_id: SessionId
     """Unique identifier for the created session.
 
     Used in all subsequent requests for this conversation."""
 
-    config_options: list[SessionConfigOption] | Unset = UNSET
+    config_options: list[SessionConfigOption] | Unset
     """Initial session configuration options.
 
     Optional. Omitted or empty means no config options are advertised.
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `config_option_update` notifications replace this list."""
 
-    available_commands: list[AvailableCommand] | Unset = UNSET
+    available_commands: list[AvailableCommand] | Unset
     """Initial commands the agent can execute in this session.
 
     Optional. Omitted or empty means no initial commands are advertised.
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `available_commands_update` notifications replace this list."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        config_options: list[SessionConfigOption] | Unset = UNSET,
+        available_commands: list[AvailableCommand] | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.config_options = config_options
+        self.available_commands = available_commands
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NewSessionResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.config_options, self.available_commands, self.meta) == (
+            other.session_id,
+            other.config_options,
+            other.available_commands,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, config_options={self.config_options!r}, available_commands={self.available_commands!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> NewSessionResponse:
@@ -8604,11 +12071,12 @@ class NewSessionResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class NoneIdleStateUpdate:
     """No stop reason: `stopReason` is omitted or `null`."""
 
-    usage: Usage | Unset | None = UNSET
+    __slots__ = ("background", "meta", "usage")
+
+    usage: Usage | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -8618,7 +12086,7 @@ class NoneIdleStateUpdate:
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update."""
 
-    background: list[BackgroundWork] | Unset | None = UNSET
+    background: list[BackgroundWork] | Unset | None
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -8628,12 +12096,37 @@ class NoneIdleStateUpdate:
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        usage: Usage | Unset | None = UNSET,
+        background: list[BackgroundWork] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.usage = usage
+        self.background = background
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NoneIdleStateUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.usage, self.background, self.meta) == (
+            other.usage,
+            other.background,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(usage={self.usage!r}, background={self.background!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> NoneIdleStateUpdate:
@@ -8669,7 +12162,6 @@ class NoneIdleStateUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class Notice:
     """Fire-and-forget information for the user.
 
@@ -8679,23 +12171,53 @@ class Notice:
 
     See protocol docs: [Session Notices](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#session-notices)"""
 
+    __slots__ = ("description", "meta", "severity", "title")
+
     severity: NoticeSeverity | str
     """Presentation severity hint."""
 
     title: str
     """Required non-empty plain-text title that can stand alone."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional plain-text detail or guidance.
 
     Omitted and `null` are equivalent and mean no description was supplied."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        severity: NoticeSeverity | str,
+        title: str,
+        description: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.severity = severity
+        self.title = title
+        self.description = description
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Notice) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.severity, self.title, self.description, self.meta) == (
+            other.severity,
+            other.title,
+            other.description,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(severity={self.severity!r}, title={self.title!r}, description={self.description!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> Notice:
@@ -8737,12 +12259,13 @@ class Notice:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class NoticeSessionUpdate:
     """Information for the user that is not part of session history.
 
     No Client capability is required. Clients that do not understand or
     present notices may ignore them."""
+
+    __slots__ = ("description", "meta", "severity", "title")
 
     severity: NoticeSeverity | str
     """Presentation severity hint."""
@@ -8750,17 +12273,45 @@ class NoticeSessionUpdate:
     title: str
     """Required non-empty plain-text title that can stand alone."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional plain-text detail or guidance.
 
     Omitted and `null` are equivalent and mean no description was supplied."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        severity: NoticeSeverity | str,
+        title: str,
+        description: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.severity = severity
+        self.title = title
+        self.description = description
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NoticeSessionUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.severity, self.title, self.description, self.meta) == (
+            other.severity,
+            other.title,
+            other.description,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(severity={self.severity!r}, title={self.title!r}, description={self.description!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> NoticeSessionUpdate:
@@ -8805,41 +12356,86 @@ class NoticeSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class NumberElicitationPropertySchema:
     """Number (floating-point) property."""
 
-    title: str | Unset | None = UNSET
+    __slots__ = ("default", "description", "maximum", "meta", "minimum", "title")
+
+    title: str | Unset | None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    minimum: float | Unset | None = UNSET
+    minimum: float | Unset | None
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
 
-    maximum: float | Unset | None = UNSET
+    maximum: float | Unset | None
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
 
-    default: float | Unset | None = UNSET
+    default: float | Unset | None
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        minimum: float | Unset | None = UNSET,
+        maximum: float | Unset | None = UNSET,
+        default: float | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.minimum = minimum
+        self.maximum = maximum
+        self.default = default
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, NumberElicitationPropertySchema)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (
+            self.title,
+            self.description,
+            self.minimum,
+            self.maximum,
+            self.default,
+            self.meta,
+        ) == (
+            other.title,
+            other.description,
+            other.minimum,
+            other.maximum,
+            other.default,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, description={self.description!r}, minimum={self.minimum!r}, maximum={self.maximum!r}, default={self.default!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> NumberElicitationPropertySchema:
@@ -8905,41 +12501,83 @@ class NumberElicitationPropertySchema:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class NumberPropertySchema:
     """Schema for number (floating-point) properties in an elicitation form."""
 
-    title: str | Unset | None = UNSET
+    __slots__ = ("default", "description", "maximum", "meta", "minimum", "title")
+
+    title: str | Unset | None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    minimum: float | Unset | None = UNSET
+    minimum: float | Unset | None
     """Minimum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive lower bound."""
 
-    maximum: float | Unset | None = UNSET
+    maximum: float | Unset | None
     """Maximum value (inclusive).
 
     Optional. Omitted and `null` are equivalent and mean there is no inclusive upper bound."""
 
-    default: float | Unset | None = UNSET
+    default: float | Unset | None
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        minimum: float | Unset | None = UNSET,
+        maximum: float | Unset | None = UNSET,
+        default: float | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.minimum = minimum
+        self.maximum = maximum
+        self.default = default
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NumberPropertySchema) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.title,
+            self.description,
+            self.minimum,
+            self.maximum,
+            self.default,
+            self.meta,
+        ) == (
+            other.title,
+            other.description,
+            other.minimum,
+            other.maximum,
+            other.default,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, description={self.description!r}, minimum={self.minimum!r}, maximum={self.maximum!r}, default={self.default!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> NumberPropertySchema:
@@ -9001,7 +12639,6 @@ class NumberPropertySchema:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherAuthMethod:
     """Custom or future authentication method.
 
@@ -9013,8 +12650,23 @@ class OtherAuthMethod:
     payload when storing, replaying, proxying, or forwarding initialization
     data, and otherwise ignore the method or display it generically."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `type` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OtherAuthMethod) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -9042,7 +12694,6 @@ class OtherAuthMethod:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherAvailableCommand:
     """Custom or future command kind.
 
@@ -9055,8 +12706,23 @@ class OtherAvailableCommand:
     metadata, and otherwise ignore the command or display it as a plain
     command using its `name` and `description`."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `type` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OtherAvailableCommand) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -9084,7 +12750,6 @@ class OtherAvailableCommand:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherAvailableCommandInput:
     """Custom or future command input specification.
 
@@ -9097,8 +12762,26 @@ class OtherAvailableCommandInput:
     metadata, and otherwise ignore the input specification or display the
     command without structured input."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `type` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, OtherAvailableCommandInput)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -9126,7 +12809,6 @@ class OtherAvailableCommandInput:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherBackgroundWork:
     """Custom or future background work.
 
@@ -9137,8 +12819,23 @@ class OtherBackgroundWork:
     An unknown item still means background work is running, even when the Client
     cannot show what it is."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `type` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OtherBackgroundWork) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -9166,7 +12863,6 @@ class OtherBackgroundWork:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherContentBlock:
     """Custom or future content block.
 
@@ -9180,8 +12876,23 @@ class OtherContentBlock:
     `session/prompt` request with a content block type they do not support
     with `-32602`."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `type` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OtherContentBlock) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -9209,7 +12920,6 @@ class OtherContentBlock:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherCreateElicitationRequest:
     """Custom or future elicitation mode.
 
@@ -9221,8 +12931,26 @@ class OtherCreateElicitationRequest:
     when storing, replaying, proxying, or forwarding elicitation requests.
     They MUST NOT render it as a known elicitation mode."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `mode` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, OtherCreateElicitationRequest)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -9250,7 +12978,6 @@ class OtherCreateElicitationRequest:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherCreateElicitationResponse:
     """Custom or future elicitation action.
 
@@ -9262,8 +12989,26 @@ class OtherCreateElicitationResponse:
     payload when storing, replaying, proxying, or forwarding elicitation
     responses, and otherwise MUST handle it as `cancel`."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `action` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, OtherCreateElicitationResponse)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -9291,7 +13036,6 @@ class OtherCreateElicitationResponse:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherDiffChange:
     """Custom or future file operation.
 
@@ -9299,8 +13043,23 @@ class OtherDiffChange:
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `operation` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OtherDiffChange) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -9328,7 +13087,6 @@ class OtherDiffChange:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherElicitationPropertySchema:
     """Custom or future elicitation property schema.
 
@@ -9340,8 +13098,26 @@ class OtherElicitationPropertySchema:
     the raw schema when storing, replaying, proxying, or forwarding
     elicitation requests. They MUST NOT render it as a known input control."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `type` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, OtherElicitationPropertySchema)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -9369,7 +13145,6 @@ class OtherElicitationPropertySchema:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherIdleStateUpdate:
     """Custom or future stop reason.
 
@@ -9377,8 +13152,23 @@ class OtherIdleStateUpdate:
     extensions. Unknown values that do not begin with `_` are reserved for
     future ACP variants."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `stopReason` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OtherIdleStateUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -9406,7 +13196,6 @@ class OtherIdleStateUpdate:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherMcpServer:
     """Custom or future MCP server transport configuration.
 
@@ -9419,8 +13208,23 @@ class OtherMcpServer:
     data. Agents MUST reject a request with a transport they do not support
     with `-32602`."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `type` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OtherMcpServer) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -9448,12 +13252,26 @@ class OtherMcpServer:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherMultiSelectItems:
     """Custom or future typed multi-select items."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `type` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OtherMultiSelectItems) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -9481,7 +13299,6 @@ class OtherMultiSelectItems:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherPlanUpdateContent:
     """Custom or future plan update content.
 
@@ -9494,8 +13311,23 @@ class OtherPlanUpdateContent:
     otherwise ignore it or display it generically. It still replaces any earlier
     content for the same `planId`."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `type` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OtherPlanUpdateContent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -9523,7 +13355,6 @@ class OtherPlanUpdateContent:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherReplayFrom:
     """Custom or future replay cursor.
 
@@ -9536,8 +13367,23 @@ class OtherReplayFrom:
     MUST reject the request with `-32602` (Invalid params), rather than
     substituting another cursor or resuming without replay."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `type` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OtherReplayFrom) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -9565,7 +13411,6 @@ class OtherReplayFrom:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherRequestPermissionOutcome:
     """Custom or future permission outcome.
 
@@ -9578,8 +13423,26 @@ class OtherRequestPermissionOutcome:
     forwarding permission responses, and otherwise fail or decline the
     permission request according to policy."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `outcome` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, OtherRequestPermissionOutcome)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -9607,7 +13470,6 @@ class OtherRequestPermissionOutcome:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherRequestPermissionSubject:
     """Custom or future permission subject.
 
@@ -9620,8 +13482,26 @@ class OtherRequestPermissionSubject:
     requests, and otherwise display a generic permission prompt or decline it
     according to policy."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `type` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, OtherRequestPermissionSubject)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -9649,7 +13529,6 @@ class OtherRequestPermissionSubject:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherSessionConfigOption:
     """Custom or future session configuration option payload.
 
@@ -9661,8 +13540,23 @@ class OtherSessionConfigOption:
     payload when storing, replaying, proxying, or forwarding configuration
     data, and otherwise ignore the option. The Agent keeps using its `currentValue`."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `type` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OtherSessionConfigOption) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -9690,7 +13584,6 @@ class OtherSessionConfigOption:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherSessionUpdate:
     """Custom or future session update.
 
@@ -9702,8 +13595,23 @@ class OtherSessionUpdate:
     raw payload when storing, replaying, proxying, or forwarding session
     history, and otherwise ignore it or display it generically."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `sessionUpdate` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OtherSessionUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -9755,7 +13663,6 @@ class OtherSessionUpdate:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherSetSessionConfigOptionRequest:
     """Custom or future session configuration option value payload.
 
@@ -9766,8 +13673,26 @@ class OtherSetSessionConfigOptionRequest:
     Agents MUST reject a `session/set_config_option` request with a value type
     they do not support with `-32602`."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `type` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, OtherSetSessionConfigOptionRequest)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -9795,7 +13720,6 @@ class OtherSetSessionConfigOptionRequest:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherStateUpdate:
     """Custom or future session state.
 
@@ -9809,8 +13733,23 @@ class OtherStateUpdate:
     previous state as confirmed, and show a generic busy state until a known
     state arrives."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `state` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OtherStateUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -9838,7 +13777,6 @@ class OtherStateUpdate:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class OtherToolCallContent:
     """Custom or future tool call content.
 
@@ -9850,8 +13788,23 @@ class OtherToolCallContent:
     raw payload when storing, replaying, proxying, or forwarding tool call
     output, and otherwise ignore it or display it generically."""
 
+    __slots__ = ("raw",)
+
     raw: dict[str, JsonValue]
     """The whole object as received: the unknown `type` and every other key."""
+
+    def __init__(self, *, raw: dict[str, JsonValue]) -> None:
+        self.raw = raw
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OtherToolCallContent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.raw,) == (other.raw,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(raw={self.raw!r})"
 
     @property
     def tag(self) -> str:
@@ -9879,9 +13832,10 @@ class OtherToolCallContent:
         return dict(self.raw)
 
 
-@dataclass(slots=True, kw_only=True)
 class PermissionOption:
     """An option presented to the user when requesting permission."""
+
+    __slots__ = ("kind", "meta", "name", "option_id")
 
     option_id: PermissionOptionId
     """Identifier for this permission option. MUST be unique within the request."""
@@ -9892,12 +13846,40 @@ class PermissionOption:
     kind: PermissionOptionKind | str
     """Hint about the nature of this permission option."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        option_id: PermissionOptionId,
+        name: str,
+        kind: PermissionOptionKind | str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.option_id = option_id
+        self.name = name
+        self.kind = kind
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PermissionOption) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.option_id, self.name, self.kind, self.meta) == (
+            other.option_id,
+            other.name,
+            other.kind,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(option_id={self.option_id!r}, name={self.name!r}, kind={self.kind!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PermissionOption:
@@ -9939,13 +13921,14 @@ class PermissionOption:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PlanEntry:
     """A single entry in the execution plan.
 
     Represents a task or goal that the assistant intends to accomplish
     as part of fulfilling the user's request.
     See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v2/draft/agent-plan#plan-entries)"""
+
+    __slots__ = ("content", "meta", "priority", "status")
 
     content: str
     """Human-readable description of what this task aims to accomplish."""
@@ -9957,12 +13940,40 @@ class PlanEntry:
     status: PlanEntryStatus | str
     """Current execution status of this task."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        content: str,
+        priority: PlanEntryPriority | str,
+        status: PlanEntryStatus | str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.content = content
+        self.priority = priority
+        self.status = status
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlanEntry) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.content, self.priority, self.status, self.meta) == (
+            other.content,
+            other.priority,
+            other.status,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(content={self.content!r}, priority={self.priority!r}, status={self.status!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PlanEntry:
@@ -10012,7 +14023,6 @@ class PlanEntry:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PlanFile:
     """**UNSTABLE**
 
@@ -10020,18 +14030,37 @@ class PlanFile:
 
     A plan represented by a file URI."""
 
+    __slots__ = ("meta", "plan_id", "uri")
+
     plan_id: PlanId
     """The plan ID to update."""
 
     uri: str
     """The URI of the file containing the plan."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, plan_id: PlanId, uri: str, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.plan_id = plan_id
+        self.uri = uri
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlanFile) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.plan_id, self.uri, self.meta) == (other.plan_id, other.uri, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(plan_id={self.plan_id!r}, uri={self.uri!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PlanFile:
@@ -10064,9 +14093,10 @@ class PlanFile:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PlanItems:
     """A plan represented as structured entries."""
+
+    __slots__ = ("entries", "meta", "plan_id")
 
     plan_id: PlanId
     """The plan ID to update."""
@@ -10077,12 +14107,33 @@ class PlanItems:
     When updating an item-based plan, the agent must send a complete list of all entries
     with their current status. The client replaces that plan with each update."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        plan_id: PlanId,
+        entries: list[PlanEntry],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.plan_id = plan_id
+        self.entries = entries
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlanItems) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.plan_id, self.entries, self.meta) == (other.plan_id, other.entries, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(plan_id={self.plan_id!r}, entries={self.entries!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PlanItems:
@@ -10117,7 +14168,6 @@ class PlanItems:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PlanMarkdown:
     """**UNSTABLE**
 
@@ -10125,18 +14175,37 @@ class PlanMarkdown:
 
     A plan represented as raw markdown content."""
 
+    __slots__ = ("content", "meta", "plan_id")
+
     plan_id: PlanId
     """The plan ID to update."""
 
     content: str
     """Markdown content for the plan."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, plan_id: PlanId, content: str, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.plan_id = plan_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlanMarkdown) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.plan_id, self.content, self.meta) == (other.plan_id, other.content, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(plan_id={self.plan_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PlanMarkdown:
@@ -10169,7 +14238,6 @@ class PlanMarkdown:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PlanRemoved:
     """**UNSTABLE**
 
@@ -10177,15 +14245,33 @@ class PlanRemoved:
 
     Removal notice for a plan identified by ID."""
 
+    __slots__ = ("meta", "plan_id")
+
     plan_id: PlanId
     """The plan ID to remove."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, plan_id: PlanId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.plan_id = plan_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlanRemoved) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.plan_id, self.meta) == (other.plan_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(plan_id={self.plan_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PlanRemoved:
@@ -10211,7 +14297,6 @@ class PlanRemoved:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PlanRemovedSessionUpdate:
     """**UNSTABLE**
 
@@ -10219,15 +14304,33 @@ class PlanRemovedSessionUpdate:
 
     Removal notice for a plan identified by ID."""
 
+    __slots__ = ("meta", "plan_id")
+
     plan_id: PlanId
     """The plan ID to remove."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, plan_id: PlanId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.plan_id = plan_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlanRemovedSessionUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.plan_id, self.meta) == (other.plan_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(plan_id={self.plan_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PlanRemovedSessionUpdate:
@@ -10256,19 +14359,36 @@ class PlanRemovedSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PlanUpdate:
     """A content update for a plan identified by ID."""
+
+    __slots__ = ("meta", "plan")
 
     plan: PlanUpdateContent
     """The updated plan content."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, plan: PlanUpdateContent, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.plan = plan
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlanUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.plan, self.meta) == (other.plan, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(plan={self.plan!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PlanUpdate:
@@ -10296,20 +14416,37 @@ class PlanUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PlanUpdateSessionUpdate:
     """A content update for a plan identified by ID.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/draft/agent-plan)"""
 
+    __slots__ = ("meta", "plan")
+
     plan: PlanUpdateContent
     """The updated plan content."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, plan: PlanUpdateContent, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.plan = plan
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlanUpdateSessionUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.plan, self.meta) == (other.plan, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(plan={self.plan!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PlanUpdateSessionUpdate:
@@ -10340,18 +14477,32 @@ class PlanUpdateSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PromptAudioCapabilities:
     """Capabilities for audio content in prompt requests.
 
     Supplying `{}` means the agent supports audio content in prompts."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PromptAudioCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PromptAudioCapabilities:
@@ -10369,7 +14520,6 @@ class PromptAudioCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PromptCapabilities:
     """Prompt capabilities supported by the agent in `session/prompt` requests.
 
@@ -10384,19 +14534,21 @@ class PromptCapabilities:
 
     See protocol docs: [Session Prompt Capabilities](https://agentclientprotocol.com/protocol/v2/draft/initialization#session-prompt-capabilities)"""
 
-    image: PromptImageCapabilities | Unset | None = UNSET
+    __slots__ = ("audio", "embedded_context", "image", "meta")
+
+    image: PromptImageCapabilities | Unset | None
     """Agent supports `image` content blocks.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports image content in prompts."""
 
-    audio: PromptAudioCapabilities | Unset | None = UNSET
+    audio: PromptAudioCapabilities | Unset | None
     """Agent supports `audio` content blocks.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports audio content in prompts."""
 
-    embedded_context: PromptEmbeddedContextCapabilities | Unset | None = UNSET
+    embedded_context: PromptEmbeddedContextCapabilities | Unset | None
     """Agent supports embedded context in `session/prompt` requests.
 
     When enabled, the Client is allowed to include `resource` content blocks
@@ -10405,12 +14557,40 @@ class PromptCapabilities:
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports embedded context in prompts."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        image: PromptImageCapabilities | Unset | None = UNSET,
+        audio: PromptAudioCapabilities | Unset | None = UNSET,
+        embedded_context: PromptEmbeddedContextCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.image = image
+        self.audio = audio
+        self.embedded_context = embedded_context
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PromptCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.image, self.audio, self.embedded_context, self.meta) == (
+            other.image,
+            other.audio,
+            other.embedded_context,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(image={self.image!r}, audio={self.audio!r}, embedded_context={self.embedded_context!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PromptCapabilities:
@@ -10454,18 +14634,35 @@ class PromptCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PromptEmbeddedContextCapabilities:
     """Capabilities for embedded context in prompt requests.
 
     Supplying `{}` means the agent supports embedded context in prompts."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, PromptEmbeddedContextCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PromptEmbeddedContextCapabilities:
@@ -10483,18 +14680,32 @@ class PromptEmbeddedContextCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PromptImageCapabilities:
     """Capabilities for image content in prompt requests.
 
     Supplying `{}` means the agent supports image content in prompts."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PromptImageCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PromptImageCapabilities:
@@ -10512,13 +14723,14 @@ class PromptImageCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PromptRequest:
     """Request parameters for sending a user prompt to the agent.
 
     Contains the user's message and any additional context.
 
     See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#1-user-message)"""
+
+    __slots__ = ("meta", "prompt", "session_id")
 
     session_id: SessionId
     """The ID of the session to send this user message to"""
@@ -10541,12 +14753,37 @@ class PromptRequest:
     Clients MUST NOT send an empty array. Agents MAY reject one with `-32602` without
     inserting it."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        prompt: list[ContentBlock],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.prompt = prompt
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PromptRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.prompt, self.meta) == (
+            other.session_id,
+            other.prompt,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, prompt={self.prompt!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PromptRequest:
@@ -10581,7 +14818,6 @@ class PromptRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class PromptResponse:
     """Response acknowledging that a user prompt was inserted into the ACP conversation.
 
@@ -10594,6 +14830,8 @@ class PromptResponse:
 
     See protocol docs: [Prompt Accepted](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#2-prompt-accepted)"""
 
+    __slots__ = ("message_id", "meta")
+
     message_id: MessageId
     """Identifies the user message inserted into the ACP conversation.
 
@@ -10603,12 +14841,28 @@ class PromptResponse:
     before or after this response. Agents must echo the message during the live session, but are
     not required to retain it. If retained and replayed, the message keeps this identifier."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, message_id: MessageId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.message_id = message_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PromptResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.message_id, self.meta) == (other.message_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(message_id={self.message_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> PromptResponse:
@@ -10634,7 +14888,6 @@ class PromptResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ProviderCurrentConfig:
     """**UNSTABLE**
 
@@ -10642,18 +14895,45 @@ class ProviderCurrentConfig:
 
     Current effective non-secret routing configuration for a provider."""
 
+    __slots__ = ("api_type", "base_url", "meta")
+
     api_type: LlmProtocol | str
     """Protocol currently used by this provider."""
 
     base_url: str
     """Base URL currently used by this provider."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        api_type: LlmProtocol | str,
+        base_url: str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.api_type = api_type
+        self.base_url = base_url
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProviderCurrentConfig) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.api_type, self.base_url, self.meta) == (
+            other.api_type,
+            other.base_url,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(api_type={self.api_type!r}, base_url={self.base_url!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ProviderCurrentConfig:
@@ -10690,13 +14970,14 @@ class ProviderCurrentConfig:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ProviderInfo:
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
     Information about a configurable LLM provider."""
+
+    __slots__ = ("current", "meta", "provider_id", "required", "supported")
 
     provider_id: ProviderId
     """Provider identifier, for example "main" or "openai"."""
@@ -10708,16 +14989,47 @@ class ProviderInfo:
     """Whether this provider is mandatory and cannot be disabled via `providers/disable`.
     If true, clients must not call `providers/disable` for this provider ID."""
 
-    current: ProviderCurrentConfig | Unset | None = UNSET
+    current: ProviderCurrentConfig | Unset | None
     """Current effective non-secret routing config.
     Null or omitted means provider is disabled."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        provider_id: ProviderId,
+        supported: list[LlmProtocol | str],
+        required: bool,
+        current: ProviderCurrentConfig | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.provider_id = provider_id
+        self.supported = supported
+        self.required = required
+        self.current = current
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProviderInfo) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.provider_id, self.supported, self.required, self.current, self.meta) == (
+            other.provider_id,
+            other.supported,
+            other.required,
+            other.current,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(provider_id={self.provider_id!r}, supported={self.supported!r}, required={self.required!r}, current={self.current!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ProviderInfo:
@@ -10775,7 +15087,6 @@ class ProviderInfo:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ProvidersCapabilities:
     """**UNSTABLE**
 
@@ -10785,12 +15096,27 @@ class ProvidersCapabilities:
 
     Supplying `{}` means the agent supports provider configuration methods."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProvidersCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ProvidersCapabilities:
@@ -10808,17 +15134,34 @@ class ProvidersCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ProxyNotification:
     """Unstable: only in the unstable schema; it may change or go away.
 
     A JSON-RPC notification object."""
 
+    __slots__ = ("method", "params")
+
     method: str
     """The notification method name."""
 
-    params: ProxyNotificationParams | Unset | None = UNSET
+    params: ProxyNotificationParams | Unset | None
     """Method-specific notification parameters."""
+
+    def __init__(
+        self, *, method: str, params: ProxyNotificationParams | Unset | None = UNSET
+    ) -> None:
+        self.method = method
+        self.params = params
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProxyNotification) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.method, self.params) == (other.method, other.params)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(method={self.method!r}, params={self.params!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ProxyNotification:
@@ -10847,11 +15190,12 @@ class ProxyNotification:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ProxyRequest:
     """Unstable: only in the unstable schema; it may change or go away.
 
     A JSON-RPC request object."""
+
+    __slots__ = ("id", "method", "params")
 
     id: RequestId
     """The request id used to correlate the matching response."""
@@ -10859,8 +15203,25 @@ class ProxyRequest:
     method: str
     """The method name to invoke."""
 
-    params: ProxyRequestParams | Unset | None = UNSET
+    params: ProxyRequestParams | Unset | None
     """Method-specific request parameters."""
+
+    def __init__(
+        self, *, id: RequestId, method: str, params: ProxyRequestParams | Unset | None = UNSET
+    ) -> None:
+        self.id = id
+        self.method = method
+        self.params = params
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProxyRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.id, self.method, self.params) == (other.id, other.method, other.params)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r}, method={self.method!r}, params={self.params!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ProxyRequest:
@@ -10898,11 +15259,12 @@ class ProxyRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ProxyResponseError:
     """Unstable: only in the unstable schema; it may change or go away.
 
     A failed JSON-RPC response."""
+
+    __slots__ = ("error", "id")
 
     id: ProxyResponseErrorId | None
     """The id of the request this response answers.
@@ -10912,6 +15274,20 @@ class ProxyResponseError:
 
     error: Error
     """Method-specific error data."""
+
+    def __init__(self, *, id: ProxyResponseErrorId | None, error: Error) -> None:
+        self.id = id
+        self.error = error
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProxyResponseError) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.id, self.error) == (other.id, other.error)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r}, error={self.error!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ProxyResponseError:
@@ -10944,17 +15320,32 @@ class ProxyResponseError:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ProxyResponseResult:
     """Unstable: only in the unstable schema; it may change or go away.
 
     A successful JSON-RPC response."""
+
+    __slots__ = ("id", "result")
 
     id: RequestId
     """The id of the request this response answers."""
 
     result: ProxyResponseResultResult
     """Method-specific response data."""
+
+    def __init__(self, *, id: RequestId, result: ProxyResponseResultResult) -> None:
+        self.id = id
+        self.result = result
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProxyResponseResult) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.id, self.result) == (other.id, other.result)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(id={self.id!r}, result={self.result!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ProxyResponseResult:
@@ -10986,7 +15377,6 @@ class ProxyResponseResult:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ProxySuccessorNotification:
     """**UNSTABLE**
 
@@ -11000,17 +15390,19 @@ class ProxySuccessorNotification:
 
     See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."""
 
+    __slots__ = ("meta", "method", "params")
+
     method: str
     """Method name of the wrapped notification."""
 
-    params: JsonValue | Unset = UNSET
+    params: JsonValue | Unset
     """Params of the wrapped notification, forwarded unchanged.
 
     Optional. Omitted and `null` are equivalent and mean the wrapped notification has no params.
     When present, it MUST be a JSON object or array, as JSON-RPC requires.
     The wrapped notification's own `_meta` stays inside these params."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """Metadata for the `proxy/successor` envelope itself, separate from the wrapped
     message's `_meta`. It is hop-local: the conductor does not copy it into the message
     it unwraps.
@@ -11020,6 +15412,30 @@ class ProxySuccessorNotification:
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        method: str,
+        params: JsonValue | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.method = method
+        self.params = params
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, ProxySuccessorNotification)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.method, self.params, self.meta) == (other.method, other.params, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(method={self.method!r}, params={self.params!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ProxySuccessorNotification:
@@ -11049,7 +15465,6 @@ class ProxySuccessorNotification:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ProxySuccessorRequest:
     """**UNSTABLE**
 
@@ -11070,17 +15485,19 @@ class ProxySuccessorRequest:
 
     See the [Proxy Chains RFD](https://agentclientprotocol.com/rfds/proxy-chains)."""
 
+    __slots__ = ("meta", "method", "params")
+
     method: str
     """Method name of the wrapped request."""
 
-    params: JsonValue | Unset = UNSET
+    params: JsonValue | Unset
     """Params of the wrapped request, forwarded unchanged.
 
     Optional. Omitted and `null` are equivalent and mean the wrapped request has no params.
     When present, it MUST be a JSON object or array, as JSON-RPC requires.
     The wrapped request's own `_meta` stays inside these params."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """Metadata for the `proxy/successor` envelope itself, separate from the wrapped
     message's `_meta`. It is hop-local: the conductor does not copy it into the message
     it unwraps.
@@ -11090,6 +15507,27 @@ class ProxySuccessorRequest:
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        method: str,
+        params: JsonValue | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.method = method
+        self.params = params
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProxySuccessorRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.method, self.params, self.meta) == (other.method, other.params, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(method={self.method!r}, params={self.params!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ProxySuccessorRequest:
@@ -11119,11 +15557,12 @@ class ProxySuccessorRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class RefusalIdleStateUpdate:
     """The active work ended because the agent refused to continue."""
 
-    usage: Usage | Unset | None = UNSET
+    __slots__ = ("background", "meta", "usage")
+
+    usage: Usage | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -11133,7 +15572,7 @@ class RefusalIdleStateUpdate:
     Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
     usage for this state update."""
 
-    background: list[BackgroundWork] | Unset | None = UNSET
+    background: list[BackgroundWork] | Unset | None
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -11143,12 +15582,37 @@ class RefusalIdleStateUpdate:
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        usage: Usage | Unset | None = UNSET,
+        background: list[BackgroundWork] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.usage = usage
+        self.background = background
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RefusalIdleStateUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.usage, self.background, self.meta) == (
+            other.usage,
+            other.background,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(usage={self.usage!r}, background={self.background!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> RefusalIdleStateUpdate:
@@ -11188,16 +15652,30 @@ class RefusalIdleStateUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ReplayFromStart:
     """Inclusive replay cursor requesting replay from the start of retained conversation history."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ReplayFromStart) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ReplayFromStart:
@@ -11215,16 +15693,37 @@ class ReplayFromStart:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class RequestElicitationFormMode:
     """Tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started)."""
+
+    __slots__ = ("request_id", "requested_schema")
 
     request_id: RequestId
     """The pending Client-to-Agent request this elicitation is tied to."""
 
     requested_schema: ElicitationSchema
     """A JSON Schema describing the form fields to present to the user."""
+
+    def __init__(self, *, request_id: RequestId, requested_schema: ElicitationSchema) -> None:
+        self.request_id = request_id
+        self.requested_schema = requested_schema
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, RequestElicitationFormMode)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.request_id, self.requested_schema) == (
+            other.request_id,
+            other.requested_schema,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(request_id={self.request_id!r}, requested_schema={self.requested_schema!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> RequestElicitationFormMode:
@@ -11256,10 +15755,11 @@ class RequestElicitationFormMode:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class RequestElicitationUrlMode:
     """Tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started)."""
+
+    __slots__ = ("elicitation_id", "request_id", "url")
 
     request_id: RequestId
     """The pending Client-to-Agent request this elicitation is tied to."""
@@ -11269,6 +15769,28 @@ class RequestElicitationUrlMode:
 
     url: str
     """The URL to direct the user to."""
+
+    def __init__(self, *, request_id: RequestId, elicitation_id: ElicitationId, url: str) -> None:
+        self.request_id = request_id
+        self.elicitation_id = elicitation_id
+        self.url = url
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, RequestElicitationUrlMode)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.request_id, self.elicitation_id, self.url) == (
+            other.request_id,
+            other.elicitation_id,
+            other.url,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(request_id={self.request_id!r}, elicitation_id={self.elicitation_id!r}, url={self.url!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> RequestElicitationUrlMode:
@@ -11305,13 +15827,14 @@ class RequestElicitationUrlMode:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class RequestPermissionRequest:
     """Request for user permission to proceed with an operation.
 
     Sent when the agent needs authorization before performing a sensitive operation.
 
     See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#requesting-permission)"""
+
+    __slots__ = ("description", "meta", "options", "session_id", "subject", "title")
 
     session_id: SessionId
     """The session ID for this request."""
@@ -11322,14 +15845,14 @@ class RequestPermissionRequest:
     This title is specific to the permission prompt and does not update any
     subject's displayed title."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional human-readable explanation of why permission is needed.
 
     This text is specific to the permission prompt and does not update any
     subject's displayed content. Omitted and `null` are equivalent and mean no separate
     permission description was provided."""
 
-    subject: RequestPermissionSubject | Unset | None = UNSET
+    subject: RequestPermissionSubject | Unset | None
     """Optional structured context about the operation requiring permission.
 
     Omitted and `null` are equivalent and mean no structured subject was provided."""
@@ -11338,12 +15861,53 @@ class RequestPermissionRequest:
     """Available permission options for the user to choose from.
     Must contain at least one option."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        title: str,
+        description: str | Unset | None = UNSET,
+        subject: RequestPermissionSubject | Unset | None = UNSET,
+        options: list[PermissionOption],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.title = title
+        self.description = description
+        self.subject = subject
+        self.options = options
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RequestPermissionRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.session_id,
+            self.title,
+            self.description,
+            self.subject,
+            self.options,
+            self.meta,
+        ) == (
+            other.session_id,
+            other.title,
+            other.description,
+            other.subject,
+            other.options,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, title={self.title!r}, description={self.description!r}, subject={self.subject!r}, options={self.options!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> RequestPermissionRequest:
@@ -11405,19 +15969,42 @@ class RequestPermissionRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class RequestPermissionResponse:
     """Response to a permission request."""
+
+    __slots__ = ("meta", "outcome")
 
     outcome: RequestPermissionOutcome
     """The user's decision on the permission request."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        outcome: RequestPermissionOutcome,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.outcome = outcome
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, RequestPermissionResponse)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.outcome, self.meta) == (other.outcome, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(outcome={self.outcome!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> RequestPermissionResponse:
@@ -11445,7 +16032,6 @@ class RequestPermissionResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class RequiresActionStateUpdate:
     """The foreground workflow as a whole is blocked on user action.
 
@@ -11456,7 +16042,9 @@ class RequiresActionStateUpdate:
     `running` when progress resumes, or `idle` if the work ends without resuming.
     Responding to one request does not itself imply `running`."""
 
-    background: list[BackgroundWork] | Unset | None = UNSET
+    __slots__ = ("background", "meta")
+
+    background: list[BackgroundWork] | Unset | None
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -11466,12 +16054,34 @@ class RequiresActionStateUpdate:
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, RequiresActionStateUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.background, self.meta) == (other.background, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(background={self.background!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> RequiresActionStateUpdate:
@@ -11499,7 +16109,6 @@ class RequiresActionStateUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ResourceContentBlock:
     """Complete resource contents embedded directly in the message.
 
@@ -11507,20 +16116,47 @@ class ResourceContentBlock:
 
     Requires the `embeddedContext` prompt capability when included in prompts."""
 
+    __slots__ = ("annotations", "meta", "resource")
+
     resource: EmbeddedResourceResource
     """Embedded resource payload, either text or binary data."""
 
-    annotations: Annotations | Unset | None = UNSET
+    annotations: Annotations | Unset | None
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        resource: EmbeddedResourceResource,
+        annotations: Annotations | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.resource = resource
+        self.annotations = annotations
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ResourceContentBlock) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.resource, self.annotations, self.meta) == (
+            other.resource,
+            other.annotations,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(resource={self.resource!r}, annotations={self.annotations!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ResourceContentBlock:
@@ -11559,9 +16195,20 @@ class ResourceContentBlock:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ResourceLink:
     """A link to a resource that the receiver may be able to read, included in a prompt or tool call result."""
+
+    __slots__ = (
+        "annotations",
+        "description",
+        "icons",
+        "meta",
+        "mime_type",
+        "name",
+        "size",
+        "title",
+        "uri",
+    )
 
     name: str
     """Human-readable name shown for this protocol object."""
@@ -11569,42 +16216,95 @@ class ResourceLink:
     uri: str
     """URI associated with this resource or media payload."""
 
-    title: str | Unset | None = UNSET
+    title: str | Unset | None
     """Optional display title for end-user UI.
 
     Omitted and `null` are equivalent and mean no title is provided."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional human-readable details shown with this protocol object.
 
     Omitted and `null` are equivalent and mean no description is provided."""
 
-    icons: list[Icon] | Unset | None = UNSET
+    icons: list[Icon] | Unset | None
     """Optional set of sized icons that the client can display in a user interface.
 
     Omitted and `null` are equivalent and mean no icons are provided."""
 
-    mime_type: MediaType | Unset | None = UNSET
+    mime_type: MediaType | Unset | None
     """MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified."""
 
-    size: int | Unset | None = UNSET
+    size: int | Unset | None
     """Optional size of the linked resource in bytes, if known.
 
     Omitted and `null` are equivalent and mean the size is not known."""
 
-    annotations: Annotations | Unset | None = UNSET
+    annotations: Annotations | Unset | None
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        uri: str,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        icons: list[Icon] | Unset | None = UNSET,
+        mime_type: MediaType | Unset | None = UNSET,
+        size: int | Unset | None = UNSET,
+        annotations: Annotations | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.name = name
+        self.uri = uri
+        self.title = title
+        self.description = description
+        self.icons = icons
+        self.mime_type = mime_type
+        self.size = size
+        self.annotations = annotations
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ResourceLink) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.name,
+            self.uri,
+            self.title,
+            self.description,
+            self.icons,
+            self.mime_type,
+            self.size,
+            self.annotations,
+            self.meta,
+        ) == (
+            other.name,
+            other.uri,
+            other.title,
+            other.description,
+            other.icons,
+            other.mime_type,
+            other.size,
+            other.annotations,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, uri={self.uri!r}, title={self.title!r}, description={self.description!r}, icons={self.icons!r}, mime_type={self.mime_type!r}, size={self.size!r}, annotations={self.annotations!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ResourceLink:
@@ -11687,11 +16387,22 @@ class ResourceLink:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ResourceLinkContentBlock:
     """References to resources that the receiver may be able to read.
 
     All agents MUST support resource links in prompts."""
+
+    __slots__ = (
+        "annotations",
+        "description",
+        "icons",
+        "meta",
+        "mime_type",
+        "name",
+        "size",
+        "title",
+        "uri",
+    )
 
     name: str
     """Human-readable name shown for this protocol object."""
@@ -11699,42 +16410,95 @@ class ResourceLinkContentBlock:
     uri: str
     """URI associated with this resource or media payload."""
 
-    title: str | Unset | None = UNSET
+    title: str | Unset | None
     """Optional display title for end-user UI.
 
     Omitted and `null` are equivalent and mean no title is provided."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional human-readable details shown with this protocol object.
 
     Omitted and `null` are equivalent and mean no description is provided."""
 
-    icons: list[Icon] | Unset | None = UNSET
+    icons: list[Icon] | Unset | None
     """Optional set of sized icons that the client can display in a user interface.
 
     Omitted and `null` are equivalent and mean no icons are provided."""
 
-    mime_type: MediaType | Unset | None = UNSET
+    mime_type: MediaType | Unset | None
     """MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified."""
 
-    size: int | Unset | None = UNSET
+    size: int | Unset | None
     """Optional size of the linked resource in bytes, if known.
 
     Omitted and `null` are equivalent and mean the size is not known."""
 
-    annotations: Annotations | Unset | None = UNSET
+    annotations: Annotations | Unset | None
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        uri: str,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        icons: list[Icon] | Unset | None = UNSET,
+        mime_type: MediaType | Unset | None = UNSET,
+        size: int | Unset | None = UNSET,
+        annotations: Annotations | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.name = name
+        self.uri = uri
+        self.title = title
+        self.description = description
+        self.icons = icons
+        self.mime_type = mime_type
+        self.size = size
+        self.annotations = annotations
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ResourceLinkContentBlock) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.name,
+            self.uri,
+            self.title,
+            self.description,
+            self.icons,
+            self.mime_type,
+            self.size,
+            self.annotations,
+            self.meta,
+        ) == (
+            other.name,
+            other.uri,
+            other.title,
+            other.description,
+            other.icons,
+            other.mime_type,
+            other.size,
+            other.annotations,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, uri={self.uri!r}, title={self.title!r}, description={self.description!r}, icons={self.icons!r}, mime_type={self.mime_type!r}, size={self.size!r}, annotations={self.annotations!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ResourceLinkContentBlock:
@@ -11820,12 +16584,21 @@ class ResourceLinkContentBlock:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ResumeSessionRequest:
     """Request parameters for resuming an existing session.
 
     Resumes an existing session and optionally replays retained conversation
     history according to `replayFrom`."""
+
+    __slots__ = (
+        "additional_directories",
+        "cwd",
+        "mcp_servers",
+        "meta",
+        "replay_from",
+        "session_id",
+        "system_prompt",
+    )
 
     session_id: SessionId
     """The ID of the session to resume."""
@@ -11836,7 +16609,7 @@ class ResumeSessionRequest:
     Clients MUST send the session's working directory. Agents MAY reject a different directory
     with `-32602`, and MAY normalize paths when comparing."""
 
-    additional_directories: list[AbsolutePath] | Unset = UNSET
+    additional_directories: list[AbsolutePath] | Unset
     """Additional workspace roots to activate for this session. Each path must be absolute.
 
     When omitted or empty, no additional roots are activated. When non-empty,
@@ -11844,13 +16617,13 @@ class ResumeSessionRequest:
     session. It may differ from any previously used or reported list as long as
     the request `cwd` matches the session's `cwd`."""
 
-    mcp_servers: list[McpServer] | Unset = UNSET
+    mcp_servers: list[McpServer] | Unset
     """List of MCP servers to connect to for this session.
 
     The complete set of Client-provided servers. Omitted and `[]` mean none. Agents SHOULD
     NOT restore servers from earlier requests."""
 
-    replay_from: ReplayFrom | Unset | None = UNSET
+    replay_from: ReplayFrom | Unset | None
     """Inclusive cursor describing where conversation replay should begin.
 
     Optional. Omitted and `null` are equivalent and mean the Agent should resume without
@@ -11863,7 +16636,7 @@ class ResumeSessionRequest:
     with `-32602` (Invalid params), rather than substituting another cursor
     or resuming without replay."""
 
-    system_prompt: SystemPrompt | Unset | None = UNSET
+    system_prompt: SystemPrompt | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -11876,12 +16649,57 @@ class ResumeSessionRequest:
     `session.systemPrompt`, and SHOULD send the same value they used when the
     session was created."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        cwd: AbsolutePath,
+        additional_directories: list[AbsolutePath] | Unset = UNSET,
+        mcp_servers: list[McpServer] | Unset = UNSET,
+        replay_from: ReplayFrom | Unset | None = UNSET,
+        system_prompt: SystemPrompt | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.mcp_servers = mcp_servers
+        self.replay_from = replay_from
+        self.system_prompt = system_prompt
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ResumeSessionRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.session_id,
+            self.cwd,
+            self.additional_directories,
+            self.mcp_servers,
+            self.replay_from,
+            self.system_prompt,
+            self.meta,
+        ) == (
+            other.session_id,
+            other.cwd,
+            other.additional_directories,
+            other.mcp_servers,
+            other.replay_from,
+            other.system_prompt,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, cwd={self.cwd!r}, additional_directories={self.additional_directories!r}, mcp_servers={self.mcp_servers!r}, replay_from={self.replay_from!r}, system_prompt={self.system_prompt!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ResumeSessionRequest:
@@ -11960,7 +16778,6 @@ class ResumeSessionRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ResumeSessionResponse:
     """Response from resuming an existing session.
 
@@ -11970,26 +16787,53 @@ class ResumeSessionResponse:
 
     See protocol docs: [Current-State Synchronization](https://agentclientprotocol.com/protocol/v2/draft/session-setup#current-state-synchronization)"""
 
-    config_options: list[SessionConfigOption] | Unset = UNSET
+    __slots__ = ("available_commands", "config_options", "meta")
+
+    config_options: list[SessionConfigOption] | Unset
     """Initial session configuration options.
 
     Optional. Omitted or empty means no config options are advertised.
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `config_option_update` notifications replace this list."""
 
-    available_commands: list[AvailableCommand] | Unset = UNSET
+    available_commands: list[AvailableCommand] | Unset
     """Initial commands the agent can execute in this session.
 
     Optional. Omitted or empty means no initial commands are advertised.
     Senders MUST use an array, not `null`. Receivers treat `null` like omission.
     Later `available_commands_update` notifications replace this list."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        config_options: list[SessionConfigOption] | Unset = UNSET,
+        available_commands: list[AvailableCommand] | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.config_options = config_options
+        self.available_commands = available_commands
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ResumeSessionResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.config_options, self.available_commands, self.meta) == (
+            other.config_options,
+            other.available_commands,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(config_options={self.config_options!r}, available_commands={self.available_commands!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ResumeSessionResponse:
@@ -12027,11 +16871,12 @@ class ResumeSessionResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class RunningStateUpdate:
     """Foreground work is in progress."""
 
-    background: list[BackgroundWork] | Unset | None = UNSET
+    __slots__ = ("background", "meta")
+
+    background: list[BackgroundWork] | Unset | None
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -12041,12 +16886,31 @@ class RunningStateUpdate:
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RunningStateUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.background, self.meta) == (other.background, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(background={self.background!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> RunningStateUpdate:
@@ -12074,9 +16938,10 @@ class RunningStateUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SelectSessionConfigOption:
     """Single-value selector (dropdown)."""
+
+    __slots__ = ("category", "config_id", "current_value", "description", "meta", "name", "options")
 
     current_value: SessionConfigValueId
     """The currently selected value. MUST be one of the `value`s in `options`."""
@@ -12091,22 +16956,70 @@ class SelectSessionConfigOption:
     name: str
     """Human-readable label for the option."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional description for the Client to display to the user.
 
     Omitted and `null` are equivalent and mean no description is provided."""
 
-    category: SessionConfigOptionCategory | str | Unset | None = UNSET
+    category: SessionConfigOptionCategory | str | Unset | None
     """Optional semantic category for this option (UX only).
 
     Omitted and `null` are equivalent and mean no category is provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        current_value: SessionConfigValueId,
+        options: SessionConfigSelectOptions,
+        config_id: SessionConfigId,
+        name: str,
+        description: str | Unset | None = UNSET,
+        category: SessionConfigOptionCategory | str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.current_value = current_value
+        self.options = options
+        self.config_id = config_id
+        self.name = name
+        self.description = description
+        self.category = category
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SelectSessionConfigOption)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (
+            self.current_value,
+            self.options,
+            self.config_id,
+            self.name,
+            self.description,
+            self.category,
+            self.meta,
+        ) == (
+            other.current_value,
+            other.options,
+            other.config_id,
+            other.name,
+            other.description,
+            other.category,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(current_value={self.current_value!r}, options={self.options!r}, config_id={self.config_id!r}, name={self.name!r}, description={self.description!r}, category={self.category!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SelectSessionConfigOption:
@@ -12187,19 +17100,39 @@ class SelectSessionConfigOption:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SelectedPermissionOutcome:
     """The user selected one of the provided options."""
+
+    __slots__ = ("meta", "option_id")
 
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, option_id: PermissionOptionId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.option_id = option_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SelectedPermissionOutcome)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.option_id, self.meta) == (other.option_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(option_id={self.option_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SelectedPermissionOutcome:
@@ -12225,22 +17158,42 @@ class SelectedPermissionOutcome:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SelectedRequestPermissionOutcome:
     """The user selected one of the provided options.
 
     If `optionId` doesn't match an offered option, the agent MUST treat the request as not
     approved."""
 
+    __slots__ = ("meta", "option_id")
+
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, option_id: PermissionOptionId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.option_id = option_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SelectedRequestPermissionOutcome)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.option_id, self.meta) == (other.option_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(option_id={self.option_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SelectedRequestPermissionOutcome:
@@ -12269,7 +17222,6 @@ class SelectedRequestPermissionOutcome:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionAdditionalDirectoriesCapabilities:
     """Capabilities for additional session directories support.
 
@@ -12278,12 +17230,30 @@ class SessionAdditionalDirectoriesCapabilities:
     `SessionInfo.additionalDirectories` in `session/list` to report the
     complete ordered additional-root list associated with a listed session."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionAdditionalDirectoriesCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionAdditionalDirectoriesCapabilities:
@@ -12301,7 +17271,6 @@ class SessionAdditionalDirectoriesCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionArchiveCapabilities:
     """**UNSTABLE**
 
@@ -12312,12 +17281,30 @@ class SessionArchiveCapabilities:
     Supplying `{}` means the agent supports both methods, the `archived` filter on
     `session/list`, and `SessionInfo.archived`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionArchiveCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionArchiveCapabilities:
@@ -12335,7 +17322,6 @@ class SessionArchiveCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionCancelCapabilities:
     """**UNSTABLE**
 
@@ -12345,12 +17331,30 @@ class SessionCancelCapabilities:
 
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionCancelCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionCancelCapabilities:
@@ -12368,7 +17372,6 @@ class SessionCancelCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionCapabilities:
     """Session capabilities supported by the agent.
 
@@ -12382,26 +17385,39 @@ class SessionCapabilities:
 
     See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v2/draft/initialization#session-capabilities)"""
 
-    prompt: PromptCapabilities | Unset | None = UNSET
+    __slots__ = (
+        "additional_directories",
+        "archive",
+        "delete",
+        "fork",
+        "mcp",
+        "meta",
+        "prompt",
+        "status",
+        "system_prompt",
+        "title",
+    )
+
+    prompt: PromptCapabilities | Unset | None
     """Prompt capabilities supported by the agent in `session/prompt` requests.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise any
     prompt extensions beyond the baseline text and resource-link content
     required by `session/prompt`."""
 
-    mcp: McpCapabilities | Unset | None = UNSET
+    mcp: McpCapabilities | Unset | None
     """MCP capabilities supported by the agent for session lifecycle requests.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise MCP
     server transport support for sessions."""
 
-    delete: SessionDeleteCapabilities | Unset | None = UNSET
+    delete: SessionDeleteCapabilities | Unset | None
     """Whether the agent supports `session/delete`.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports deleting sessions from `session/list`."""
 
-    additional_directories: SessionAdditionalDirectoriesCapabilities | Unset | None = UNSET
+    additional_directories: SessionAdditionalDirectoriesCapabilities | Unset | None
     """Whether the agent supports `additionalDirectories` on supported session lifecycle requests.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
@@ -12411,7 +17427,7 @@ class SessionCapabilities:
     Agents may return `SessionInfo.additionalDirectories` to report the
     complete ordered additional-root list associated with a listed session."""
 
-    system_prompt: SessionSystemPromptCapabilities | Unset | None = UNSET
+    system_prompt: SessionSystemPromptCapabilities | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12421,7 +17437,7 @@ class SessionCapabilities:
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports `systemPrompt` in `append` mode."""
 
-    fork: SessionForkCapabilities | Unset | None = UNSET
+    fork: SessionForkCapabilities | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12431,7 +17447,7 @@ class SessionCapabilities:
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports forking sessions."""
 
-    archive: SessionArchiveCapabilities | Unset | None = UNSET
+    archive: SessionArchiveCapabilities | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12442,7 +17458,7 @@ class SessionCapabilities:
     Supplying `{}` means the agent supports both methods, the `archived` filter on
     `session/list`, and `SessionInfo.archived`."""
 
-    status: SessionStatusCapabilities | Unset | None = UNSET
+    status: SessionStatusCapabilities | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12452,7 +17468,7 @@ class SessionCapabilities:
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports checking session status."""
 
-    title: SessionTitleCapabilities | Unset | None = UNSET
+    title: SessionTitleCapabilities | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12465,12 +17481,69 @@ class SessionCapabilities:
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports setting session titles."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        prompt: PromptCapabilities | Unset | None = UNSET,
+        mcp: McpCapabilities | Unset | None = UNSET,
+        delete: SessionDeleteCapabilities | Unset | None = UNSET,
+        additional_directories: SessionAdditionalDirectoriesCapabilities | Unset | None = UNSET,
+        system_prompt: SessionSystemPromptCapabilities | Unset | None = UNSET,
+        fork: SessionForkCapabilities | Unset | None = UNSET,
+        archive: SessionArchiveCapabilities | Unset | None = UNSET,
+        status: SessionStatusCapabilities | Unset | None = UNSET,
+        title: SessionTitleCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.prompt = prompt
+        self.mcp = mcp
+        self.delete = delete
+        self.additional_directories = additional_directories
+        self.system_prompt = system_prompt
+        self.fork = fork
+        self.archive = archive
+        self.status = status
+        self.title = title
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.prompt,
+            self.mcp,
+            self.delete,
+            self.additional_directories,
+            self.system_prompt,
+            self.fork,
+            self.archive,
+            self.status,
+            self.title,
+            self.meta,
+        ) == (
+            other.prompt,
+            other.mcp,
+            other.delete,
+            other.additional_directories,
+            other.system_prompt,
+            other.fork,
+            other.archive,
+            other.status,
+            other.title,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(prompt={self.prompt!r}, mcp={self.mcp!r}, delete={self.delete!r}, additional_directories={self.additional_directories!r}, system_prompt={self.system_prompt!r}, fork={self.fork!r}, archive={self.archive!r}, status={self.status!r}, title={self.title!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionCapabilities:
@@ -12579,12 +17652,26 @@ class SessionCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionConfigBoolean:
     """A boolean on/off toggle session configuration option payload."""
 
+    __slots__ = ("current_value",)
+
     current_value: bool
     """The current value of the boolean option."""
+
+    def __init__(self, *, current_value: bool) -> None:
+        self.current_value = current_value
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionConfigBoolean) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.current_value,) == (other.current_value,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(current_value={self.current_value!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionConfigBoolean:
@@ -12605,9 +17692,10 @@ class SessionConfigBoolean:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionConfigSelect:
     """A single-value selector (dropdown) session configuration option payload."""
+
+    __slots__ = ("current_value", "options")
 
     current_value: SessionConfigValueId
     """The currently selected value. MUST be one of the `value`s in `options`."""
@@ -12615,6 +17703,22 @@ class SessionConfigSelect:
     options: SessionConfigSelectOptions
     """The set of selectable options. MUST contain at least one value, and each `value` MUST be
     unique within the option, including across groups."""
+
+    def __init__(
+        self, *, current_value: SessionConfigValueId, options: SessionConfigSelectOptions
+    ) -> None:
+        self.current_value = current_value
+        self.options = options
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionConfigSelect) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.current_value, self.options) == (other.current_value, other.options)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(current_value={self.current_value!r}, options={self.options!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionConfigSelect:
@@ -12644,9 +17748,10 @@ class SessionConfigSelect:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionConfigSelectGroup:
     """A group of possible values for a session configuration option."""
+
+    __slots__ = ("group_id", "meta", "name", "options")
 
     group_id: SessionConfigGroupId
     """Unique identifier for this group."""
@@ -12657,12 +17762,40 @@ class SessionConfigSelectGroup:
     options: list[SessionConfigSelectOption]
     """The set of option values in this group. MUST contain at least one value."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        group_id: SessionConfigGroupId,
+        name: str,
+        options: list[SessionConfigSelectOption],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.group_id = group_id
+        self.name = name
+        self.options = options
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionConfigSelectGroup) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.group_id, self.name, self.options, self.meta) == (
+            other.group_id,
+            other.name,
+            other.options,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(group_id={self.group_id!r}, name={self.name!r}, options={self.options!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionConfigSelectGroup:
@@ -12706,9 +17839,10 @@ class SessionConfigSelectGroup:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionConfigSelectOption:
     """A possible value for a session configuration option."""
+
+    __slots__ = ("description", "meta", "name", "value")
 
     value: SessionConfigValueId
     """Unique identifier for this option value."""
@@ -12716,17 +17850,48 @@ class SessionConfigSelectOption:
     name: str
     """Human-readable label for this option value."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional description for this option value.
 
     Omitted and `null` are equivalent and mean no description is provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        value: SessionConfigValueId,
+        name: str,
+        description: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.value = value
+        self.name = name
+        self.description = description
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionConfigSelectOption)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.value, self.name, self.description, self.meta) == (
+            other.value,
+            other.name,
+            other.description,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(value={self.value!r}, name={self.name!r}, description={self.description!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionConfigSelectOption:
@@ -12764,18 +17929,35 @@ class SessionConfigSelectOption:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionDeleteCapabilities:
     """Capabilities for the `session/delete` method.
 
     Supplying `{}` means the agent supports deleting sessions from `session/list`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionDeleteCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionDeleteCapabilities:
@@ -12793,14 +17975,15 @@ class SessionDeleteCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionElicitationFormMode:
     """Tied to a session, optionally to a specific tool call within that session."""
+
+    __slots__ = ("requested_schema", "session_id", "tool_call_id")
 
     session_id: SessionId
     """The session this elicitation is tied to."""
 
-    tool_call_id: ToolCallId | Unset | None = UNSET
+    tool_call_id: ToolCallId | Unset | None
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
@@ -12808,6 +17991,34 @@ class SessionElicitationFormMode:
 
     requested_schema: ElicitationSchema
     """A JSON Schema describing the form fields to present to the user."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        tool_call_id: ToolCallId | Unset | None = UNSET,
+        requested_schema: ElicitationSchema,
+    ) -> None:
+        self.session_id = session_id
+        self.tool_call_id = tool_call_id
+        self.requested_schema = requested_schema
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionElicitationFormMode)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.session_id, self.tool_call_id, self.requested_schema) == (
+            other.session_id,
+            other.tool_call_id,
+            other.requested_schema,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, tool_call_id={self.tool_call_id!r}, requested_schema={self.requested_schema!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionElicitationFormMode:
@@ -12848,14 +18059,15 @@ class SessionElicitationFormMode:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionElicitationUrlMode:
     """Tied to a session, optionally to a specific tool call within that session."""
+
+    __slots__ = ("elicitation_id", "session_id", "tool_call_id", "url")
 
     session_id: SessionId
     """The session this elicitation is tied to."""
 
-    tool_call_id: ToolCallId | Unset | None = UNSET
+    tool_call_id: ToolCallId | Unset | None
     """Optional tool call within the session.
 
     Optional. Omitted and `null` are equivalent and mean the elicitation is scoped to the
@@ -12866,6 +18078,37 @@ class SessionElicitationUrlMode:
 
     url: str
     """The URL to direct the user to."""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        tool_call_id: ToolCallId | Unset | None = UNSET,
+        elicitation_id: ElicitationId,
+        url: str,
+    ) -> None:
+        self.session_id = session_id
+        self.tool_call_id = tool_call_id
+        self.elicitation_id = elicitation_id
+        self.url = url
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionElicitationUrlMode)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.session_id, self.tool_call_id, self.elicitation_id, self.url) == (
+            other.session_id,
+            other.tool_call_id,
+            other.elicitation_id,
+            other.url,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, tool_call_id={self.tool_call_id!r}, elicitation_id={self.elicitation_id!r}, url={self.url!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionElicitationUrlMode:
@@ -12911,7 +18154,6 @@ class SessionElicitationUrlMode:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionForkCapabilities:
     """**UNSTABLE**
 
@@ -12921,12 +18163,27 @@ class SessionForkCapabilities:
 
     Supplying `{}` means the agent supports forking sessions."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionForkCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionForkCapabilities:
@@ -12944,9 +18201,18 @@ class SessionForkCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionInfo:
     """Information about a session returned by session/list"""
+
+    __slots__ = (
+        "additional_directories",
+        "archived",
+        "cwd",
+        "meta",
+        "session_id",
+        "title",
+        "updated_at",
+    )
 
     session_id: SessionId
     """Unique identifier for the session"""
@@ -12954,24 +18220,24 @@ class SessionInfo:
     cwd: AbsolutePath
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[AbsolutePath] | Unset = UNSET
+    additional_directories: list[AbsolutePath] | Unset
     """Additional workspace roots reported for this session. Each path must be absolute.
 
     When present, this is the complete ordered additional-root list reported
     by the Agent. Omitted and empty values are equivalent: the response
     reports no additional roots."""
 
-    title: str | Unset | None = UNSET
+    title: str | Unset | None
     """Human-readable title for the session
 
     Omitted and `null` are equivalent and mean no title is provided."""
 
-    updated_at: str | Unset | None = UNSET
+    updated_at: str | Unset | None
     """RFC 3339 timestamp of last activity.
 
     Omitted and `null` are equivalent and mean the last activity time is not reported."""
 
-    archived: bool | Unset | None = UNSET
+    archived: bool | Unset | None
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
@@ -12981,12 +18247,57 @@ class SessionInfo:
     Optional. Omitted and `null` are equivalent and mean the archive state is not reported.
     Agents that advertise the `session.archive` capability MUST include it on every listed session."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        cwd: AbsolutePath,
+        additional_directories: list[AbsolutePath] | Unset = UNSET,
+        title: str | Unset | None = UNSET,
+        updated_at: str | Unset | None = UNSET,
+        archived: bool | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.title = title
+        self.updated_at = updated_at
+        self.archived = archived
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionInfo) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.session_id,
+            self.cwd,
+            self.additional_directories,
+            self.title,
+            self.updated_at,
+            self.archived,
+            self.meta,
+        ) == (
+            other.session_id,
+            other.cwd,
+            other.additional_directories,
+            other.title,
+            other.updated_at,
+            other.archived,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, cwd={self.cwd!r}, additional_directories={self.additional_directories!r}, title={self.title!r}, updated_at={self.updated_at!r}, archived={self.archived!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionInfo:
@@ -13052,7 +18363,6 @@ class SessionInfo:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionInfoUpdate:
     """Update to session metadata. All fields are optional to support partial updates.
 
@@ -13063,13 +18373,15 @@ class SessionInfoUpdate:
     corresponding value. A concrete `_meta` object patches the stored metadata by
     top-level key."""
 
-    title: str | Unset | None = UNSET
+    __slots__ = ("meta", "title", "updated_at")
+
+    title: str | Unset | None
     """Human-readable title for the session. Set to null to clear."""
 
-    updated_at: str | Unset | None = UNSET
+    updated_at: str | Unset | None
     """RFC 3339 timestamp of last activity. Set to null to clear."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -13078,6 +18390,31 @@ class SessionInfoUpdate:
     MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+
+    def __init__(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        updated_at: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.title = title
+        self.updated_at = updated_at
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionInfoUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.title, self.updated_at, self.meta) == (
+            other.title,
+            other.updated_at,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, updated_at={self.updated_at!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionInfoUpdate:
@@ -13105,17 +18442,18 @@ class SessionInfoUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionInfoUpdateSessionUpdate:
     """Session metadata has been updated (title, timestamps, custom metadata)"""
 
-    title: str | Unset | None = UNSET
+    __slots__ = ("meta", "title", "updated_at")
+
+    title: str | Unset | None
     """Human-readable title for the session. Set to null to clear."""
 
-    updated_at: str | Unset | None = UNSET
+    updated_at: str | Unset | None
     """RFC 3339 timestamp of last activity. Set to null to clear."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -13124,6 +18462,34 @@ class SessionInfoUpdateSessionUpdate:
     MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+
+    def __init__(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        updated_at: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.title = title
+        self.updated_at = updated_at
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionInfoUpdateSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.title, self.updated_at, self.meta) == (
+            other.title,
+            other.updated_at,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, updated_at={self.updated_at!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionInfoUpdateSessionUpdate:
@@ -13155,7 +18521,6 @@ class SessionInfoUpdateSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionMessage:
     """**UNSTABLE**
 
@@ -13163,38 +18528,48 @@ class SessionMessage:
 
     An upsert for an inter-session message."""
 
+    __slots__ = (
+        "content",
+        "message_id",
+        "meta",
+        "recipient_message_id",
+        "recipient_session_id",
+        "sender_message_id",
+        "sender_session_id",
+    )
+
     message_id: MessageId
     """Identifier of this message within the enclosing session's transcript."""
 
-    sender_session_id: SessionId | Unset | None = UNSET
+    sender_session_id: SessionId | Unset | None
     """The sending session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it."""
 
-    recipient_session_id: SessionId | Unset | None = UNSET
+    recipient_session_id: SessionId | Unset | None
     """The receiving session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it."""
 
-    sender_message_id: MessageId | Unset | None = UNSET
+    sender_message_id: MessageId | Unset | None
     """On an incoming view, the `messageId` of the same message's outgoing view in the
     sender's transcript.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
     after the message starts streaming."""
 
-    recipient_message_id: MessageId | Unset | None = UNSET
+    recipient_message_id: MessageId | Unset | None
     """On an outgoing view, the `messageId` of the same message's incoming view in the
     recipient's transcript.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
     after the message starts streaming."""
 
-    content: list[ContentBlock] | Unset | None = UNSET
+    content: list[ContentBlock] | Unset | None
     """Omitted leaves content unchanged. `null` clears it. A concrete array
     replaces the whole content collection."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -13203,6 +18578,51 @@ class SessionMessage:
     MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        sender_session_id: SessionId | Unset | None = UNSET,
+        recipient_session_id: SessionId | Unset | None = UNSET,
+        sender_message_id: MessageId | Unset | None = UNSET,
+        recipient_message_id: MessageId | Unset | None = UNSET,
+        content: list[ContentBlock] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.message_id = message_id
+        self.sender_session_id = sender_session_id
+        self.recipient_session_id = recipient_session_id
+        self.sender_message_id = sender_message_id
+        self.recipient_message_id = recipient_message_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionMessage) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.message_id,
+            self.sender_session_id,
+            self.recipient_session_id,
+            self.sender_message_id,
+            self.recipient_message_id,
+            self.content,
+            self.meta,
+        ) == (
+            other.message_id,
+            other.sender_session_id,
+            other.recipient_session_id,
+            other.sender_message_id,
+            other.recipient_message_id,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(message_id={self.message_id!r}, sender_session_id={self.sender_session_id!r}, recipient_session_id={self.recipient_session_id!r}, sender_message_id={self.sender_message_id!r}, recipient_message_id={self.recipient_message_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionMessage:
@@ -13280,7 +18700,6 @@ class SessionMessage:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionMessageChunk:
     """**UNSTABLE**
 
@@ -13291,19 +18710,46 @@ class SessionMessageChunk:
     A chunk carries only content. The message's participants and references come from
     `session_message` upserts, which can arrive before, between, or after its chunks."""
 
+    __slots__ = ("content", "message_id", "meta")
+
     message_id: MessageId
     """Identifier of this message within the enclosing session's transcript."""
 
     content: ContentBlock
     """A single content block appended to the message."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: ContentBlock,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionMessageChunk) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.message_id, self.content, self.meta) == (
+            other.message_id,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(message_id={self.message_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionMessageChunk:
@@ -13338,7 +18784,6 @@ class SessionMessageChunk:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionMessageChunkSessionUpdate:
     """**UNSTABLE**
 
@@ -13346,19 +18791,49 @@ class SessionMessageChunkSessionUpdate:
 
     One content block appended to a sent or received session message."""
 
+    __slots__ = ("content", "message_id", "meta")
+
     message_id: MessageId
     """Identifier of this message within the enclosing session's transcript."""
 
     content: ContentBlock
     """A single content block appended to the message."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: ContentBlock,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionMessageChunkSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.message_id, self.content, self.meta) == (
+            other.message_id,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(message_id={self.message_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionMessageChunkSessionUpdate:
@@ -13396,7 +18871,6 @@ class SessionMessageChunkSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionMessageSessionUpdate:
     """**UNSTABLE**
 
@@ -13405,38 +18879,48 @@ class SessionMessageSessionUpdate:
     A message upsert observed in this session's transcript, sent to or
     received from another session."""
 
+    __slots__ = (
+        "content",
+        "message_id",
+        "meta",
+        "recipient_message_id",
+        "recipient_session_id",
+        "sender_message_id",
+        "sender_session_id",
+    )
+
     message_id: MessageId
     """Identifier of this message within the enclosing session's transcript."""
 
-    sender_session_id: SessionId | Unset | None = UNSET
+    sender_session_id: SessionId | Unset | None
     """The sending session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it."""
 
-    recipient_session_id: SessionId | Unset | None = UNSET
+    recipient_session_id: SessionId | Unset | None
     """The receiving session.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it."""
 
-    sender_message_id: MessageId | Unset | None = UNSET
+    sender_message_id: MessageId | Unset | None
     """On an incoming view, the `messageId` of the same message's outgoing view in the
     sender's transcript.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
     after the message starts streaming."""
 
-    recipient_message_id: MessageId | Unset | None = UNSET
+    recipient_message_id: MessageId | Unset | None
     """On an outgoing view, the `messageId` of the same message's incoming view in the
     recipient's transcript.
 
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
     after the message starts streaming."""
 
-    content: list[ContentBlock] | Unset | None = UNSET
+    content: list[ContentBlock] | Unset | None
     """Omitted leaves content unchanged. `null` clears it. A concrete array
     replaces the whole content collection."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -13445,6 +18929,54 @@ class SessionMessageSessionUpdate:
     MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        sender_session_id: SessionId | Unset | None = UNSET,
+        recipient_session_id: SessionId | Unset | None = UNSET,
+        sender_message_id: MessageId | Unset | None = UNSET,
+        recipient_message_id: MessageId | Unset | None = UNSET,
+        content: list[ContentBlock] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.message_id = message_id
+        self.sender_session_id = sender_session_id
+        self.recipient_session_id = recipient_session_id
+        self.sender_message_id = sender_message_id
+        self.recipient_message_id = recipient_message_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionMessageSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (
+            self.message_id,
+            self.sender_session_id,
+            self.recipient_session_id,
+            self.sender_message_id,
+            self.recipient_message_id,
+            self.content,
+            self.meta,
+        ) == (
+            other.message_id,
+            other.sender_session_id,
+            other.recipient_session_id,
+            other.sender_message_id,
+            other.recipient_message_id,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(message_id={self.message_id!r}, sender_session_id={self.sender_session_id!r}, recipient_session_id={self.recipient_session_id!r}, sender_message_id={self.sender_message_id!r}, recipient_message_id={self.recipient_message_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionMessageSessionUpdate:
@@ -13527,22 +19059,39 @@ class SessionMessageSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionNotFoundErrorData:
     """Data for the `-32002` (Resource not found) error when a session-scoped request names a
     session that does not exist or is not active.
 
     See protocol docs: [Unknown Sessions](https://agentclientprotocol.com/protocol/v2/draft/error#unknown-sessions)"""
 
+    __slots__ = ("meta", "session_id")
+
     session_id: SessionId
     """The session ID from the request."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, session_id: SessionId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionNotFoundErrorData) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.meta) == (other.session_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionNotFoundErrorData:
@@ -13568,7 +19117,6 @@ class SessionNotFoundErrorData:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionStatusCapabilities:
     """**UNSTABLE**
 
@@ -13578,12 +19126,30 @@ class SessionStatusCapabilities:
 
     Supplying `{}` means the agent supports checking session status."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionStatusCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionStatusCapabilities:
@@ -13601,7 +19167,6 @@ class SessionStatusCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionStatusRequest:
     """**UNSTABLE**
 
@@ -13615,15 +19180,33 @@ class SessionStatusRequest:
     close, or change the session, and does not attach the requesting connection to it.
     A session the Agent does not know gets `-32002` with the requested `sessionId` in `data`."""
 
+    __slots__ = ("meta", "session_id")
+
     session_id: SessionId
     """The ID of the session to check."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, session_id: SessionId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionStatusRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.meta) == (other.session_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionStatusRequest:
@@ -13649,7 +19232,6 @@ class SessionStatusRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionStatusResponse:
     """**UNSTABLE**
 
@@ -13660,12 +19242,14 @@ class SessionStatusResponse:
     The result is a snapshot. A session reported `open` may be closed or evicted before
     the Client's next request."""
 
+    __slots__ = ("meta", "state", "status")
+
     status: SessionStatus | str
     """Whether the Agent has the session in memory.
 
     Required. Clients MUST treat a value they do not recognize as `saved`."""
 
-    state: StateUpdate | Unset | None = UNSET
+    state: StateUpdate | Unset | None
     """The session's current foreground state, as the same snapshot the Agent sends in
     `state_update` notifications.
 
@@ -13674,12 +19258,33 @@ class SessionStatusResponse:
     MUST NOT read that as `idle`. This is a snapshot, not a new transition. Clients
     MUST NOT count an `idle` snapshot as a new completion."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        status: SessionStatus | str,
+        state: StateUpdate | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.status = status
+        self.state = state
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionStatusResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.status, self.state, self.meta) == (other.status, other.state, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(status={self.status!r}, state={self.state!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionStatusResponse:
@@ -13717,7 +19322,6 @@ class SessionStatusResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionSystemPromptCapabilities:
     """**UNSTABLE**
 
@@ -13728,17 +19332,41 @@ class SessionSystemPromptCapabilities:
     Supplying `{}` means the agent supports `systemPrompt` on session lifecycle
     requests in `append` mode."""
 
-    mode: SessionSystemPromptModeCapabilities | Unset | None = UNSET
+    __slots__ = ("meta", "mode")
+
+    mode: SessionSystemPromptModeCapabilities | Unset | None
     """Delivery modes the agent supports in addition to `append`.
 
     Optional. Omitted and `null` are equivalent and mean the agent supports only `append`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        mode: SessionSystemPromptModeCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.mode = mode
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionSystemPromptCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.mode, self.meta) == (other.mode, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(mode={self.mode!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionSystemPromptCapabilities:
@@ -13764,7 +19392,6 @@ class SessionSystemPromptCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionSystemPromptModeCapabilities:
     """**UNSTABLE**
 
@@ -13775,19 +19402,43 @@ class SessionSystemPromptModeCapabilities:
     `append` has no entry because every agent advertising `session.systemPrompt`
     supports it."""
 
-    override: SessionSystemPromptOverrideCapabilities | Unset | None = UNSET
+    __slots__ = ("meta", "override")
+
+    override: SessionSystemPromptOverrideCapabilities | Unset | None
     """Whether the agent supports `override` mode.
 
     Optional. Omitted and `null` are equivalent and mean the agent does not advertise support.
     Supplying `{}` means the agent supports replacing its built-in default
     instructions with the client-provided system prompt."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        override: SessionSystemPromptOverrideCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.override = override
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionSystemPromptModeCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.override, self.meta) == (other.override, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(override={self.override!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionSystemPromptModeCapabilities:
@@ -13813,7 +19464,6 @@ class SessionSystemPromptModeCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionSystemPromptOverrideCapabilities:
     """**UNSTABLE**
 
@@ -13824,12 +19474,30 @@ class SessionSystemPromptOverrideCapabilities:
     Supplying `{}` means the agent supports replacing its built-in default
     instructions with the client-provided system prompt."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SessionSystemPromptOverrideCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionSystemPromptOverrideCapabilities:
@@ -13847,7 +19515,6 @@ class SessionSystemPromptOverrideCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SessionTitleCapabilities:
     """**UNSTABLE**
 
@@ -13858,12 +19525,27 @@ class SessionTitleCapabilities:
     Supplying `{}` means the agent supports `session/set_title`. Agents report titles
     through `session/list` and `session_info_update` without this capability."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionTitleCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SessionTitleCapabilities:
@@ -13881,7 +19563,6 @@ class SessionTitleCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SetProviderRequest:
     """**UNSTABLE**
 
@@ -13890,6 +19571,8 @@ class SetProviderRequest:
     Request parameters for `providers/set`.
 
     Replaces the full configuration for one provider ID."""
+
+    __slots__ = ("api_type", "base_url", "headers", "meta", "provider_id")
 
     provider_id: ProviderId
     """Provider ID to configure."""
@@ -13900,16 +19583,47 @@ class SetProviderRequest:
     base_url: str
     """Base URL for requests sent through this provider."""
 
-    headers: dict[str, str] | Unset = UNSET
+    headers: dict[str, str] | Unset
     """Full headers map for this provider.
     May include authorization, routing, or other integration-specific headers."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        provider_id: ProviderId,
+        api_type: LlmProtocol | str,
+        base_url: str,
+        headers: dict[str, str] | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.provider_id = provider_id
+        self.api_type = api_type
+        self.base_url = base_url
+        self.headers = headers
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SetProviderRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.provider_id, self.api_type, self.base_url, self.headers, self.meta) == (
+            other.provider_id,
+            other.api_type,
+            other.base_url,
+            other.headers,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(provider_id={self.provider_id!r}, api_type={self.api_type!r}, base_url={self.base_url!r}, headers={self.headers!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SetProviderRequest:
@@ -13967,7 +19681,6 @@ class SetProviderRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SetProviderResponse:
     """**UNSTABLE**
 
@@ -13975,12 +19688,27 @@ class SetProviderResponse:
 
     Response to `providers/set`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SetProviderResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SetProviderResponse:
@@ -13998,19 +19726,42 @@ class SetProviderResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SetSessionConfigOptionResponse:
     """Response to `session/set_config_option` method."""
+
+    __slots__ = ("config_options", "meta")
 
     config_options: list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        config_options: list[SessionConfigOption],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.config_options = config_options
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SetSessionConfigOptionResponse)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.config_options, self.meta) == (other.config_options, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(config_options={self.config_options!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SetSessionConfigOptionResponse:
@@ -14040,7 +19791,6 @@ class SetSessionConfigOptionResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SetSessionTitleRequest:
     """**UNSTABLE**
 
@@ -14056,6 +19806,8 @@ class SetSessionTitleRequest:
     The Agent responds only after it has stored the title. After a successful response, the
     Agent SHOULD NOT replace the title with one it generates automatically."""
 
+    __slots__ = ("meta", "session_id", "title")
+
     session_id: SessionId
     """The ID of the session to retitle."""
 
@@ -14067,12 +19819,37 @@ class SetSessionTitleRequest:
     truncating it. The Agent rejects a title that fails its validation, including one
     that is empty after normalization, with `-32602`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        title: str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.title = title
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SetSessionTitleRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.title, self.meta) == (
+            other.session_id,
+            other.title,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, title={self.title!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SetSessionTitleRequest:
@@ -14105,7 +19882,6 @@ class SetSessionTitleRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SetSessionTitleResponse:
     """**UNSTABLE**
 
@@ -14113,18 +19889,34 @@ class SetSessionTitleResponse:
 
     Response from setting the title of a session."""
 
+    __slots__ = ("meta", "title")
+
     title: str
     """The title the Agent stored.
 
     This differs from the requested title if the Agent normalized it. Clients SHOULD
     display this value rather than the one they sent."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, title: str, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.title = title
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SetSessionTitleResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.title, self.meta) == (other.title, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SetSessionTitleResponse:
@@ -14150,16 +19942,30 @@ class SetSessionTitleResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class StartReplayFrom:
     """Replay all retained conversation history from its first replayable entry."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StartReplayFrom) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> StartReplayFrom:
@@ -14181,9 +19987,10 @@ class StartReplayFrom:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class StateUpdateIdle:
     """No foreground work is active. Background activity may continue."""
+
+    __slots__ = ("idle_state_update",)
 
     idle_state_update: IdleStateUpdate
     """No foreground work is active. Background activity may continue.
@@ -14194,6 +20001,19 @@ class StateUpdateIdle:
     reporting one.
     Repeated or resume snapshots may carry the last stop reason for context.
     They MUST NOT be counted as new completions, cancellations, or additional usage."""
+
+    def __init__(self, *, idle_state_update: IdleStateUpdate) -> None:
+        self.idle_state_update = idle_state_update
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StateUpdateIdle) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.idle_state_update,) == (other.idle_state_update,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(idle_state_update={self.idle_state_update!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> StateUpdateIdle:
@@ -14212,11 +20032,12 @@ class StateUpdateIdle:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class StateUpdateRequiresAction:
     """Foreground work is blocked on user action."""
 
-    background: list[BackgroundWork] | Unset | None = UNSET
+    __slots__ = ("background", "meta")
+
+    background: list[BackgroundWork] | Unset | None
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -14226,12 +20047,34 @@ class StateUpdateRequiresAction:
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, StateUpdateRequiresAction)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.background, self.meta) == (other.background, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(background={self.background!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> StateUpdateRequiresAction:
@@ -14263,11 +20106,12 @@ class StateUpdateRequiresAction:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class StateUpdateRunning:
     """Foreground work is in progress."""
 
-    background: list[BackgroundWork] | Unset | None = UNSET
+    __slots__ = ("background", "meta")
+
+    background: list[BackgroundWork] | Unset | None
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -14277,12 +20121,31 @@ class StateUpdateRunning:
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StateUpdateRunning) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.background, self.meta) == (other.background, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(background={self.background!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> StateUpdateRunning:
@@ -14314,9 +20177,10 @@ class StateUpdateRunning:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class StateUpdateSessionUpdate:
     """A snapshot of the session's aggregate foreground activity."""
+
+    __slots__ = ("state_update",)
 
     state_update: StateUpdate
     """A snapshot of the session's aggregate foreground activity.
@@ -14360,6 +20224,19 @@ class StateUpdateSessionUpdate:
 
     See protocol docs: [Session States](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#session-states)"""
 
+    def __init__(self, *, state_update: StateUpdate) -> None:
+        self.state_update = state_update
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StateUpdateSessionUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.state_update,) == (other.state_update,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(state_update={self.state_update!r})"
+
     @classmethod
     def from_dict(cls, data: object) -> StateUpdateSessionUpdate:
         if not isinstance(data, dict):
@@ -14377,7 +20254,6 @@ class StateUpdateSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class StateUpdateUnknown:
     """**UNSTABLE**
 
@@ -14386,7 +20262,9 @@ class StateUpdateUnknown:
     The Agent cannot currently determine foreground activity.
     This replaces previously confirmed activity without ending the work or session."""
 
-    background: list[BackgroundWork] | Unset | None = UNSET
+    __slots__ = ("background", "meta")
+
+    background: list[BackgroundWork] | Unset | None
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -14396,12 +20274,31 @@ class StateUpdateUnknown:
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StateUpdateUnknown) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.background, self.meta) == (other.background, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(background={self.background!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> StateUpdateUnknown:
@@ -14433,11 +20330,12 @@ class StateUpdateUnknown:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class StdioMcpServer:
     """Stdio transport configuration
 
     Only available when the Agent capabilities include `session.mcp.stdio`."""
+
+    __slots__ = ("args", "command", "env", "meta", "name")
 
     name: str
     """Human-readable name identifying this MCP server."""
@@ -14445,19 +20343,50 @@ class StdioMcpServer:
     command: AbsolutePath
     """Absolute path to the MCP server executable."""
 
-    args: list[str] | Unset = UNSET
+    args: list[str] | Unset
     """Command-line arguments to pass to the MCP server."""
 
-    env: list[EnvVariable] | Unset = UNSET
+    env: list[EnvVariable] | Unset
     """Environment variables to set when launching the MCP server. Names SHOULD be unique.
     Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        command: AbsolutePath,
+        args: list[str] | Unset = UNSET,
+        env: list[EnvVariable] | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.name = name
+        self.command = command
+        self.args = args
+        self.env = env
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StdioMcpServer) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.command, self.args, self.env, self.meta) == (
+            other.name,
+            other.command,
+            other.args,
+            other.env,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(name={self.name!r}, command={self.command!r}, args={self.args!r}, env={self.env!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> StdioMcpServer:
@@ -14513,63 +20442,135 @@ class StdioMcpServer:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class StringElicitationPropertySchema:
     """String property (or single-select enum when `enum`/`oneOf` is set)."""
 
-    title: str | Unset | None = UNSET
+    __slots__ = (
+        "default",
+        "description",
+        "enum",
+        "format",
+        "max_length",
+        "meta",
+        "min_length",
+        "one_of",
+        "pattern",
+        "title",
+    )
+
+    title: str | Unset | None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_length: int | Unset | None = UNSET
+    min_length: int | Unset | None
     """Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
 
-    max_length: int | Unset | None = UNSET
+    max_length: int | Unset | None
     """Maximum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
 
-    pattern: str | Unset | None = UNSET
+    pattern: str | Unset | None
     """Pattern the string must match, in ECMA-262 regular expression syntax.
 
     Optional. Omitted and `null` are equivalent and mean there is no pattern constraint."""
 
-    format: StringFormat | str | Unset | None = UNSET
+    format: StringFormat | str | Unset | None
     """String format.
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint."""
 
-    default: str | Unset | None = UNSET
+    default: str | Unset | None
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    enum: list[str] | Unset | None = UNSET
+    enum: list[str] | Unset | None
     """Enum values for untitled single-select enums.
     Must contain at least one value when present.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
     declared by `enum`."""
 
-    one_of: list[EnumOption] | Unset | None = UNSET
+    one_of: list[EnumOption] | Unset | None
     """Titled enum options for titled single-select enums.
     Must contain at least one option when present.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        min_length: int | Unset | None = UNSET,
+        max_length: int | Unset | None = UNSET,
+        pattern: str | Unset | None = UNSET,
+        format: StringFormat | str | Unset | None = UNSET,
+        default: str | Unset | None = UNSET,
+        enum: list[str] | Unset | None = UNSET,
+        one_of: list[EnumOption] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.min_length = min_length
+        self.max_length = max_length
+        self.pattern = pattern
+        self.format = format
+        self.default = default
+        self.enum = enum
+        self.one_of = one_of
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, StringElicitationPropertySchema)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (
+            self.title,
+            self.description,
+            self.min_length,
+            self.max_length,
+            self.pattern,
+            self.format,
+            self.default,
+            self.enum,
+            self.one_of,
+            self.meta,
+        ) == (
+            other.title,
+            other.description,
+            other.min_length,
+            other.max_length,
+            other.pattern,
+            other.format,
+            other.default,
+            other.enum,
+            other.one_of,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, description={self.description!r}, min_length={self.min_length!r}, max_length={self.max_length!r}, pattern={self.pattern!r}, format={self.format!r}, default={self.default!r}, enum={self.enum!r}, one_of={self.one_of!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> StringElicitationPropertySchema:
@@ -14668,19 +20669,36 @@ class StringElicitationPropertySchema:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class StringMultiSelectItems:
     """String item schema for multi-select enum properties."""
+
+    __slots__ = ("enum", "meta")
 
     enum: list[str]
     """Allowed enum values. Must contain at least one value."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, enum: list[str], meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.enum = enum
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StringMultiSelectItems) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.enum, self.meta) == (other.enum, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(enum={self.enum!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> StringMultiSelectItems:
@@ -14708,66 +20726,135 @@ class StringMultiSelectItems:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class StringPropertySchema:
     """Schema for string properties in an elicitation form.
 
     When `enum` or `oneOf` is set, this represents a single-select enum
     with `"type": "string"`."""
 
-    title: str | Unset | None = UNSET
+    __slots__ = (
+        "default",
+        "description",
+        "enum",
+        "format",
+        "max_length",
+        "meta",
+        "min_length",
+        "one_of",
+        "pattern",
+        "title",
+    )
+
+    title: str | Unset | None
     """Optional title for the property.
 
     Optional. Omitted and `null` are equivalent and mean no title is provided."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Human-readable description.
 
     Optional. Omitted and `null` are equivalent and mean no description is provided."""
 
-    min_length: int | Unset | None = UNSET
+    min_length: int | Unset | None
     """Minimum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no minimum length constraint."""
 
-    max_length: int | Unset | None = UNSET
+    max_length: int | Unset | None
     """Maximum string length.
 
     Optional. Omitted and `null` are equivalent and mean there is no maximum length constraint."""
 
-    pattern: str | Unset | None = UNSET
+    pattern: str | Unset | None
     """Pattern the string must match, in ECMA-262 regular expression syntax.
 
     Optional. Omitted and `null` are equivalent and mean there is no pattern constraint."""
 
-    format: StringFormat | str | Unset | None = UNSET
+    format: StringFormat | str | Unset | None
     """String format.
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint."""
 
-    default: str | Unset | None = UNSET
+    default: str | Unset | None
     """Default value.
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    enum: list[str] | Unset | None = UNSET
+    enum: list[str] | Unset | None
     """Enum values for untitled single-select enums.
     Must contain at least one value when present.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
     declared by `enum`."""
 
-    one_of: list[EnumOption] | Unset | None = UNSET
+    one_of: list[EnumOption] | Unset | None
     """Titled enum options for titled single-select enums.
     Must contain at least one option when present.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        min_length: int | Unset | None = UNSET,
+        max_length: int | Unset | None = UNSET,
+        pattern: str | Unset | None = UNSET,
+        format: StringFormat | str | Unset | None = UNSET,
+        default: str | Unset | None = UNSET,
+        enum: list[str] | Unset | None = UNSET,
+        one_of: list[EnumOption] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.title = title
+        self.description = description
+        self.min_length = min_length
+        self.max_length = max_length
+        self.pattern = pattern
+        self.format = format
+        self.default = default
+        self.enum = enum
+        self.one_of = one_of
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StringPropertySchema) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.title,
+            self.description,
+            self.min_length,
+            self.max_length,
+            self.pattern,
+            self.format,
+            self.default,
+            self.enum,
+            self.one_of,
+            self.meta,
+        ) == (
+            other.title,
+            other.description,
+            other.min_length,
+            other.max_length,
+            other.pattern,
+            other.format,
+            other.default,
+            other.enum,
+            other.one_of,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(title={self.title!r}, description={self.description!r}, min_length={self.min_length!r}, max_length={self.max_length!r}, pattern={self.pattern!r}, format={self.format!r}, default={self.default!r}, enum={self.enum!r}, one_of={self.one_of!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> StringPropertySchema:
@@ -14862,7 +20949,6 @@ class StringPropertySchema:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SubagentBackgroundWork:
     """**UNSTABLE**
 
@@ -14871,15 +20957,33 @@ class SubagentBackgroundWork:
     A detached subagent session that has anything running: its state is not `idle`, or
     its own `background` list is non-empty or not reported."""
 
+    __slots__ = ("meta", "session_id")
+
     session_id: SessionId
     """The ID of the listed session."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, session_id: SessionId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SubagentBackgroundWork) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.meta) == (other.session_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SubagentBackgroundWork:
@@ -14908,7 +21012,6 @@ class SubagentBackgroundWork:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SubagentSessionCapabilities:
     """**UNSTABLE**
 
@@ -14919,17 +21022,41 @@ class SubagentSessionCapabilities:
     A mutation requires an explicit per-child capability. Support for the method
     on ordinary sessions does not grant support on a child."""
 
-    cancel: SessionCancelCapabilities | Unset | None = UNSET
+    __slots__ = ("cancel", "meta")
+
+    cancel: SessionCancelCapabilities | Unset | None
     """Permits the client to cancel this child's current work without ending
     the session. Omitted and `null` are equivalent and mean unsupported. An object (including
     `{}`) means supported."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        cancel: SessionCancelCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.cancel = cancel
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SubagentSessionCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.cancel, self.meta) == (other.cancel, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(cancel={self.cancel!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SubagentSessionCapabilities:
@@ -14955,7 +21082,6 @@ class SubagentSessionCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SubagentUpdate:
     """**UNSTABLE**
 
@@ -14994,42 +21120,53 @@ class SubagentUpdate:
     message the same child again. Individual messages and their outcomes do not
     change this association."""
 
+    __slots__ = (
+        "additional_directories",
+        "capabilities",
+        "cwd",
+        "description",
+        "meta",
+        "session_id",
+        "state",
+        "title",
+    )
+
     session_id: SessionId
     """The opaque session ID identifying the child in all ACP messages."""
 
-    title: str | Unset | None = UNSET
+    title: str | Unset | None
     """The parent's human-readable display title for this child. It need not be unique.
 
     Optional and nullable. Omitted means unchanged. `null` clears it. If no
     title is set, the Client chooses a fallback presentation."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """The parent's human-readable description of the child's role or purpose.
 
     Optional and nullable. Omitted means unchanged. `null` clears it. This is
     current display metadata, not the history of instructions sent to the child."""
 
-    capabilities: SubagentSessionCapabilities | Unset | None = UNSET
+    capabilities: SubagentSessionCapabilities | Unset | None
     """Client-initiated session mutations permitted for this subagent session.
 
     Read-only operations retain their normal protocol semantics and
     capability requirements."""
 
-    state: StateUpdate | Unset | None = UNSET
+    state: StateUpdate | Unset | None
     """The child's current foreground state, mirrored onto its parent association.
 
     Optional and nullable. Omitted means unchanged. `null` removes the
     current report and leaves activity unconfirmed (not idle or cancelled).
     A concrete `StateUpdate` replaces the entire previous snapshot."""
 
-    cwd: AbsolutePath | Unset | None = UNSET
+    cwd: AbsolutePath | Unset | None
     """The child's working directory. Must be an absolute path.
 
     Optional and nullable. Omitted means unchanged. `null` clears the
     reported value. While unset, the child inherits its immediate parent's
     effective working directory."""
 
-    additional_directories: list[AbsolutePath] | Unset | None = UNSET
+    additional_directories: list[AbsolutePath] | Unset | None
     """Additional workspace roots for the child. Each path must be absolute.
 
     Optional and nullable. Omitted means unchanged. `null` clears the
@@ -15037,7 +21174,7 @@ class SubagentUpdate:
     effective additional directories, independently of `cwd`. A concrete
     array replaces the whole list. `[]` reports no additional directories."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -15046,6 +21183,55 @@ class SubagentUpdate:
     MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        capabilities: SubagentSessionCapabilities | Unset | None = UNSET,
+        state: StateUpdate | Unset | None = UNSET,
+        cwd: AbsolutePath | Unset | None = UNSET,
+        additional_directories: list[AbsolutePath] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.title = title
+        self.description = description
+        self.capabilities = capabilities
+        self.state = state
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SubagentUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.session_id,
+            self.title,
+            self.description,
+            self.capabilities,
+            self.state,
+            self.cwd,
+            self.additional_directories,
+            self.meta,
+        ) == (
+            other.session_id,
+            other.title,
+            other.description,
+            other.capabilities,
+            other.state,
+            other.cwd,
+            other.additional_directories,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, title={self.title!r}, description={self.description!r}, capabilities={self.capabilities!r}, state={self.state!r}, cwd={self.cwd!r}, additional_directories={self.additional_directories!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SubagentUpdate:
@@ -15119,7 +21305,6 @@ class SubagentUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SubagentUpdateSessionUpdate:
     """**UNSTABLE**
 
@@ -15128,42 +21313,53 @@ class SubagentUpdateSessionUpdate:
     Announces a child session created and owned by this session, or updates
     that ownership association's metadata."""
 
+    __slots__ = (
+        "additional_directories",
+        "capabilities",
+        "cwd",
+        "description",
+        "meta",
+        "session_id",
+        "state",
+        "title",
+    )
+
     session_id: SessionId
     """The opaque session ID identifying the child in all ACP messages."""
 
-    title: str | Unset | None = UNSET
+    title: str | Unset | None
     """The parent's human-readable display title for this child. It need not be unique.
 
     Optional and nullable. Omitted means unchanged. `null` clears it. If no
     title is set, the Client chooses a fallback presentation."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """The parent's human-readable description of the child's role or purpose.
 
     Optional and nullable. Omitted means unchanged. `null` clears it. This is
     current display metadata, not the history of instructions sent to the child."""
 
-    capabilities: SubagentSessionCapabilities | Unset | None = UNSET
+    capabilities: SubagentSessionCapabilities | Unset | None
     """Client-initiated session mutations permitted for this subagent session.
 
     Read-only operations retain their normal protocol semantics and
     capability requirements."""
 
-    state: StateUpdate | Unset | None = UNSET
+    state: StateUpdate | Unset | None
     """The child's current foreground state, mirrored onto its parent association.
 
     Optional and nullable. Omitted means unchanged. `null` removes the
     current report and leaves activity unconfirmed (not idle or cancelled).
     A concrete `StateUpdate` replaces the entire previous snapshot."""
 
-    cwd: AbsolutePath | Unset | None = UNSET
+    cwd: AbsolutePath | Unset | None
     """The child's working directory. Must be an absolute path.
 
     Optional and nullable. Omitted means unchanged. `null` clears the
     reported value. While unset, the child inherits its immediate parent's
     effective working directory."""
 
-    additional_directories: list[AbsolutePath] | Unset | None = UNSET
+    additional_directories: list[AbsolutePath] | Unset | None
     """Additional workspace roots for the child. Each path must be absolute.
 
     Optional and nullable. Omitted means unchanged. `null` clears the
@@ -15171,7 +21367,7 @@ class SubagentUpdateSessionUpdate:
     effective additional directories, independently of `cwd`. A concrete
     array replaces the whole list. `[]` reports no additional directories."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -15180,6 +21376,58 @@ class SubagentUpdateSessionUpdate:
     MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        title: str | Unset | None = UNSET,
+        description: str | Unset | None = UNSET,
+        capabilities: SubagentSessionCapabilities | Unset | None = UNSET,
+        state: StateUpdate | Unset | None = UNSET,
+        cwd: AbsolutePath | Unset | None = UNSET,
+        additional_directories: list[AbsolutePath] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.title = title
+        self.description = description
+        self.capabilities = capabilities
+        self.state = state
+        self.cwd = cwd
+        self.additional_directories = additional_directories
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, SubagentUpdateSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (
+            self.session_id,
+            self.title,
+            self.description,
+            self.capabilities,
+            self.state,
+            self.cwd,
+            self.additional_directories,
+            self.meta,
+        ) == (
+            other.session_id,
+            other.title,
+            other.description,
+            other.capabilities,
+            other.state,
+            other.cwd,
+            other.additional_directories,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, title={self.title!r}, description={self.description!r}, capabilities={self.capabilities!r}, state={self.state!r}, cwd={self.cwd!r}, additional_directories={self.additional_directories!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SubagentUpdateSessionUpdate:
@@ -15256,7 +21504,6 @@ class SubagentUpdateSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class SystemPrompt:
     """**UNSTABLE**
 
@@ -15268,6 +21515,8 @@ class SystemPrompt:
     `session.systemPrompt`. Agents that cannot apply it, for example because of
     an unadvertised mode or an unsupported content block type, MUST return an
     error instead of creating, resuming, or forking the session."""
+
+    __slots__ = ("content", "meta", "mode")
 
     mode: SystemPromptMode | str
     """How the Agent combines `content` with its own instructions.
@@ -15286,12 +21535,33 @@ class SystemPrompt:
     Clients MUST NOT send an empty array. Agents MAY reject one with
     `-32602` without creating, resuming, or forking the session."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        mode: SystemPromptMode | str,
+        content: list[ContentBlock],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.mode = mode
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SystemPrompt) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.mode, self.content, self.meta) == (other.mode, other.content, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(mode={self.mode!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> SystemPrompt:
@@ -15328,22 +21598,41 @@ class SystemPrompt:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class Terminal:
     """A display-only reference to an agent-owned terminal.
 
     Terminal state and output are delivered separately through
     `terminal_update` and `terminal_output_chunk` session updates."""
 
+    __slots__ = ("meta", "terminal_id")
+
     terminal_id: TerminalId
     """The ID of the terminal to display."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, terminal_id: TerminalId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.terminal_id = terminal_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Terminal) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.terminal_id, self.meta) == (other.terminal_id, other.meta)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}(terminal_id={self.terminal_id!r}, meta={self.meta!r})"
+        )
 
     @classmethod
     def from_dict(cls, data: object) -> Terminal:
@@ -15369,7 +21658,6 @@ class Terminal:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TerminalAuthCapabilities:
     """Capabilities for terminal authentication methods.
 
@@ -15377,12 +21665,27 @@ class TerminalAuthCapabilities:
     invocation in an interactive terminal and supports terminal authentication
     methods."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TerminalAuthCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TerminalAuthCapabilities:
@@ -15400,10 +21703,11 @@ class TerminalAuthCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TerminalAuthMethod:
     """Client runs the configured agent program as a separate interactive
     process, without passing this method to `auth/login`."""
+
+    __slots__ = ("args", "description", "env", "meta", "method_id", "name")
 
     method_id: AuthMethodId
     """Unique identifier for this authentication method."""
@@ -15411,25 +21715,59 @@ class TerminalAuthMethod:
     name: str
     """Human-readable name of the authentication method."""
 
-    description: str | Unset | None = UNSET
+    description: str | Unset | None
     """Optional human-readable description of this authentication method.
 
     Omitted and `null` are equivalent and mean no description is provided."""
 
-    args: list[str] | Unset = UNSET
+    args: list[str] | Unset
     """Additional arguments to append to the configured agent invocation for terminal auth."""
 
-    env: list[EnvVariable] | Unset = UNSET
+    env: list[EnvVariable] | Unset
     """Additional environment variables to set on the configured agent invocation for terminal auth.
     Names MUST be unique. These values override same-named variables in the
     base launch configuration."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        method_id: AuthMethodId,
+        name: str,
+        description: str | Unset | None = UNSET,
+        args: list[str] | Unset = UNSET,
+        env: list[EnvVariable] | Unset = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.method_id = method_id
+        self.name = name
+        self.description = description
+        self.args = args
+        self.env = env
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TerminalAuthMethod) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.method_id, self.name, self.description, self.args, self.env, self.meta) == (
+            other.method_id,
+            other.name,
+            other.description,
+            other.args,
+            other.env,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(method_id={self.method_id!r}, name={self.name!r}, description={self.description!r}, args={self.args!r}, env={self.env!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TerminalAuthMethod:
@@ -15492,20 +21830,39 @@ class TerminalAuthMethod:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TerminalBackgroundWork:
     """A process that keeps running after its tool call returned control to the model.
     Live until its `terminal_update` reports `exitStatus`."""
 
+    __slots__ = ("meta", "terminal_id")
+
     terminal_id: TerminalId
     """The ID of the listed terminal."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, terminal_id: TerminalId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.terminal_id = terminal_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TerminalBackgroundWork) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.terminal_id, self.meta) == (other.terminal_id, other.meta)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}(terminal_id={self.terminal_id!r}, meta={self.meta!r})"
+        )
 
     @classmethod
     def from_dict(cls, data: object) -> TerminalBackgroundWork:
@@ -15534,18 +21891,35 @@ class TerminalBackgroundWork:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TerminalCancelCapabilities:
     """Capability to cancel a terminal with `terminal/cancel`.
 
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, TerminalCancelCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TerminalCancelCapabilities:
@@ -15563,7 +21937,6 @@ class TerminalCancelCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TerminalCapabilities:
     """Client-initiated controls a terminal currently supports.
 
@@ -15572,18 +21945,39 @@ class TerminalCapabilities:
 
     See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#cancelling-terminals)"""
 
-    cancel: TerminalCancelCapabilities | Unset | None = UNSET
+    __slots__ = ("cancel", "meta")
+
+    cancel: TerminalCancelCapabilities | Unset | None
     """Permits the Client to cancel this terminal with `terminal/cancel`.
 
     Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
     means supported. Agents SHOULD stop advertising it once the terminal reports `exitStatus`."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        cancel: TerminalCancelCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.cancel = cancel
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TerminalCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.cancel, self.meta) == (other.cancel, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(cancel={self.cancel!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TerminalCapabilities:
@@ -15609,30 +22003,56 @@ class TerminalCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TerminalExitStatus:
     """Exit information for an agent-owned terminal.
 
     The presence of this object marks the terminal as exited, even when neither
     an exit code nor a signal is known."""
 
-    exit_code: int | Unset | None = UNSET
+    __slots__ = ("exit_code", "meta", "signal")
+
+    exit_code: int | Unset | None
     """Process exit code as the platform reports it, when known. Negative values are
     allowed, for example signed Windows exit codes. Omitted and `null` are equivalent."""
 
-    signal: str | Unset | None = UNSET
+    signal: str | Unset | None
     """Signal that terminated the process, when known.
 
     Agents should use the conventional platform signal name. POSIX examples
     include `SIGTERM`, `SIGKILL`, and `SIGINT`. Other platforms may use a
     platform-specific name. Omitted and `null` are equivalent."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        exit_code: int | Unset | None = UNSET,
+        signal: str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.exit_code = exit_code
+        self.signal = signal
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TerminalExitStatus) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.exit_code, self.signal, self.meta) == (
+            other.exit_code,
+            other.signal,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(exit_code={self.exit_code!r}, signal={self.signal!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TerminalExitStatus:
@@ -15667,19 +22087,34 @@ class TerminalExitStatus:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TerminalOutput:
     """An authoritative replacement snapshot of terminal output bytes."""
+
+    __slots__ = ("data", "meta")
 
     data: str
     """Base64-encoded replacement terminal output bytes."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, data: str, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.data = data
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TerminalOutput) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.data, self.meta) == (other.data, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(data={self.data!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TerminalOutput:
@@ -15705,9 +22140,10 @@ class TerminalOutput:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TerminalOutputChunk:
     """A chunk of bytes appended to an agent-owned terminal's output."""
+
+    __slots__ = ("data", "meta", "terminal_id")
 
     terminal_id: TerminalId
     """The terminal receiving these bytes."""
@@ -15715,13 +22151,38 @@ class TerminalOutputChunk:
     data: str
     """Independently base64-encoded terminal output bytes."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        terminal_id: TerminalId,
+        data: str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.terminal_id = terminal_id
+        self.data = data
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TerminalOutputChunk) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.terminal_id, self.data, self.meta) == (
+            other.terminal_id,
+            other.data,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(terminal_id={self.terminal_id!r}, data={self.data!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TerminalOutputChunk:
@@ -15754,9 +22215,10 @@ class TerminalOutputChunk:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TerminalOutputChunkSessionUpdate:
     """A chunk of bytes appended to an agent-owned terminal's output."""
+
+    __slots__ = ("data", "meta", "terminal_id")
 
     terminal_id: TerminalId
     """The terminal receiving these bytes."""
@@ -15764,13 +22226,41 @@ class TerminalOutputChunkSessionUpdate:
     data: str
     """Independently base64-encoded terminal output bytes."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        terminal_id: TerminalId,
+        data: str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.terminal_id = terminal_id
+        self.data = data
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, TerminalOutputChunkSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.terminal_id, self.data, self.meta) == (
+            other.terminal_id,
+            other.data,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(terminal_id={self.terminal_id!r}, data={self.data!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TerminalOutputChunkSessionUpdate:
@@ -15806,9 +22296,10 @@ class TerminalOutputChunkSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TerminalSize:
     """The size of an agent-owned terminal in character cells."""
+
+    __slots__ = ("cols", "meta", "rows")
 
     cols: int
     """Number of columns."""
@@ -15816,12 +22307,29 @@ class TerminalSize:
     rows: int
     """Number of rows."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, cols: int, rows: int, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.cols = cols
+        self.rows = rows
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TerminalSize) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.cols, self.rows, self.meta) == (other.cols, other.rows, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(cols={self.cols!r}, rows={self.rows!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TerminalSize:
@@ -15854,19 +22362,38 @@ class TerminalSize:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TerminalToolCallContent:
     """A display-only reference to an agent-owned terminal."""
+
+    __slots__ = ("meta", "terminal_id")
 
     terminal_id: TerminalId
     """The ID of the terminal to display."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, terminal_id: TerminalId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.terminal_id = terminal_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TerminalToolCallContent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.terminal_id, self.meta) == (other.terminal_id, other.meta)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}(terminal_id={self.terminal_id!r}, meta={self.meta!r})"
+        )
 
     @classmethod
     def from_dict(cls, data: object) -> TerminalToolCallContent:
@@ -15895,7 +22422,6 @@ class TerminalToolCallContent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TerminalUpdate:
     """An upsert for the stored state of an agent-owned terminal.
 
@@ -15905,34 +22431,45 @@ class TerminalUpdate:
     patches the stored metadata by top-level key. When the terminal ID is new,
     omitted fields start unknown."""
 
+    __slots__ = (
+        "capabilities",
+        "command",
+        "cwd",
+        "exit_status",
+        "meta",
+        "output",
+        "size",
+        "terminal_id",
+    )
+
     terminal_id: TerminalId
     """Unique identifier for this terminal within the session."""
 
-    command: str | Unset | None = UNSET
+    command: str | Unset | None
     """The command being run."""
 
-    cwd: AbsolutePath | Unset | None = UNSET
+    cwd: AbsolutePath | Unset | None
     """The absolute working directory of the command."""
 
-    output: TerminalOutput | Unset | None = UNSET
+    output: TerminalOutput | Unset | None
     """An authoritative replacement snapshot of terminal output bytes."""
 
-    exit_status: TerminalExitStatus | Unset | None = UNSET
+    exit_status: TerminalExitStatus | Unset | None
     """Exit information. A concrete object marks the terminal as exited."""
 
-    size: TerminalSize | Unset | None = UNSET
+    size: TerminalSize | Unset | None
     """The terminal size the command runs with, when known.
 
     Clients can render output at this size so that column layouts, progress bars,
     and cursor-positioned output display as the program wrote them."""
 
-    capabilities: TerminalCapabilities | Unset | None = UNSET
+    capabilities: TerminalCapabilities | Unset | None
     """Client-initiated controls this terminal currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
     the whole previous value. A new terminal starts with none."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -15941,6 +22478,55 @@ class TerminalUpdate:
     MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+
+    def __init__(
+        self,
+        *,
+        terminal_id: TerminalId,
+        command: str | Unset | None = UNSET,
+        cwd: AbsolutePath | Unset | None = UNSET,
+        output: TerminalOutput | Unset | None = UNSET,
+        exit_status: TerminalExitStatus | Unset | None = UNSET,
+        size: TerminalSize | Unset | None = UNSET,
+        capabilities: TerminalCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.terminal_id = terminal_id
+        self.command = command
+        self.cwd = cwd
+        self.output = output
+        self.exit_status = exit_status
+        self.size = size
+        self.capabilities = capabilities
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TerminalUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.terminal_id,
+            self.command,
+            self.cwd,
+            self.output,
+            self.exit_status,
+            self.size,
+            self.capabilities,
+            self.meta,
+        ) == (
+            other.terminal_id,
+            other.command,
+            other.cwd,
+            other.output,
+            other.exit_status,
+            other.size,
+            other.capabilities,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(terminal_id={self.terminal_id!r}, command={self.command!r}, cwd={self.cwd!r}, output={self.output!r}, exit_status={self.exit_status!r}, size={self.size!r}, capabilities={self.capabilities!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TerminalUpdate:
@@ -16017,38 +22603,48 @@ class TerminalUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TerminalUpdateSessionUpdate:
     """An agent-owned terminal has been created or updated."""
+
+    __slots__ = (
+        "capabilities",
+        "command",
+        "cwd",
+        "exit_status",
+        "meta",
+        "output",
+        "size",
+        "terminal_id",
+    )
 
     terminal_id: TerminalId
     """Unique identifier for this terminal within the session."""
 
-    command: str | Unset | None = UNSET
+    command: str | Unset | None
     """The command being run."""
 
-    cwd: AbsolutePath | Unset | None = UNSET
+    cwd: AbsolutePath | Unset | None
     """The absolute working directory of the command."""
 
-    output: TerminalOutput | Unset | None = UNSET
+    output: TerminalOutput | Unset | None
     """An authoritative replacement snapshot of terminal output bytes."""
 
-    exit_status: TerminalExitStatus | Unset | None = UNSET
+    exit_status: TerminalExitStatus | Unset | None
     """Exit information. A concrete object marks the terminal as exited."""
 
-    size: TerminalSize | Unset | None = UNSET
+    size: TerminalSize | Unset | None
     """The terminal size the command runs with, when known.
 
     Clients can render output at this size so that column layouts, progress bars,
     and cursor-positioned output display as the program wrote them."""
 
-    capabilities: TerminalCapabilities | Unset | None = UNSET
+    capabilities: TerminalCapabilities | Unset | None
     """Client-initiated controls this terminal currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
     the whole previous value. A new terminal starts with none."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -16057,6 +22653,58 @@ class TerminalUpdateSessionUpdate:
     MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+
+    def __init__(
+        self,
+        *,
+        terminal_id: TerminalId,
+        command: str | Unset | None = UNSET,
+        cwd: AbsolutePath | Unset | None = UNSET,
+        output: TerminalOutput | Unset | None = UNSET,
+        exit_status: TerminalExitStatus | Unset | None = UNSET,
+        size: TerminalSize | Unset | None = UNSET,
+        capabilities: TerminalCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.terminal_id = terminal_id
+        self.command = command
+        self.cwd = cwd
+        self.output = output
+        self.exit_status = exit_status
+        self.size = size
+        self.capabilities = capabilities
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, TerminalUpdateSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (
+            self.terminal_id,
+            self.command,
+            self.cwd,
+            self.output,
+            self.exit_status,
+            self.size,
+            self.capabilities,
+            self.meta,
+        ) == (
+            other.terminal_id,
+            other.command,
+            other.cwd,
+            other.output,
+            other.exit_status,
+            other.size,
+            other.capabilities,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(terminal_id={self.terminal_id!r}, command={self.command!r}, cwd={self.cwd!r}, output={self.output!r}, exit_status={self.exit_status!r}, size={self.size!r}, capabilities={self.capabilities!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TerminalUpdateSessionUpdate:
@@ -16136,19 +22784,37 @@ class TerminalUpdateSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TextAvailableCommandInput:
     """All text after the command name and the whitespace following it is provided as input."""
+
+    __slots__ = ("hint", "meta")
 
     hint: str
     """A hint to display when the input hasn't been provided yet"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, hint: str, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.hint = hint
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, TextAvailableCommandInput)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.hint, self.meta) == (other.hint, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(hint={self.hint!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TextAvailableCommandInput:
@@ -16177,19 +22843,34 @@ class TextAvailableCommandInput:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TextCommandInput:
     """All text that was typed after the command name is provided as input."""
+
+    __slots__ = ("hint", "meta")
 
     hint: str
     """A hint to display when the input hasn't been provided yet"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, hint: str, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.hint = hint
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TextCommandInput) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.hint, self.meta) == (other.hint, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(hint={self.hint!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TextCommandInput:
@@ -16215,24 +22896,50 @@ class TextCommandInput:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TextContent:
     """Text provided to or from an LLM."""
+
+    __slots__ = ("annotations", "meta", "text")
 
     text: str
     """Text payload carried by this content block."""
 
-    annotations: Annotations | Unset | None = UNSET
+    annotations: Annotations | Unset | None
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        text: str,
+        annotations: Annotations | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.text = text
+        self.annotations = annotations
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TextContent) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.text, self.annotations, self.meta) == (
+            other.text,
+            other.annotations,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(text={self.text!r}, annotations={self.annotations!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TextContent:
@@ -16266,7 +22973,6 @@ class TextContent:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TextContentBlock:
     """Text content. May be plain text or formatted with Markdown.
 
@@ -16274,20 +22980,47 @@ class TextContentBlock:
     Clients SHOULD render this text as CommonMark and MAY support GitHub Flavored Markdown
     extensions."""
 
+    __slots__ = ("annotations", "meta", "text")
+
     text: str
     """Text payload carried by this content block."""
 
-    annotations: Annotations | Unset | None = UNSET
+    annotations: Annotations | Unset | None
     """Optional annotations that help clients decide how to display or route this content.
 
     Omitted and `null` are equivalent and mean no annotations are provided."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        text: str,
+        annotations: Annotations | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.text = text
+        self.annotations = annotations
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TextContentBlock) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.text, self.annotations, self.meta) == (
+            other.text,
+            other.annotations,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(text={self.text!r}, annotations={self.annotations!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TextContentBlock:
@@ -16324,9 +23057,10 @@ class TextContentBlock:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TextResourceContents:
     """Text-based resource contents."""
+
+    __slots__ = ("meta", "mime_type", "text", "uri")
 
     text: str
     """Text payload carried by this content block."""
@@ -16334,17 +23068,45 @@ class TextResourceContents:
     uri: str
     """URI associated with this resource or media payload."""
 
-    mime_type: MediaType | Unset | None = UNSET
+    mime_type: MediaType | Unset | None
     """MIME type describing the encoded media payload.
 
     Omitted and `null` are equivalent and mean the MIME type is not specified."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        text: str,
+        uri: str,
+        mime_type: MediaType | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.text = text
+        self.uri = uri
+        self.mime_type = mime_type
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TextResourceContents) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.text, self.uri, self.mime_type, self.meta) == (
+            other.text,
+            other.uri,
+            other.mime_type,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(text={self.text!r}, uri={self.uri!r}, mime_type={self.mime_type!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TextResourceContents:
@@ -16382,19 +23144,36 @@ class TextResourceContents:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class TitledMultiSelectItems:
     """Items definition for titled multi-select enum properties."""
+
+    __slots__ = ("any_of", "meta")
 
     any_of: list[EnumOption]
     """Titled enum options. Must contain at least one option."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, any_of: list[EnumOption], meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.any_of = any_of
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TitledMultiSelectItems) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.any_of, self.meta) == (other.any_of, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(any_of={self.any_of!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> TitledMultiSelectItems:
@@ -16422,21 +23201,40 @@ class TitledMultiSelectItems:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ToolCallBackgroundWork:
     """Work started by a tool call that continues without a process of its own, such as
     a watcher, a workflow, or a scheduled wakeup. `pending` and `paused` tool calls
     stay listed."""
 
+    __slots__ = ("meta", "tool_call_id")
+
     tool_call_id: ToolCallId
     """The ID of the listed tool call."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, tool_call_id: ToolCallId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.tool_call_id = tool_call_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolCallBackgroundWork) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.tool_call_id, self.meta) == (other.tool_call_id, other.meta)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}(tool_call_id={self.tool_call_id!r}, meta={self.meta!r})"
+        )
 
     @classmethod
     def from_dict(cls, data: object) -> ToolCallBackgroundWork:
@@ -16465,18 +23263,35 @@ class ToolCallBackgroundWork:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ToolCallCancelCapabilities:
     """Capability to cancel a tool call with `tool_call/cancel`.
 
     Supplying `{}` advertises support. An omitted or `null` `cancel` does not."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, ToolCallCancelCapabilities)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ToolCallCancelCapabilities:
@@ -16494,7 +23309,6 @@ class ToolCallCancelCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ToolCallCapabilities:
     """Client-initiated controls a tool call currently supports.
 
@@ -16503,18 +23317,39 @@ class ToolCallCapabilities:
 
     See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#cancelling-tool-calls)"""
 
-    cancel: ToolCallCancelCapabilities | Unset | None = UNSET
+    __slots__ = ("cancel", "meta")
+
+    cancel: ToolCallCancelCapabilities | Unset | None
     """Permits the Client to cancel this tool call with `tool_call/cancel`.
 
     Omitted and `null` are equivalent and mean unsupported. An object (including `{}`)
     means supported. Agents SHOULD stop advertising it once the tool call reaches a final status."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        cancel: ToolCallCancelCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.cancel = cancel
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolCallCapabilities) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.cancel, self.meta) == (other.cancel, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(cancel={self.cancel!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ToolCallCapabilities:
@@ -16540,7 +23375,6 @@ class ToolCallCapabilities:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ToolCallContentChunk:
     """A streamed item of tool-call content.
 
@@ -16549,19 +23383,46 @@ class ToolCallContentChunk:
     with `content` when they need to replace the whole content collection
     instead."""
 
+    __slots__ = ("content", "meta", "tool_call_id")
+
     tool_call_id: ToolCallId
     """The ID of the tool call this content belongs to."""
 
     content: ToolCallContent
     """A single item of content produced by the tool call."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        tool_call_id: ToolCallId,
+        content: ToolCallContent,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.tool_call_id = tool_call_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolCallContentChunk) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.tool_call_id, self.content, self.meta) == (
+            other.tool_call_id,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(tool_call_id={self.tool_call_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ToolCallContentChunk:
@@ -16596,9 +23457,10 @@ class ToolCallContentChunk:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ToolCallContentChunkSessionUpdate:
     """A chunk of tool-call content being streamed."""
+
+    __slots__ = ("content", "meta", "tool_call_id")
 
     tool_call_id: ToolCallId
     """The ID of the tool call this content belongs to."""
@@ -16606,13 +23468,41 @@ class ToolCallContentChunkSessionUpdate:
     content: ToolCallContent
     """A single item of content produced by the tool call."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        tool_call_id: ToolCallId,
+        content: ToolCallContent,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.tool_call_id = tool_call_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, ToolCallContentChunkSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.tool_call_id, self.content, self.meta) == (
+            other.tool_call_id,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(tool_call_id={self.tool_call_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ToolCallContentChunkSessionUpdate:
@@ -16650,7 +23540,6 @@ class ToolCallContentChunkSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ToolCallLocation:
     """A file location being accessed or modified by a tool.
 
@@ -16659,19 +23548,42 @@ class ToolCallLocation:
 
     See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#following-the-agent)"""
 
+    __slots__ = ("line", "meta", "path")
+
     path: AbsolutePath
     """The absolute file path being accessed or modified."""
 
-    line: int | Unset | None = UNSET
+    line: int | Unset | None
     """Optional 1-based line number within the file. Omitted and `null` are equivalent and
     mean no specific line. `0` is invalid."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        path: AbsolutePath,
+        line: int | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolCallLocation) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.path, self.line, self.meta) == (other.path, other.line, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(path={self.path!r}, line={self.line!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ToolCallLocation:
@@ -16706,9 +23618,10 @@ class ToolCallLocation:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ToolCallPermissionSubject:
     """Permission request details for a tool call."""
+
+    __slots__ = ("meta", "tool_call")
 
     tool_call: ToolCallUpdate
     """Details about the tool call requiring permission.
@@ -16717,12 +23630,31 @@ class ToolCallPermissionSubject:
     notification, in the order it was received, before showing the prompt. A first-seen
     `toolCallId` creates the tool call."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, tool_call: ToolCallUpdate, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.tool_call = tool_call
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, ToolCallPermissionSubject)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.tool_call, self.meta) == (other.tool_call, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(tool_call={self.tool_call!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ToolCallPermissionSubject:
@@ -16750,9 +23682,10 @@ class ToolCallPermissionSubject:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ToolCallRequestPermissionSubject:
     """Permission is requested before executing a tool call."""
+
+    __slots__ = ("meta", "tool_call")
 
     tool_call: ToolCallUpdate
     """Details about the tool call requiring permission.
@@ -16761,12 +23694,31 @@ class ToolCallRequestPermissionSubject:
     notification, in the order it was received, before showing the prompt. A first-seen
     `toolCallId` creates the tool call."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, tool_call: ToolCallUpdate, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.tool_call = tool_call
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, ToolCallRequestPermissionSubject)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.tool_call, self.meta) == (other.tool_call, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(tool_call={self.tool_call!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ToolCallRequestPermissionSubject:
@@ -16797,7 +23749,6 @@ class ToolCallRequestPermissionSubject:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ToolCallUpdate:
     """Represents an upsert for a tool call that the language model has requested.
 
@@ -16814,10 +23765,24 @@ class ToolCallUpdate:
 
     See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/v2/draft/tool-calls)"""
 
+    __slots__ = (
+        "capabilities",
+        "content",
+        "kind",
+        "locations",
+        "meta",
+        "name",
+        "raw_input",
+        "raw_output",
+        "status",
+        "title",
+        "tool_call_id",
+    )
+
     tool_call_id: ToolCallId
     """Unique identifier for this tool call within the session."""
 
-    name: str | Unset | None = UNSET
+    name: str | Unset | None
     """Programmatic name of the tool being invoked.
 
     This field is optional and has patch semantics. Omission means no
@@ -16825,45 +23790,45 @@ class ToolCallUpdate:
     call ID the client has not seen before, omission or `null` means that no
     tool name is available."""
 
-    title: str | Unset | None = UNSET
+    title: str | Unset | None
     """Human-readable title describing what the tool is doing.
 
     Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
     A new tool call starts without a title."""
 
-    kind: ToolKind | str | Unset | None = UNSET
+    kind: ToolKind | str | Unset | None
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
 
     Omission leaves the kind unchanged, `null` resets it to `other`, and a value replaces it.
     A new tool call starts as `other`."""
 
-    status: ToolCallStatus | str | Unset | None = UNSET
+    status: ToolCallStatus | str | Unset | None
     """Current execution status of the tool call.
 
     Omission leaves the status unchanged, `null` resets it to `pending`, and a value
     replaces it. A new tool call starts as `pending`."""
 
-    content: list[ToolCallContent] | Unset | None = UNSET
+    content: list[ToolCallContent] | Unset | None
     """Content produced by the tool call."""
 
-    locations: list[ToolCallLocation] | Unset | None = UNSET
+    locations: list[ToolCallLocation] | Unset | None
     """File locations affected by this tool call.
     Enables "follow-along" features in clients."""
 
-    raw_input: JsonValue | Unset = UNSET
+    raw_input: JsonValue | Unset
     """Raw input parameters sent to the tool."""
 
-    raw_output: JsonValue | Unset = UNSET
+    raw_output: JsonValue | Unset
     """Raw output returned by the tool."""
 
-    capabilities: ToolCallCapabilities | Unset | None = UNSET
+    capabilities: ToolCallCapabilities | Unset | None
     """Client-initiated controls this tool call currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
     the whole previous value. A new tool call starts with none."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -16872,6 +23837,67 @@ class ToolCallUpdate:
     MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+
+    def __init__(
+        self,
+        *,
+        tool_call_id: ToolCallId,
+        name: str | Unset | None = UNSET,
+        title: str | Unset | None = UNSET,
+        kind: ToolKind | str | Unset | None = UNSET,
+        status: ToolCallStatus | str | Unset | None = UNSET,
+        content: list[ToolCallContent] | Unset | None = UNSET,
+        locations: list[ToolCallLocation] | Unset | None = UNSET,
+        raw_input: JsonValue | Unset = UNSET,
+        raw_output: JsonValue | Unset = UNSET,
+        capabilities: ToolCallCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.tool_call_id = tool_call_id
+        self.name = name
+        self.title = title
+        self.kind = kind
+        self.status = status
+        self.content = content
+        self.locations = locations
+        self.raw_input = raw_input
+        self.raw_output = raw_output
+        self.capabilities = capabilities
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolCallUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.tool_call_id,
+            self.name,
+            self.title,
+            self.kind,
+            self.status,
+            self.content,
+            self.locations,
+            self.raw_input,
+            self.raw_output,
+            self.capabilities,
+            self.meta,
+        ) == (
+            other.tool_call_id,
+            other.name,
+            other.title,
+            other.kind,
+            other.status,
+            other.content,
+            other.locations,
+            other.raw_input,
+            other.raw_output,
+            other.capabilities,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(tool_call_id={self.tool_call_id!r}, name={self.name!r}, title={self.title!r}, kind={self.kind!r}, status={self.status!r}, content={self.content!r}, locations={self.locations!r}, raw_input={self.raw_input!r}, raw_output={self.raw_output!r}, capabilities={self.capabilities!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ToolCallUpdate:
@@ -16977,14 +24003,27 @@ class ToolCallUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class ToolCallUpdateSessionUpdate:
     """A tool call has been created or updated."""
+
+    __slots__ = (
+        "capabilities",
+        "content",
+        "kind",
+        "locations",
+        "meta",
+        "name",
+        "raw_input",
+        "raw_output",
+        "status",
+        "title",
+        "tool_call_id",
+    )
 
     tool_call_id: ToolCallId
     """Unique identifier for this tool call within the session."""
 
-    name: str | Unset | None = UNSET
+    name: str | Unset | None
     """Programmatic name of the tool being invoked.
 
     This field is optional and has patch semantics. Omission means no
@@ -16992,45 +24031,45 @@ class ToolCallUpdateSessionUpdate:
     call ID the client has not seen before, omission or `null` means that no
     tool name is available."""
 
-    title: str | Unset | None = UNSET
+    title: str | Unset | None
     """Human-readable title describing what the tool is doing.
 
     Omission leaves the title unchanged, `null` unsets it, and a string replaces it.
     A new tool call starts without a title."""
 
-    kind: ToolKind | str | Unset | None = UNSET
+    kind: ToolKind | str | Unset | None
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment.
 
     Omission leaves the kind unchanged, `null` resets it to `other`, and a value replaces it.
     A new tool call starts as `other`."""
 
-    status: ToolCallStatus | str | Unset | None = UNSET
+    status: ToolCallStatus | str | Unset | None
     """Current execution status of the tool call.
 
     Omission leaves the status unchanged, `null` resets it to `pending`, and a value
     replaces it. A new tool call starts as `pending`."""
 
-    content: list[ToolCallContent] | Unset | None = UNSET
+    content: list[ToolCallContent] | Unset | None
     """Content produced by the tool call."""
 
-    locations: list[ToolCallLocation] | Unset | None = UNSET
+    locations: list[ToolCallLocation] | Unset | None
     """File locations affected by this tool call.
     Enables "follow-along" features in clients."""
 
-    raw_input: JsonValue | Unset = UNSET
+    raw_input: JsonValue | Unset
     """Raw input parameters sent to the tool."""
 
-    raw_output: JsonValue | Unset = UNSET
+    raw_output: JsonValue | Unset
     """Raw output returned by the tool."""
 
-    capabilities: ToolCallCapabilities | Unset | None = UNSET
+    capabilities: ToolCallCapabilities | Unset | None
     """Client-initiated controls this tool call currently supports, such as cancellation.
 
     Omission leaves the capabilities unchanged, `null` clears them, and an object replaces
     the whole previous value. A new tool call starts with none."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -17039,6 +24078,70 @@ class ToolCallUpdateSessionUpdate:
     MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+
+    def __init__(
+        self,
+        *,
+        tool_call_id: ToolCallId,
+        name: str | Unset | None = UNSET,
+        title: str | Unset | None = UNSET,
+        kind: ToolKind | str | Unset | None = UNSET,
+        status: ToolCallStatus | str | Unset | None = UNSET,
+        content: list[ToolCallContent] | Unset | None = UNSET,
+        locations: list[ToolCallLocation] | Unset | None = UNSET,
+        raw_input: JsonValue | Unset = UNSET,
+        raw_output: JsonValue | Unset = UNSET,
+        capabilities: ToolCallCapabilities | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.tool_call_id = tool_call_id
+        self.name = name
+        self.title = title
+        self.kind = kind
+        self.status = status
+        self.content = content
+        self.locations = locations
+        self.raw_input = raw_input
+        self.raw_output = raw_output
+        self.capabilities = capabilities
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, ToolCallUpdateSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (
+            self.tool_call_id,
+            self.name,
+            self.title,
+            self.kind,
+            self.status,
+            self.content,
+            self.locations,
+            self.raw_input,
+            self.raw_output,
+            self.capabilities,
+            self.meta,
+        ) == (
+            other.tool_call_id,
+            other.name,
+            other.title,
+            other.kind,
+            other.status,
+            other.content,
+            other.locations,
+            other.raw_input,
+            other.raw_output,
+            other.capabilities,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(tool_call_id={self.tool_call_id!r}, name={self.name!r}, title={self.title!r}, kind={self.kind!r}, status={self.status!r}, content={self.content!r}, locations={self.locations!r}, raw_input={self.raw_input!r}, raw_output={self.raw_output!r}, capabilities={self.capabilities!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> ToolCallUpdateSessionUpdate:
@@ -17151,7 +24254,6 @@ class ToolCallUpdateSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class UnarchiveSessionRequest:
     """**UNSTABLE**
 
@@ -17167,15 +24269,33 @@ class UnarchiveSessionRequest:
     Unarchiving a session that is not archived succeeds. A session that does not exist
     gets `-32002`."""
 
+    __slots__ = ("meta", "session_id")
+
     session_id: SessionId
     """The ID of the session to unarchive."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self, *, session_id: SessionId, meta: dict[str, JsonValue] | Unset | None = UNSET
+    ) -> None:
+        self.session_id = session_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, UnarchiveSessionRequest) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.session_id, self.meta) == (other.session_id, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> UnarchiveSessionRequest:
@@ -17201,7 +24321,6 @@ class UnarchiveSessionRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class UnarchiveSessionResponse:
     """**UNSTABLE**
 
@@ -17209,12 +24328,27 @@ class UnarchiveSessionResponse:
 
     Response from unarchiving a session."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, UnarchiveSessionResponse) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> UnarchiveSessionResponse:
@@ -17232,7 +24366,6 @@ class UnarchiveSessionResponse:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class UnknownStateUpdate:
     """**UNSTABLE**
 
@@ -17248,7 +24381,9 @@ class UnknownStateUpdate:
     This is not a task outcome or session closure. It does not cancel work, resolve
     pending requests, or revoke capabilities. Capabilities are updated separately."""
 
-    background: list[BackgroundWork] | Unset | None = UNSET
+    __slots__ = ("background", "meta")
+
+    background: list[BackgroundWork] | Unset | None
     """Work running independently of foreground work, as a complete snapshot.
 
     Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
@@ -17258,12 +24393,31 @@ class UnknownStateUpdate:
 
     See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        background: list[BackgroundWork] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.background = background
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, UnknownStateUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.background, self.meta) == (other.background, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(background={self.background!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> UnknownStateUpdate:
@@ -17291,11 +24445,12 @@ class UnknownStateUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class UnsupportedProtocolVersionErrorData:
     """Data for the `-32022` (Unsupported protocol version) error.
 
     See protocol docs: [Version Negotiation](https://agentclientprotocol.com/protocol/v2/draft/initialization#version-negotiation)"""
+
+    __slots__ = ("meta", "requested", "supported")
 
     requested: ProtocolVersion
     """The protocol version the Client requested."""
@@ -17303,12 +24458,40 @@ class UnsupportedProtocolVersionErrorData:
     supported: list[ProtocolVersion]
     """The protocol versions the Agent supports."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        requested: ProtocolVersion,
+        supported: list[ProtocolVersion],
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.requested = requested
+        self.supported = supported
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, UnsupportedProtocolVersionErrorData)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.requested, self.supported, self.meta) == (
+            other.requested,
+            other.supported,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(requested={self.requested!r}, supported={self.supported!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> UnsupportedProtocolVersionErrorData:
@@ -17343,7 +24526,6 @@ class UnsupportedProtocolVersionErrorData:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class UpdateSessionNotification:
     """Notification containing a session update from the agent.
 
@@ -17351,18 +24533,48 @@ class UpdateSessionNotification:
 
     See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#3-agent-reports-output)"""
 
+    __slots__ = ("meta", "session_id", "update")
+
     session_id: SessionId
     """The ID of the session this update pertains to."""
 
     update: SessionUpdate
     """The actual update content."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        update: SessionUpdate,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.update = update
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, UpdateSessionNotification)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.session_id, self.update, self.meta) == (
+            other.session_id,
+            other.update,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, update={self.update!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> UpdateSessionNotification:
@@ -17397,9 +24609,10 @@ class UpdateSessionNotification:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class UrlCreateElicitationRequest:
     """URL-based elicitation where the client directs the user to a URL."""
+
+    __slots__ = ("elicitation_url_mode", "message", "meta")
 
     elicitation_url_mode: ElicitationUrlMode
     """URL-based elicitation mode where the client directs the user to a URL."""
@@ -17407,12 +24620,40 @@ class UrlCreateElicitationRequest:
     message: str
     """A human-readable message describing what input is needed."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        elicitation_url_mode: ElicitationUrlMode,
+        message: str,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.elicitation_url_mode = elicitation_url_mode
+        self.message = message
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, UrlCreateElicitationRequest)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.elicitation_url_mode, self.message, self.meta) == (
+            other.elicitation_url_mode,
+            other.message,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(elicitation_url_mode={self.elicitation_url_mode!r}, message={self.message!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> UrlCreateElicitationRequest:
@@ -17443,13 +24684,22 @@ class UrlCreateElicitationRequest:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class Usage:
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
     Token usage for the foreground work that just completed, not cumulative for the session."""
+
+    __slots__ = (
+        "cached_read_tokens",
+        "cached_write_tokens",
+        "input_tokens",
+        "meta",
+        "output_tokens",
+        "thought_tokens",
+        "total_tokens",
+    )
 
     total_tokens: int
     """Sum of all token types for the completed work."""
@@ -17460,27 +24710,72 @@ class Usage:
     output_tokens: int
     """Output tokens for the completed work."""
 
-    thought_tokens: int | Unset | None = UNSET
+    thought_tokens: int | Unset | None
     """Thought/reasoning tokens for the completed work.
 
     Omitted and `null` are equivalent and mean the count is not reported."""
 
-    cached_read_tokens: int | Unset | None = UNSET
+    cached_read_tokens: int | Unset | None
     """Cache read tokens for the completed work.
 
     Omitted and `null` are equivalent and mean the count is not reported."""
 
-    cached_write_tokens: int | Unset | None = UNSET
+    cached_write_tokens: int | Unset | None
     """Cache write tokens for the completed work.
 
     Omitted and `null` are equivalent and mean the count is not reported."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        total_tokens: int,
+        input_tokens: int,
+        output_tokens: int,
+        thought_tokens: int | Unset | None = UNSET,
+        cached_read_tokens: int | Unset | None = UNSET,
+        cached_write_tokens: int | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.total_tokens = total_tokens
+        self.input_tokens = input_tokens
+        self.output_tokens = output_tokens
+        self.thought_tokens = thought_tokens
+        self.cached_read_tokens = cached_read_tokens
+        self.cached_write_tokens = cached_write_tokens
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Usage) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (
+            self.total_tokens,
+            self.input_tokens,
+            self.output_tokens,
+            self.thought_tokens,
+            self.cached_read_tokens,
+            self.cached_write_tokens,
+            self.meta,
+        ) == (
+            other.total_tokens,
+            other.input_tokens,
+            other.output_tokens,
+            other.thought_tokens,
+            other.cached_read_tokens,
+            other.cached_write_tokens,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(total_tokens={self.total_tokens!r}, input_tokens={self.input_tokens!r}, output_tokens={self.output_tokens!r}, thought_tokens={self.thought_tokens!r}, cached_read_tokens={self.cached_read_tokens!r}, cached_write_tokens={self.cached_write_tokens!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> Usage:
@@ -17563,9 +24858,10 @@ class Usage:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class UsageUpdate:
     """Context window and cost update for a session."""
+
+    __slots__ = ("cost", "meta", "size", "used")
 
     used: int
     """Tokens currently in context."""
@@ -17573,17 +24869,45 @@ class UsageUpdate:
     size: int
     """Total context window size in tokens."""
 
-    cost: Cost | Unset | None = UNSET
+    cost: Cost | Unset | None
     """Cumulative session cost.
 
     Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        used: int,
+        size: int,
+        cost: Cost | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.used = used
+        self.size = size
+        self.cost = cost
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, UsageUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.used, self.size, self.cost, self.meta) == (
+            other.used,
+            other.size,
+            other.cost,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(used={self.used!r}, size={self.size!r}, cost={self.cost!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> UsageUpdate:
@@ -17624,9 +24948,10 @@ class UsageUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class UsageUpdateSessionUpdate:
     """Context window and cost update for the session."""
+
+    __slots__ = ("cost", "meta", "size", "used")
 
     used: int
     """Tokens currently in context."""
@@ -17634,17 +24959,45 @@ class UsageUpdateSessionUpdate:
     size: int
     """Total context window size in tokens."""
 
-    cost: Cost | Unset | None = UNSET
+    cost: Cost | Unset | None
     """Cumulative session cost.
 
     Omitted leaves the last reported cost unchanged. `null` clears it. A value replaces it."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        used: int,
+        size: int,
+        cost: Cost | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.used = used
+        self.size = size
+        self.cost = cost
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, UsageUpdateSessionUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.used, self.size, self.cost, self.meta) == (
+            other.used,
+            other.size,
+            other.cost,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(used={self.used!r}, size={self.size!r}, cost={self.cost!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> UsageUpdateSessionUpdate:
@@ -17688,7 +25041,6 @@ class UsageUpdateSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class UserMessage:
     """A user message upsert.
 
@@ -17704,13 +25056,15 @@ class UserMessage:
     chunks. Later chunks with the same `messageId` append to the current
     content."""
 
+    __slots__ = ("content", "message_id", "meta")
+
     message_id: MessageId
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | Unset | None = UNSET
+    content: list[ContentBlock] | Unset | None
     """Complete replacement content for this message."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -17719,6 +25073,31 @@ class UserMessage:
     MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: list[ContentBlock] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, UserMessage) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.message_id, self.content, self.meta) == (
+            other.message_id,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(message_id={self.message_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> UserMessage:
@@ -17752,9 +25131,10 @@ class UserMessage:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class UserMessageChunkSessionUpdate:
     """A chunk of the user's message being streamed."""
+
+    __slots__ = ("content", "message_id", "meta")
 
     message_id: MessageId
     """A unique identifier for the message this chunk belongs to.
@@ -17765,13 +25145,41 @@ class UserMessageChunkSessionUpdate:
     content: ContentBlock
     """A single item of content"""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
     This metadata is scoped to the chunk and does not patch stored metadata.
 
     See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: ContentBlock,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, UserMessageChunkSessionUpdate)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.message_id, self.content, self.meta) == (
+            other.message_id,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(message_id={self.message_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> UserMessageChunkSessionUpdate:
@@ -17809,7 +25217,6 @@ class UserMessageChunkSessionUpdate:
         return out
 
 
-@dataclass(slots=True, kw_only=True)
 class UserMessageSessionUpdate:
     """A user message has been created or updated.
 
@@ -17817,13 +25224,15 @@ class UserMessageSessionUpdate:
     client receives another `user_message` update with the same `messageId`,
     fields in the new update patch the previous fields for that message."""
 
+    __slots__ = ("content", "message_id", "meta")
+
     message_id: MessageId
     """A unique identifier for the message."""
 
-    content: list[ContentBlock] | Unset | None = UNSET
+    content: list[ContentBlock] | Unset | None
     """Complete replacement content for this message."""
 
-    meta: dict[str, JsonValue] | Unset | None = UNSET
+    meta: dict[str, JsonValue] | Unset | None
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
     clears it. An object patches the stored metadata by top-level key: keys it omits are
@@ -17832,6 +25241,31 @@ class UserMessageSessionUpdate:
     MUST NOT assign meaning to keys they do not recognize.
 
     See protocol docs: [Metadata Patches](https://agentclientprotocol.com/protocol/v2/draft/extensibility#metadata-patches)"""
+
+    def __init__(
+        self,
+        *,
+        message_id: MessageId,
+        content: list[ContentBlock] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.message_id = message_id
+        self.content = content
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, UserMessageSessionUpdate) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.message_id, self.content, self.meta) == (
+            other.message_id,
+            other.content,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(message_id={self.message_id!r}, content={self.content!r}, meta={self.meta!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> UserMessageSessionUpdate:
