@@ -530,3 +530,4 @@ def test_cancel_requests_can_be_turned_off() -> None:
             await call
 
     run(body)
+

@@ -453,8 +453,18 @@ class Connection:
             )
             return
         session_id = params.get("sessionId") if isinstance(params, dict) else None
-        task = self._spawn(self._handle_request(request_id, method, params))
-        self._in_flight[request_id] = _InFlight(method, session_id, task)
+        entry = _InFlight(
+            method, session_id, self._spawn(self._handle_request(request_id, method, params))
+        )
+        self._in_flight[request_id] = entry
+        entry.task.add_done_callback(lambda _task: self._request_done(request_id, entry))
+
+    def _request_done(self, request_id: RequestId, entry: _InFlight) -> None:
+        if self._in_flight.get(request_id) is entry:
+            del self._in_flight[request_id]
+        if entry.task.cancelled() and not self._closing:
+            # Cancelled before its handler ever ran: the request still gets its one answer.
+            self._spawn(self._reply_error(request_id, RequestError.request_cancelled()))
 
     async def _handle_request(self, request_id: RequestId, method: str, params: JsonValue) -> None:
         try:
@@ -472,10 +482,6 @@ class Connection:
             )
         else:
             await self._reply(request_id, result)
-        finally:
-            entry = self._in_flight.get(request_id)
-            if entry is not None and entry.task is asyncio.current_task():
-                del self._in_flight[request_id]
 
     async def _dispatch_request(self, method: str, params: JsonValue) -> object:
         info = self._methods.get(method)
