@@ -366,3 +366,32 @@ def test_a_long_default_that_changes_late_is_still_a_change(tmp_path: Path) -> N
     c = only(run_diff(tmp_path, new, old))
     assert verdict(c) == ("field-default-changed", "wire-breaking", "both", False, ("agent->client",))
     assert "..." in c.detail
+
+
+def test_a_type_replaced_by_an_alias_of_it_is_compatible(tmp_path: Path) -> None:
+    def edit(d: dict[str, Any]) -> None:
+        d["NoteText"] = {"type": "string", "description": "the text of a note"}
+        d["NoteNotification"]["properties"]["text"] = {"$ref": "#/$defs/NoteText"}
+
+    c = only(run_diff(tmp_path, changed(edit)), "field-type-changed")
+    assert verdict(c) == ("field-type-changed", "compatible", "nobody", False, ("agent->client",))
+    assert "`str` -> `NoteText`: same JSON on the wire" in c.detail
+
+
+def test_a_renamed_struct_is_paired_and_its_own_changes_listed(tmp_path: Path) -> None:
+    # A struct referenced by a field gets a new name and a new optional field: the rename is
+    # source-breaking only, the field is a change of its own; no "type added/removed" noise.
+    old = changed(lambda d: d.update(Holder={"type": "object", "properties": {"x": {"type": "integer"}}},
+                                     NoteNotification=dict(d["NoteNotification"], properties={
+                                         "text": {"type": "string"}, "holder": {"$ref": "#/$defs/Holder"}})))
+    new = changed(lambda d: d.update(Box={"type": "object", "properties": {"x": {"type": "integer"},
+                                                                           "y": {"type": "string"}}},
+                                     NoteNotification=dict(d["NoteNotification"], properties={
+                                         "text": {"type": "string"}, "holder": {"$ref": "#/$defs/Box"}})))
+    report = run_diff(tmp_path, new, old)
+    rename = only(report, "field-type-changed")
+    assert verdict(rename) == ("field-type-changed", "source-breaking", "nobody", True, ("agent->client",))
+    assert "`Holder` -> `Box`: the class is renamed" in rename.detail
+    added = only(report, "field-added")
+    assert added.path == "Box.y" and added.classification == "compatible"
+    assert not [c for c in report.changes if c.kind in ("type-added", "type-removed")]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 
 from acpgen.diff.flow import directions, method_flow, who_breaks
 from acpgen.diff.model import A2C, C2A, CHANGE_KINDS, RECEIVERS, SENDERS, Change
@@ -78,6 +78,42 @@ def type_change_effects(old: TypeRef, new: TypeRef) -> list[str]:
     if old.kind == "any":
         return [SENDERS]
     return [SENDERS, RECEIVERS]
+
+
+def wire_shape(nodes: Mapping[str, Node], t: TypeRef, seen: frozenset[str] = frozenset()) -> object:
+    """What a type looks like on the wire, names aside: aliases resolved, structs as their fields,
+    enums as their values, unions as their tag and variants. Two types with the same shape accept
+    and produce the same JSON. A type met again inside itself compares by name."""
+    c = t.constraints
+    limits = (c.minimum, c.maximum, c.min_items, c.min_length)
+    if t.kind != "named":
+        return (t.kind, t.const, limits, wire_shape(nodes, t.item, seen) if t.item is not None else None)
+    node = nodes.get(t.name)
+    if node is None or t.name in seen:
+        return ("ref", t.name)
+    seen = seen | {t.name}
+    if isinstance(node, Alias):
+        return wire_shape(nodes, node.target, seen)
+    if isinstance(node, Struct):
+        tag = (node.tag.wire, node.tag.value) if node.tag else None
+        fields = sorted((f.wire, f.required, f.nullable, repr(wire_shape(nodes, f.type, seen))) for f in node.fields)
+        return ("struct", tag, tuple(fields))
+    if isinstance(node, Enum):
+        return ("enum", node.base, node.open, tuple(sorted(str(m.value) for m in node.members)))
+    if isinstance(node, Union_):
+        variants = sorted(repr(wire_shape(nodes, v.type, seen)) for v in node.variants)
+        return ("union", node.tag, bool(node.other), tuple(variants))
+    return ("ref", t.name)
+
+
+def python_type(nodes: Mapping[str, Node], t: TypeRef) -> str:
+    """The annotation with aliases resolved at every level: what a type checker sees."""
+    node = nodes.get(t.name) if t.kind == "named" else None
+    if isinstance(node, Alias):
+        return python_type(nodes, node.target)
+    if t.item is not None:
+        return type_str(replace(t, item=TypeRef("named", python_type(nodes, t.item))))
+    return type_str(t)
 
 
 def widening_note(old: TypeRef, new: TypeRef) -> str:
@@ -216,7 +252,10 @@ class Differ:
         names = sorted(set(self.old_nodes) | set(self.new_nodes))
         # Unions first: they pair up their variants (also ones renamed) before those are seen alone.
         unions = [n for n in names if isinstance(self.old_nodes.get(n), Union_) and isinstance(self.new_nodes.get(n), Union_)]
-        for name in unions + [n for n in names if n not in set(unions)]:
+        # Then the types both sides have (their fields pair up types that were renamed), then the rest.
+        both = [n for n in names if n in self.old_nodes and n in self.new_nodes and n not in set(unions)]
+        rest = [n for n in names if n not in set(unions) | set(both)]
+        for name in unions + both + rest:
             if name in self.done:
                 continue
             o, n = self.old_nodes.get(name), self.new_nodes.get(name)
@@ -303,7 +342,17 @@ class Differ:
                 self.add("field-nullable-changed", where, "no longer nullable: old senders may send null, new receivers reject it",
                          dirs, [SENDERS], source=True, unstable=unstable)
         old_type, new_type = type_str(o.type), type_str(n.type)
-        if old_type != new_type:
+        if old_type != new_type and self.same_wire(o.type, n.type):
+            source = python_type(self.old_nodes, o.type) != python_type(self.new_nodes, n.type)
+            self.add("field-type-changed", where, f"type `{old_type}` -> `{new_type}`: same JSON on the wire",
+                     dirs, source=source, unstable=unstable)
+        elif old_type != new_type and self.renamed_pair(o.type, n.type):
+            self.add("field-type-changed", where, f"type `{old_type}` -> `{new_type}`: the class is renamed; "
+                     f"changes in its fields are listed under `{new_type}`", dirs, source=True, unstable=unstable)
+            if new_type not in self.done:
+                self.compare(new_type, self.old_nodes[old_type], self.new_nodes[new_type],
+                             self.dirs_of(old_type, new_type) or dirs)
+        elif old_type != new_type:
             self.add("field-type-changed", where, f"type `{old_type}` -> `{new_type}`{widening_note(o.type, n.type)}",
                      dirs, type_change_effects(o.type, n.type), source=True, unstable=unstable)
         else:
@@ -451,8 +500,25 @@ class Differ:
 
     # aliases
 
+    def renamed_pair(self, old: TypeRef, new: TypeRef) -> bool:
+        """A field whose struct (or enum, union) type changed its name only: the old name is gone
+        and the new one is new, so the two are compared as one type."""
+        if old.kind != "named" or new.kind != "named":
+            return False
+        o, n = self.old_nodes.get(old.name), self.new_nodes.get(new.name)
+        return (o is not None and n is not None and type(o) is type(n) and not isinstance(o, Alias)
+                and old.name not in self.new_nodes and new.name not in self.old_nodes)
+
+    def same_wire(self, old: TypeRef, new: TypeRef) -> bool:
+        return wire_shape(self.old_nodes, old) == wire_shape(self.new_nodes, new)
+
     def aliases(self, path: str, o: Alias, n: Alias, dirs: tuple[str, ...]) -> None:
         old_type, new_type = type_str(o.target), type_str(n.target)
+        if old_type != new_type and self.same_wire(o.target, n.target):
+            source = python_type(self.old_nodes, o.target) != python_type(self.new_nodes, n.target)
+            self.add("alias-target-changed", path, f"`{old_type}` -> `{new_type}`: same JSON on the wire", dirs,
+                     source=source, unstable=n.unstable)
+            return
         if old_type != new_type:
             self.add("alias-target-changed", path, f"`{old_type}` -> `{new_type}`{widening_note(o.target, n.target)}",
                      dirs, type_change_effects(o.target, n.target), source=True, unstable=n.unstable)
