@@ -110,44 +110,53 @@ def check_meta_schema(document: dict[str, Any], diags: Diagnostics) -> None:
         diags.error("not-a-json-schema", "", f"... and {len(errors) - 20} more meta-schema errors")
 
 
+DATA_KEYWORDS = ("const", "default", "enum", "examples")  # their values are data, not schemas
+
+
 def iter_refs(node: Any, pointer: str = "") -> Iterator[tuple[str, str]]:
     """Every `$ref` value in the document with the JSON pointer of the object holding it."""
+    for path, ref in walk_refs(node, [], []):
+        yield pointer_join(pointer, *path), ref
+
+
+def walk_refs(node: Any, path: list[str | int], out: list[tuple[tuple[str | int, ...], str]],
+              ids: list[bool] | None = None) -> list[tuple[tuple[str | int, ...], str]]:
+    """(path, ref) of every `$ref` below `node`; the pointer string is built only for a ref. When
+    `ids` is given, a `$id` anywhere below the root is recorded in it."""
     if isinstance(node, dict):
         ref = node.get("$ref")
         if isinstance(ref, str):
-            yield pointer, ref
+            out.append((tuple(path), ref))
+        if ids is not None and path and "$id" in node:
+            ids.append(True)
         for key, value in node.items():
-            if key in ("const", "default", "enum", "examples"):
-                continue
-            yield from iter_refs(value, pointer_join(pointer, key))
+            if key not in DATA_KEYWORDS and isinstance(value, (dict, list)):
+                path.append(key)
+                walk_refs(value, path, out, ids)
+                path.pop()
     elif isinstance(node, list):
         for index, value in enumerate(node):
-            yield from iter_refs(value, pointer_join(pointer, index))
+            if isinstance(value, (dict, list)):
+                path.append(index)
+                walk_refs(value, path, out, ids)
+                path.pop()
+    return out
 
 
 def check_refs(document: dict[str, Any], diags: Diagnostics) -> None:
-    refs = list(iter_refs(document))
+    nested_ids: list[bool] = []
+    refs = walk_refs(document, [], [], nested_ids)
     # A local `#/json/pointer` resolves within the document when no subschema sets its own `$id`
     # (which would re-base the references beneath it); anything else goes through `referencing`.
-    local = not has_nested_id(document)
+    local = not nested_ids
     unresolved = {ref for _, ref in refs if not (local and resolves_locally(document, ref))}
     if unresolved:
         unresolved = {ref for ref in unresolved if not resolves_with_referencing(document, ref)}
-    for pointer, ref in refs:
+    for path, ref in refs:
         if ref in unresolved:
-            diags.error("unresolvable-ref", pointer_join(pointer, "$ref"),
+            diags.error("unresolvable-ref", pointer_join("", *path, "$ref"),
                         f"`$ref` {ref!r} does not resolve to anything in this document",
                         "point it at an existing definition such as `#/$defs/Name`")
-
-
-def has_nested_id(node: Any, root: bool = True) -> bool:
-    if isinstance(node, dict):
-        if "$id" in node and not root:
-            return True
-        return any(has_nested_id(v, False) for k, v in node.items() if k not in ("const", "default", "enum", "examples"))
-    if isinstance(node, list):
-        return any(has_nested_id(v, False) for v in node)
-    return False
 
 
 def resolves_locally(document: dict[str, Any], ref: str) -> bool:

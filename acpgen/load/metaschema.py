@@ -31,14 +31,11 @@ DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 # without a format checker).
 ANNOTATIONS = frozenset({"$schema", "$id", "$vocabulary", "$dynamicAnchor", "$comment", "title",
                          "description", "default", "deprecated", "format", "$defs", "examples"})
-_TYPES: dict[str, Callable[[Any], bool]] = {
-    "object": lambda x: type(x) is dict,
-    "array": lambda x: type(x) is list,
-    "string": lambda x: type(x) is str,
-    "boolean": lambda x: type(x) is bool,
-    "null": lambda x: x is None,
-    "integer": lambda x: type(x) is int,  # jsonschema also takes 1.0; we answer "look closer"
-    "number": lambda x: type(x) is int or type(x) is float,
+# JSON type -> the exact Python types json.loads gives for it (bool is not an integer; jsonschema
+# also takes 1.0 as an integer, where this answers "look closer").
+_PY_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,), "array": (list,), "string": (str,), "boolean": (bool,), "null": (type(None),),
+    "integer": (int,), "number": (int, float),
 }
 
 
@@ -173,23 +170,29 @@ class Compiler:
 
     @staticmethod
     def assemble(types: set[str] | None, props: dict[str, list[Check]], checks: list[Check]) -> Check:
-        type_checks = [_TYPES[t] for t in sorted(types)] if types is not None else None
+        py_types: frozenset[type] | None = (
+            frozenset(cls for t in types for cls in _PY_TYPES[t]) if types is not None else None
+        )
         merged: dict[str, Check] = {}
         for key, subs in props.items():
             if len(subs) == 1:
                 merged[key] = subs[0]
             else:
                 merged[key] = lambda v, subs=tuple(subs): all(s(v) for s in subs)  # type: ignore[misc]
+        rest = tuple(checks)
 
         def check(x: Any) -> bool:
-            if type_checks is not None and not any(t(x) for t in type_checks):
+            if py_types is not None and type(x) not in py_types:
                 return False
             if merged and type(x) is dict:
                 for key, value in x.items():
                     sub = merged.get(key)
                     if sub is not None and not sub(value):
                         return False
-            return all(c(x) for c in checks)
+            for c in rest:  # noqa: SIM110 - a loop: all() would build a generator for every node
+                if not c(x):
+                    return False
+            return True
 
         return check
 

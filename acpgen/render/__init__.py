@@ -159,12 +159,26 @@ def isort_key(name: str) -> tuple[int, str]:
     return kind, name
 
 
+def uses_name(body: str, name: str) -> bool:
+    """Whether `name` occurs in `body` as a whole word that is not an attribute (`x.name`).
+
+    `str.find` plus a look at the neighbours: one regex over a 1 MB module per name cost 25 ms."""
+    start = body.find(name)
+    while start >= 0:
+        end = start + len(name)
+        before = body[start - 1] if start else " "
+        after = body[end] if end < len(body) else " "
+        if not (before.isalnum() or before in "_.") and not (after.isalnum() or after == "_"):
+            return True
+        start = body.find(name, start + 1)
+    return False
+
+
 def used_imports(body: str, groups: tuple[tuple[str, tuple[str, ...]], ...]) -> str:
     """Import lines for the names the rendered body actually uses (no dead imports)."""
-    words = set(re.findall(r"(?<![\w.])\w+", body))  # every name not written as `x.name`
     lines = []
     for module, names in groups:
-        used = [n for n in names if n in words]
+        used = [n for n in names if uses_name(body, n)]
         if used:
             lines.append(f"from {module} import {', '.join(sorted(used, key=isort_key))}")
     stdlib = [line for line in lines if not line.startswith("from .")]
