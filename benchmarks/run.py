@@ -55,6 +55,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", help=f"comma-separated subset of {','.join(BENCHMARKS)}")
     parser.add_argument("--output", type=Path, default=BENCH / "RESULTS.md")
     parser.add_argument("--work", type=Path, default=WORK, help="folder for the raw JSON figures")
+    parser.add_argument("--render-only", action="store_true",
+                        help="rewrite RESULTS.md from the JSON figures of the last run (no measuring)")
     parser.add_argument("--profiles", type=Path, default=BENCH / "PROFILES.md",
                         help="hand-written profile summaries appended to RESULTS.md when the file exists")
     args = parser.parse_args(argv)
@@ -63,10 +65,21 @@ def main(argv: list[str] | None = None) -> None:
     if unknown:
         parser.error(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
     sections = []
+    measured_on = machine()
     for name in names:
         title, full, quick = BENCHMARKS[name]
         print(f"== {name}", flush=True)
-        data, shown, elapsed = run_one(name, quick if args.quick else full, args.work)
+        if args.render_only:
+            if not (args.work / f"{name}.json").exists():
+                parser.error(f"no figures of {name} in {rel(args.work)}: run without --render-only first")
+            data = json.loads((args.work / f"{name}.json").read_text(encoding="utf-8"))
+            shown, elapsed = str(data.get("_command", "")), float(data.get("_seconds", 0))
+        else:
+            data, shown, elapsed = run_one(name, quick if args.quick else full, args.work)
+            data.update(_command=shown, _seconds=elapsed, _machine=machine())
+            (args.work / f"{name}.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
+        if name == names[0]:
+            measured_on = data.get("_machine", measured_on)
         module = importlib.import_module(f"bench_{name}")
         sections.append(f"## {title}\n\n`{shown}` ({elapsed:.0f} s)\n\n{module.markdown(data)}\n")
     header = [
@@ -79,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
         "",
         "| machine | |",
         "|---|---|",
-        *[f"| {k} | {v.split(' (')[0] if k == 'python' else v} |" for k, v in machine().items()],
+        *[f"| {k} | {v.split(' (')[0] if k == 'python' else v} |" for k, v in measured_on.items()],
         *[f"| {k} | {v} |" for k, v in versions(*PACKAGES).items()],
         "",
     ]
