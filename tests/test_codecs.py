@@ -769,3 +769,17 @@ def test_min_items_error_message_is_formatted(gen: Any) -> None:
     err = raises_at(p, "ids", p.decode, "Batch", {"ids": [1]})
     assert err.message == "expected at least 2 items, got 1"
     assert p.decode("Batch", {"ids": [1, 2]}).ids == [1, 2]
+
+
+def test_additional_properties_true_keeps_the_other_keys(gen: Any) -> None:
+    # `additionalProperties: true` beside properties (ACP's McpError) makes the other keys data.
+    p = gen({
+        "Inner": {"type": "object", "properties": {"code": {"type": "integer"}}, "required": ["code"],
+                  "additionalProperties": True},
+        "Plain": {"type": "object", "properties": {"code": {"type": "integer"}}, "required": ["code"]},
+    })
+    wire = {"code": 1, "detail": {"x": [1, None]}, "_meta": None}
+    inner = p.decode("Inner", wire)
+    assert inner.unknown_fields == {"detail": {"x": [1, None]}, "_meta": None}
+    assert p.encode(inner) == wire
+    assert p.encode(p.decode("Plain", wire)) == {"code": 1}

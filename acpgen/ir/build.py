@@ -208,7 +208,7 @@ class Builder:
             return self.add(Alias(name, pointer, doc(s), self.type_of(all_of[0], pointer_join(pointer, "allOf", 0), name), def_name))
         if "properties" in s or isinstance(all_of, list):
             fields = self.object_fields(s, pointer, name)
-            return self.add(Struct(name, pointer, doc(s), tuple(fields), def_name))
+            return self.add(Struct(name, pointer, doc(s), tuple(fields), def_name, keeps_extra=self.keeps_extra(s)))
         return self.add(Alias(name, pointer, doc(s), self.type_of(s, pointer, name), def_name))
 
     # -- enums -----------------------------------------------------------------------------
@@ -340,13 +340,14 @@ class Builder:
                 value = tag_schema["const"]
                 vname = self.claim_first(self.variant_names(value, name), alt_pointer)
                 fields = self.variant_fields(s, alt, pointer, alt_pointer, vname, skip=tag)
-                struct = Struct(vname, alt_pointer, doc(alt), tuple(fields), tag=Tag(tag, value), union=name)
+                struct = Struct(vname, alt_pointer, doc(alt), tuple(fields), tag=Tag(tag, value), union=name,
+                                keeps_extra=self.keeps_extra(alt))
                 tag_value: str | None = value
             elif tag_schema is None or is_null_schema(tag_schema):
                 vname = self.claim_first(self.variant_names(title or "default", name), alt_pointer)
                 fields = self.variant_fields(s, alt, pointer, alt_pointer, vname, skip=tag)
                 null_default = tag_schema is not None
-                struct = Struct(vname, alt_pointer, doc(alt), tuple(fields), union=name)
+                struct = Struct(vname, alt_pointer, doc(alt), tuple(fields), union=name, keeps_extra=self.keeps_extra(alt))
                 default, tag_value = vname, None
             else:
                 vname = self.claim_first(self.variant_names(title or "other", name), alt_pointer)
@@ -378,7 +379,7 @@ class Builder:
             if has_common:
                 vname = self.claim_first(self.variant_names(title or f"variant {chr(65 + index)}", name), alt_pointer)
                 fields = self.variant_fields(s, alt, pointer, alt_pointer, vname, skip="")
-                self.add(Struct(vname, alt_pointer, doc(alt), tuple(fields), union=name))
+                self.add(Struct(vname, alt_pointer, doc(alt), tuple(fields), union=name, keeps_extra=self.keeps_extra(alt)))
                 vtype = TypeRef.named(vname)
             else:
                 vtype = self.type_of(alt, alt_pointer, name + naming.pascal(title or "variant"))
@@ -426,6 +427,16 @@ class Builder:
                                "a union nested inside an object variant is not flattened; its keys are ignored",
                                "give the inner union its own $defs entry and reference it with allOf")
         return self.dedupe(fields, owner)
+
+    def keeps_extra(self, s: Any, depth: int = 0) -> bool:
+        """`additionalProperties: true` on the object or on what it merges through `allOf`: the
+        schema makes the other keys part of the value (McpError keeps inner error fields)."""
+        if not isinstance(s, dict) or depth > 16:
+            return False
+        if s.get("additionalProperties") is True or s.get("unevaluatedProperties") is True:
+            return True
+        members: list[Any] = s["allOf"] if isinstance(s.get("allOf"), list) else []
+        return any(self.keeps_extra(target[1] if (target := self.resolve_def(m)) else m, depth + 1) for m in members)
 
     def flatten_field(self, key: str, pointer: str) -> Field:
         py = self.renames.get(pointer, naming.snake(key))

@@ -95,6 +95,7 @@ class Struct:
     union: str = ""
     other_of: tuple[str, tuple[str, ...]] | None = None  # (tag wire name, known tag values)
     unstable: bool = False
+    keeps_extra: bool = False  # `additionalProperties: true`: keys beyond the fields are data, kept
 
 
 @dataclass(frozen=True)

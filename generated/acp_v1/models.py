@@ -10042,7 +10042,7 @@ class McpError:
     `code` and `message` are required and non-null. `data` is optional.
     Explicit `null` is preserved separately from an omitted key."""
 
-    __slots__ = ("code", "data", "message")
+    __slots__ = ("code", "data", "message", "unknown_fields")
 
     code: int
     """Inner MCP error code. Never an ACP error code."""
@@ -10053,20 +10053,36 @@ class McpError:
     data: JsonValue | Unset
     """Optional error data. Explicit null is retained."""
 
-    def __init__(self, *, code: int, message: str, data: JsonValue | Unset = UNSET) -> None:
+    unknown_fields: dict[str, JsonValue]
+    """Keys this schema does not define, kept as received and written back on encode."""
+
+    def __init__(
+        self,
+        *,
+        code: int,
+        message: str,
+        data: JsonValue | Unset = UNSET,
+        unknown_fields: dict[str, JsonValue] | Unset = UNSET,
+    ) -> None:
         self.code = code
         self.message = message
         self.data = data
+        self.unknown_fields = {} if unknown_fields is UNSET else unknown_fields
 
     __hash__ = None  # type: ignore[assignment]
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, McpError) or other.__class__ is not self.__class__:
             return NotImplemented
-        return (self.code, self.message, self.data) == (other.code, other.message, other.data)
+        return (self.code, self.message, self.data, self.unknown_fields) == (
+            other.code,
+            other.message,
+            other.data,
+            other.unknown_fields,
+        )
 
     def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(code={self.code!r}, message={self.message!r}, data={self.data!r})"
+        return f"{self.__class__.__qualname__}(code={self.code!r}, message={self.message!r}, data={self.data!r}, unknown_fields={self.unknown_fields!r})"
 
     @classmethod
     def from_dict(cls, data: object) -> McpError:
@@ -10086,15 +10102,20 @@ class McpError:
             raise expected("a string", message, "message")
         data_ = data.get("data", UNSET)
 
+        unknown_fields = {
+            key: value for key, value in data.items() if key not in ["code", "message", "data"]
+        }
         # Built without __init__ (each field is set just below): half the cost of a keyword call.
         self = object.__new__(cls)
         self.code = code
         self.message = message
         self.data = data_
+        self.unknown_fields = unknown_fields
         return self
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
+            **self.unknown_fields,
             "code": self.code,
             "message": self.message,
         }
