@@ -9,6 +9,9 @@ Normalisations (each a named function; nothing else may differ after `encode(dec
 - `drop_unknown_keys`: a key the object's schema does not define is ignored ("Unknown keys:
   accepted and ignored by default"); objects that keep every key (`additionalProperties: true`,
   such as `_meta` and the `other` variant of an open union) and maps keep them.
+- `null_tag_means_absent`: a `null` tag that selects a union's default variant (one whose schema
+  allows the tag to be null or absent, like IdleStateUpdate's "none") comes back absent: the
+  default variant is "the default when the tag is absent" and carries no tag of its own.
 
 How a union value is matched, as the decoders do: a tagged union by its tag's `const` (an absent
 or null tag selects the default variant, an unknown one the open union's fallback); an untagged
@@ -38,6 +41,7 @@ class ObjectView:
     keeps_unknown: bool = False
     map_values: Any = None
     untagged: bool = False  # an untagged union was matched to find the properties
+    null_tag: str | None = None  # a null tag selected the default variant
 
     def schema_of(self, key: str) -> Any:
         if key in self.properties:
@@ -60,6 +64,12 @@ def drop_unknown_keys(view: ObjectView, value: dict[str, Any]) -> dict[str, Any]
     if view.free or view.map_values is not None:
         return dict(value)
     return {k: v for k, v in value.items() if k in view.properties}
+
+
+def null_tag_means_absent(view: ObjectView, value: dict[str, Any]) -> dict[str, Any]:
+    if view.null_tag is None or view.keeps_unknown:
+        return value
+    return {k: v for k, v in value.items() if k != view.null_tag}
 
 
 def materialise_defaults(view: ObjectView, value: dict[str, Any], normalise: Any) -> dict[str, Any]:
@@ -114,31 +124,32 @@ class WireSemantics:
         node = self.resolve(node)
         return isinstance(node, dict) and node.get("type") == "null"
 
-    def select(self, alternatives: list[Any], value: Any) -> tuple[Any, bool]:
-        """The alternative a decoder picks for `value`, and whether the union is untagged."""
+    def select(self, alternatives: list[Any], value: Any) -> tuple[Any, bool, str | None]:
+        """The alternative a decoder picks for `value`, whether the union is untagged, and the tag
+        when a null tag picked the default variant."""
         if value is None:
             for alt in alternatives:
                 if self.is_null(alt):
-                    return alt, False
+                    return alt, False, None
         tag = self.tag_of(alternatives)
         if tag is not None and isinstance(value, dict):
             props = [self.flat_properties(a).get(tag) for a in alternatives]
             wanted = value.get(tag)
             for alt, prop in zip(alternatives, props, strict=True):
                 if isinstance(prop, dict) and "const" in prop and prop["const"] == wanted:
-                    return alt, False
+                    return alt, False, None
             if wanted is None:
                 for alt, prop in zip(alternatives, props, strict=True):
                     if prop is None or self.is_null(prop):
-                        return alt, False
+                        return alt, False, (tag if tag in value else None)
             for alt, prop in zip(alternatives, props, strict=True):
                 if isinstance(prop, dict) and "const" not in prop and not self.is_null(prop):
-                    return alt, False
-            return None, False
+                    return alt, False, None
+            return None, False, None
         for alt in alternatives:
             if not self.is_null(alt) and self.s.validator_for(alt).is_valid(value):
-                return alt, True
-        return None, True
+                return alt, True, None
+        return None, True, None
 
     def object_view(self, node: Any, value: dict[str, Any], view: ObjectView | None = None) -> ObjectView:
         view = view or ObjectView()
@@ -157,8 +168,9 @@ class WireSemantics:
             self.object_view(member, value, view)
         for keyword in UNIONS:
             if isinstance(node.get(keyword), list):
-                alt, untagged = self.select(node[keyword], value)
+                alt, untagged, null_tag = self.select(node[keyword], value)
                 view.untagged |= untagged
+                view.null_tag = view.null_tag or null_tag
                 if alt is not None:
                     self.object_view(alt, value, view)
         return view
@@ -172,7 +184,7 @@ class WireSemantics:
             alternatives = next((node[k] for k in UNIONS if isinstance(node.get(k), list)), None)
             if alternatives is None:
                 return node
-            alt, _ = self.select(alternatives, value)
+            alt, _, _ = self.select(alternatives, value)
             if alt is None:
                 return node
             node = self.resolve(alt)
@@ -188,10 +200,10 @@ class WireSemantics:
             return [self.normalise(items, v) for v in value]
         if not isinstance(value, dict):
             return value
-        view = self.object_view(self.value_node(node, value), value)
+        view = self.object_view(node, value)
         if view.free:
             return value
-        kept = drop_unknown_keys(view, value)
+        kept = null_tag_means_absent(view, drop_unknown_keys(view, value))
         out = {k: self.normalise(view.schema_of(k), v) for k, v in kept.items()}
         return materialise_defaults(view, out, self.normalise)
 
