@@ -11,7 +11,7 @@ from acpgen.ir import IrOptions, build_package
 from acpgen.load import load_schema
 from acpgen.render import render_package
 from acpgen.render.format import format_sources
-from acpgen.write import read_tree, write_tree
+from acpgen.write import read_tree, recover, write_tree
 
 
 @dataclass
@@ -69,7 +69,9 @@ def build(target: Target) -> Result:
 
 
 def stale_files(target: Target, files: dict[str, str]) -> tuple[list[str], str]:
-    """Files on disk that differ from `files`, and a unified diff of the difference."""
+    """Files on disk that differ from `files`, and a unified diff of the difference. A swap that a
+    killed build left half done is finished or undone first, as the next build would."""
+    recover(target.output)
     on_disk = read_tree(target.output)
     stale: list[str] = []
     diff: list[str] = []

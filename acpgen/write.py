@@ -89,14 +89,19 @@ def write_tree(target: Path, files: dict[str, str], diags: Diagnostics, *, allow
         if target.exists():
             os.replace(target, aside)
         os.replace(staging, target)
-        if aside.exists():
-            shutil.rmtree(aside)
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
         recover(target)
         diags.error("write-failed", "", f"could not write {target}: {exc}",
                     "the previous output is unchanged; check the folder's permissions and free space")
         return False
+    # The new tree is in place: failing to delete the old one must not report the build as failed
+    # (and "unchanged"); the next build or check removes what is left of it.
+    try:
+        if aside.exists():
+            shutil.rmtree(aside)
+    except OSError:
+        pass
     return True
 
 
