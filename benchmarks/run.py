@@ -20,10 +20,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _util import BENCH, WORK, machine, rel, versions
+from _util import BENCH, WORK, machine, rel, table, versions
 
 # name -> (title, arguments of a full run, arguments of a --quick run)
 BENCHMARKS: dict[str, tuple[str, list[str], list[str]]] = {
@@ -49,6 +50,40 @@ def run_one(name: str, args: list[str], work: Path) -> tuple[dict[str, object], 
     return json.loads(out.read_text(encoding="utf-8")), shown, time.perf_counter() - start
 
 
+def targets(figures: dict[str, dict[str, Any]]) -> str:
+    """The issue's targets next to what this run measured (only those whose benchmark ran)."""
+    rows: list[list[str]] = []
+
+    def row(what: str, goal: float, got: float | None, at_most: bool = False) -> None:
+        if got is None:
+            return
+        ok = got <= goal if at_most else got >= goal
+        rows.append([what, f"{'<=' if at_most else '>='} {goal:g}", f"{got:.2f}", "met" if ok else "**missed**"])
+
+    gen = figures.get("generation", {}).get("versions", {}).get("v1")
+    if gen:
+        for name, r in gen["rows"].items():
+            if name.startswith("dmcg"):
+                row(f"build v1: {name} / acpgen build (paired)", 10, r["x_acpgen_paired"])
+    codec = (figures.get("codec") or {}).get("aggregate_common") or {}
+    versus = codec.get("versus", {})
+    row("decode dict: SDK / acpgen", 2.5, versus.get("decode dict: sdk / acpgen"))
+    row("encode dict: SDK / acpgen", 4, versus.get("encode dict: sdk model_dump / acpgen to_dict"))
+    row("receive (JSON text): SDK loads+validate / acpgen", 1.4,
+        versus.get("receive (text): sdk loads+validate / acpgen loads+decode"))
+    imports = figures.get("import", {}).get("modules", {}).get("acp_v1", {})
+    row("import acp.schema / import acp_v1 (import statement)", 5, imports.get("baseline_over_import"))
+    row("import acp.schema / import acp_v1 (whole process)", 5, imports.get("baseline_over_process"))
+    growth = figures.get("growth", {}).get("summary", {})
+    row("growth: per-definition time at 5,000 / at 1,000", 1.5, growth.get("per_def_5000_over_1000"), at_most=True)
+    runtime = figures.get("runtime", {})
+    if runtime.get("status") == "ok":
+        row("prompt turns: acpgen / SDK throughput", 2, runtime.get("x_sdk"))
+    if not rows:
+        return ""
+    return "## Targets of issue 6\n\n" + table(["target", "goal", "this run", ""], rows) + "\n"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Run every benchmark and write benchmarks/RESULTS.md.")
     parser.add_argument("--quick", action="store_true", help="few repeats: checks the scripts, not the figures")
@@ -65,6 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     if unknown:
         parser.error(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
     sections = []
+    figures: dict[str, dict[str, Any]] = {}
     measured_on = machine()
     for name in names:
         title, full, quick = BENCHMARKS[name]
@@ -78,6 +114,7 @@ def main(argv: list[str] | None = None) -> None:
             data, shown, elapsed = run_one(name, quick if args.quick else full, args.work)
             data.update(_command=shown, _seconds=elapsed, _machine=machine())
             (args.work / f"{name}.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
+        figures[name] = data
         if name == names[0]:
             measured_on = data.get("_machine", measured_on)
         module = importlib.import_module(f"bench_{name}")
@@ -96,7 +133,7 @@ def main(argv: list[str] | None = None) -> None:
         *[f"| {k} | {v} |" for k, v in versions(*PACKAGES).items()],
         "",
     ]
-    text = "\n".join(header) + "\n" + "\n".join(sections)
+    text = "\n".join(header) + "\n" + targets(figures) + "\n" + "\n".join(sections)
     if args.profiles.exists():
         text += "\n" + args.profiles.read_text(encoding="utf-8")
     args.output.parent.mkdir(parents=True, exist_ok=True)
