@@ -7,6 +7,7 @@ from typing import Any
 
 from acpgen.diagnostics import Diagnostics
 from acpgen.ir.build import Builder, StableIndex, check_keywords
+from acpgen.ir.cycles import check_required_cycles
 from acpgen.ir.methods import collect_methods
 from acpgen.ir.model import Package, SchemaSource
 from acpgen.load import LoadedSchema
@@ -45,6 +46,7 @@ def build_package(loaded: LoadedSchema, options: IrOptions) -> tuple[Package | N
         )
     elif loaded.meta is not None:
         methods = collect_methods(stable_file.document, stable.defs_key, diags, meta=loaded.meta)
+    check_required_cycles(builder.nodes, diags)
     check_keywords(chosen.document, diags)
     if diags.errors:
         return None, diags

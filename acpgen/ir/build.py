@@ -10,6 +10,7 @@ field (the Rust `#[serde(flatten)]` shape).
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -245,7 +246,7 @@ class Builder:
         known = self.stable.members.get(name) if self.stable else None
         for value, title, description in values:
             if base == "str" and not isinstance(value, str):
-                self.diags.error("mixed-enum", pointer, f"enum value {value!r} is not a string like the others",
+                self.diags.error("mixed-enum", pointer, f"enum value {json.dumps(value)} is not a string like the others",
                                  "make every value of the enum the same JSON type")
                 continue
             py = naming.member_name(value, title)
@@ -363,10 +364,10 @@ class Builder:
     def variant_names(label: str, union: str) -> list[str]:
         return [naming.pascal(label) + union, union + naming.pascal(label)]
 
-    def variant_fields(self, s: dict[str, Any], alt: Any, pointer: str, alt_pointer: str, owner: str, skip: str) -> list[Field]:
+    def variant_fields(self, s: dict[str, Any], alt: Any, pointer: str, alt_pointer: str, owner: str, skip: str | None) -> list[Field]:
         own = self.object_fields(alt, alt_pointer, owner, skip=skip) if isinstance(alt, dict) else []
         common = self.common_fields(s, pointer, owner)
-        wires = {f.wire for f in own} | {skip}
+        wires = {f.wire for f in own} | ({skip} if skip is not None else set())
         return own + [f for f in common if f.wire not in wires]
 
     def untagged_union(self, name: str, s: dict[str, Any], alts: list[Any], pointer: str, def_name: str) -> Union_:
@@ -378,7 +379,7 @@ class Builder:
             title = alt.get("title", "") if isinstance(alt, dict) else ""
             if has_common:
                 vname = self.claim_first(self.variant_names(title or f"variant {chr(65 + index)}", name), alt_pointer)
-                fields = self.variant_fields(s, alt, pointer, alt_pointer, vname, skip="")
+                fields = self.variant_fields(s, alt, pointer, alt_pointer, vname, skip=None)
                 self.add(Struct(vname, alt_pointer, doc(alt), tuple(fields), union=name, keeps_extra=self.keeps_extra(alt)))
                 vtype = TypeRef.named(vname)
             else:
@@ -390,7 +391,7 @@ class Builder:
 
     # -- objects ---------------------------------------------------------------------------
 
-    def object_fields(self, s: Any, pointer: str, owner: str, skip: str = "", outer_required: frozenset[str] = frozenset()) -> list[Field]:
+    def object_fields(self, s: Any, pointer: str, owner: str, skip: str | None = None, outer_required: frozenset[str] = frozenset()) -> list[Field]:
         if not isinstance(s, dict):
             return []
         required = outer_required | frozenset(r for r in s.get("required", []) if isinstance(r, str))
@@ -580,21 +581,27 @@ class Builder:
             self.inline_refs.pop()
 
 
+SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
+
+
 def check_keywords(node: Any, diags: Diagnostics, pointer: str = "", seen: set[str] | None = None) -> None:
     """Warn (once per keyword) about schema keywords the generated codecs do not enforce."""
     seen = set() if seen is None else seen
     if isinstance(node, dict):
         for key, value in node.items():
             if key not in KNOWN_KEYWORDS and not key.startswith("x-") and key not in seen:
-                parent = pointer.rsplit("/", 1)[-1]
-                if parent not in ("properties", "$defs", "definitions"):
-                    seen.add(key)
-                    diags.warning("unsupported-keyword", pointer_join(pointer, key),
-                                  f"keyword {key!r} is not enforced by the generated codecs",
-                                  "the value is accepted without this check")
-            if key in ("const", "default", "enum", "examples"):
+                seen.add(key)
+                diags.warning("unsupported-keyword", pointer_join(pointer, key),
+                              f"keyword {key!r} is not enforced by the generated codecs",
+                              "the value is accepted without this check")
+            if key in ("const", "default", "enum", "examples", "discriminator"):  # data, not schemas
                 continue
-            check_keywords(value, diags, pointer_join(pointer, key), seen)
+            if key in SCHEMA_MAPS and isinstance(value, dict):
+                # Names here are property (or definition) names, not keywords.
+                for name, schema in value.items():
+                    check_keywords(schema, diags, pointer_join(pointer, key, name), seen)
+            else:
+                check_keywords(value, diags, pointer_join(pointer, key), seen)
     elif isinstance(node, list):
         for index, value in enumerate(node):
             check_keywords(value, diags, pointer_join(pointer, index), seen)

@@ -16,10 +16,23 @@ RESERVED_CLASS_NAMES = frozenset(
         "Literal", "Any", "Callable", "TypeAlias", "Enum", "Final", "Agent", "Client",
     }
 )
+# Builtins a generated module may use that a class name could shadow (`except KeyError:` must
+# still mean the builtin), plus the keywords that look like class names. A fixed list, so the
+# output does not depend on the Python version acpgen runs on.
+BUILTIN_CLASS_NAMES = frozenset(
+    {
+        "None", "True", "False", "NotImplemented", "Ellipsis", "BaseException", "Exception",
+        "ArithmeticError", "AssertionError", "AttributeError", "ConnectionError", "IndexError",
+        "KeyError", "LookupError", "NameError", "OSError", "OverflowError", "RecursionError",
+        "RuntimeError", "StopIteration", "TypeError", "UnicodeDecodeError", "UnicodeError",
+        "ValueError", "Warning",
+    }
+)
 # Attribute names that would shadow a name the generated class bodies use in annotations, or a
 # generated method.
 RESERVED_FIELD_NAMES = frozenset(
-    {"str", "int", "float", "bool", "list", "dict", "object", "from_dict", "to_dict", "self", "cls"}
+    {"str", "int", "float", "bool", "list", "dict", "object", "from_dict", "to_dict", "self", "cls",
+     "unknown_fields"}
 )
 
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z0-9]|\b|_|$)|[A-Z]?[a-z0-9]+|[A-Z]+|[^\W_]+", re.UNICODE)
@@ -50,10 +63,14 @@ def snake(text: str) -> str:
 
 
 def class_name(text: str) -> str:
-    """A `$defs` key as a class name: kept as it is when it is already a valid identifier."""
+    """A `$defs` key as a class name: kept as it is when it is already a valid identifier; a
+    trailing `_` when it would be a keyword or shadow a builtin the generated code uses."""
     if text.isidentifier() and not keyword.iskeyword(text) and text[:1].isupper():
-        return unicodedata.normalize("NFKC", text)
-    return pascal(text) or "Definition"
+        out = unicodedata.normalize("NFKC", text)
+    else:
+        out = pascal(text) or "Definition"
+    # `None` (a $defs key) or `KeyError` would break or shadow what the generated code uses.
+    return out + "_" if out in BUILTIN_CLASS_NAMES or keyword.iskeyword(out) else out
 
 
 def member_name(value: str | int, title: str = "") -> str:
