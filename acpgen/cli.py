@@ -38,12 +38,13 @@ def root(
     """acpgen: ACP schema -> Python models, codecs, method tables and runtime."""
 
 
-def report(diagnostics: list[Diagnostic], verbose: bool) -> None:
+def report(diagnostics: list[Diagnostic], verbose: bool, quiet: bool = False) -> None:
+    """Errors always; warnings with -v, else a count of them (none with -q)."""
     for d in diagnostics:
         if d.level == "error" or verbose:
             typer.echo(d.render(), err=True)
     warnings = sum(d.level == "warning" for d in diagnostics)
-    if warnings and not verbose:
+    if warnings and not verbose and not quiet:
         typer.echo(f"({warnings} warning(s); -v shows them)", err=True)
 
 
@@ -121,7 +122,7 @@ def build(
     failed = False
     for index, t in enumerate(targets, 1):
         result = run_build(t)
-        report(result.diagnostics, verbose)
+        report(result.diagnostics, verbose, quiet)
         if not result.ok:
             failed = True
             typer.echo(f"[{index}/{len(targets)}] {t.name}: failed; {t.output} left as it was", err=True)
@@ -145,7 +146,7 @@ def check(
     code = EXIT_OK
     for t in targets:
         result = generate(t)
-        report(result.diagnostics, verbose)
+        report(result.diagnostics, verbose, quiet)
         if not result.ok or result.files is None:
             code = EXIT_ERROR
             continue

@@ -159,3 +159,14 @@ def test_keep_unknown_keeps_and_re_encodes_keys_the_schema_does_not_define(tmp_p
     )
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == [{"vendor": {"a": 1}}, {"future": 1}, True]
+
+
+def test_quiet_prints_nothing_for_warnings_and_verbose_prints_them(tmp_path: Path) -> None:
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"$defs": {"Name": {"type": "string", "pattern": "^[a-z]+$"}}}))
+    quiet = run(["build", str(schema), "-o", str(tmp_path / "out" / "q"), "-q"], tmp_path)
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
+    plain = run(["build", str(schema), "-o", str(tmp_path / "out" / "p")], tmp_path)
+    assert plain.returncode == 0 and "(1 warning(s); -v shows them)" in plain.stderr
+    verbose = run(["build", str(schema), "-o", str(tmp_path / "out" / "v"), "-v"], tmp_path)
+    assert "schema.json#/$defs/Name" in verbose.stderr and "pattern" in verbose.stderr
