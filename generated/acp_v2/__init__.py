@@ -9,7 +9,8 @@ Generated from schema.json (sha256 b6c91055df549d6f1db1d76d692d0561dad433e03d8ed
 
 from __future__ import annotations
 
-from typing import Final
+import importlib
+from typing import TYPE_CHECKING, Final
 
 from ._codec import (
     UNSET,
@@ -22,17 +23,44 @@ from ._codec import (
     set_skip_hook,
 )
 from ._registry import DECODERS, TYPES, UNSTABLE_TYPES, decode, encode
-from .connections import (
-    AgentSideConnection,
-    ClientSideConnection,
-    run_agent,
-    spawn_agent,
-)
-from .interfaces import Agent, Client, UnstableAgent, UnstableClient
 from .methods import AGENT_METHODS, CLIENT_METHODS, METHODS, MethodInfo
 from .models import *  # noqa: F403
 from .models import __all__ as _model_names
-from .rpc import ConnectionClosedError, RequestError
+
+if TYPE_CHECKING:
+    from .connections import (
+        AgentSideConnection,
+        ClientSideConnection,
+        run_agent,
+        spawn_agent,
+    )
+    from .interfaces import Agent, Client, UnstableAgent, UnstableClient
+    from .rpc import ConnectionClosedError, RequestError
+
+# The runtime (asyncio and all) is imported on first use, so that code which only decodes and
+# encodes messages does not pay for it.
+_RUNTIME: Final = {
+    "Agent": "interfaces",
+    "AgentSideConnection": "connections",
+    "Client": "interfaces",
+    "ClientSideConnection": "connections",
+    "ConnectionClosedError": "rpc",
+    "RequestError": "rpc",
+    "UnstableAgent": "interfaces",
+    "UnstableClient": "interfaces",
+    "run_agent": "connections",
+    "spawn_agent": "connections",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _RUNTIME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 ACPGEN_VERSION: Final = "0.1.0"
 SCHEMA_SOURCES: Final = (
