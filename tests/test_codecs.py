@@ -783,3 +783,27 @@ def test_additional_properties_true_keeps_the_other_keys(gen: Any) -> None:
     assert inner.unknown_fields == {"detail": {"x": [1, None]}, "_meta": None}
     assert p.encode(inner) == wire
     assert p.encode(p.decode("Plain", wire)) == {"code": 1}
+
+
+def test_open_integer_enum_keeps_the_fallbacks_format_range(gen: Any) -> None:
+    p = gen({"Code": {"anyOf": [{"const": -32700, "title": "Parse error"},
+                                {"title": "Other", "type": "integer", "format": "int32"}]}})
+    assert p.decode("Code", -32700) is p.Code.PARSE_ERROR
+    assert p.decode("Code", 7) == 7
+    with pytest.raises(p.ValidationError, match="from -2147483648 to 2147483647"):
+        p.decode("Code", 2**40)
+
+
+def test_a_default_on_error_tag_that_is_malformed_selects_the_default_variant(gen: Any) -> None:
+    p = gen({"Idle": {
+        "type": "object",
+        "properties": {"stopReason": {"type": ["string", "null"], "x-deserialize-default-on-error": True}},
+        "anyOf": [
+            {"type": "object", "properties": {"stopReason": {"const": "end_turn"}}, "required": ["stopReason"]},
+            {"title": "none", "type": "object", "properties": {"stopReason": {"type": "null"}}},
+        ],
+    }})
+    assert type(p.decode("Idle", {"stopReason": "end_turn"})).__name__ == "EndTurnIdle"
+    for malformed in (0, [], {"x": 1}, None):
+        assert type(p.decode("Idle", {"stopReason": malformed})).__name__ == "NoneIdle"
+    assert type(p.decode("Idle", {})).__name__ == "NoneIdle"

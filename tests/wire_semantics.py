@@ -40,8 +40,9 @@ class ObjectView:
     properties: dict[str, list[Any]] = field(default_factory=dict)
     keeps_unknown: bool = False
     map_values: Any = None
-    untagged: bool = False  # an untagged union was matched to find the properties
+    via_untagged: set[str] = field(default_factory=set)  # properties an untagged union decodes
     null_tag: str | None = None  # a null tag selected the default variant
+    raw_fallback: bool = False  # an open union's fallback ("other") variant holds the object raw
 
     def schema_of(self, key: str) -> Any:
         if key in self.properties:
@@ -146,34 +147,54 @@ class WireSemantics:
                 if isinstance(prop, dict) and "const" not in prop and not self.is_null(prop):
                     return alt, False, None
             return None, False, None
+        untagged = not self.nullable_wrapper(alternatives)
         for alt in alternatives:
             if not self.is_null(alt) and self.s.validator_for(alt).is_valid(value):
-                return alt, True, None
-        return None, True, None
+                return alt, untagged, None
+        return None, untagged, None
 
-    def object_view(self, node: Any, value: dict[str, Any], view: ObjectView | None = None) -> ObjectView:
+    def object_view(self, node: Any, value: dict[str, Any], view: ObjectView | None = None,
+                    via_untagged: bool = False) -> ObjectView:
+        """What the schema says about the object `value`. Properties of an untagged union (its
+        alternatives' and the common ones beside it, which every alternative decodes) are noted:
+        a failure in them is the union's failure."""
         view = view or ObjectView()
         node = self.resolve(node)
         if not isinstance(node, dict) or not (set(node) - {"type"}):
             view.keeps_unknown = True
             return view
+        choices = [(node[k], self.select(node[k], value)) for k in UNIONS if isinstance(node.get(k), list)
+                   and not self.is_enum(node[k])]
+        via_untagged = via_untagged or any(untagged for _, (_, untagged, _) in choices)
         for key, prop in (node.get("properties") or {}).items():
             view.properties.setdefault(key, []).append(prop)
+            if via_untagged:
+                view.via_untagged.add(key)
         extra = node.get("additionalProperties")
         if extra is True or node.get("unevaluatedProperties") is True:
             view.keeps_unknown = True
         elif isinstance(extra, dict) and extra:
             view.map_values = extra
         for member in node.get("allOf", []):
-            self.object_view(member, value, view)
-        for keyword in UNIONS:
-            if isinstance(node.get(keyword), list):
-                alt, untagged, null_tag = self.select(node[keyword], value)
-                view.untagged |= untagged
-                view.null_tag = view.null_tag or null_tag
-                if alt is not None:
-                    self.object_view(alt, value, view)
+            self.object_view(member, value, view, via_untagged)
+        for alternatives, (alt, _, null_tag) in choices:
+            view.null_tag = view.null_tag or null_tag
+            tag = self.tag_of(alternatives)
+            if alt is not None and tag is not None:
+                prop = self.flat_properties(alt).get(tag)
+                view.raw_fallback |= isinstance(prop, dict) and "const" not in prop and not self.is_null(prop)
+            if alt is not None:
+                self.object_view(alt, value, view, via_untagged)
         return view
+
+    def nullable_wrapper(self, alternatives: list[Any]) -> bool:
+        """`[X, null]`: X or null, not a union (any other list of alternatives is one)."""
+        return len(alternatives) == 2 and any(self.is_null(a) for a in alternatives)
+
+    def is_enum(self, alternatives: list[Any]) -> bool:
+        rest = [self.resolve(a) for a in alternatives if not self.is_null(a)]
+        return all(isinstance(a, dict) and ("const" in a or set(a) <= {"type", "title", "description", "format"})
+                   for a in rest)
 
     def value_node(self, node: Any, value: Any) -> Any:
         """The schema that decides `value`: unions without sibling properties resolved."""
@@ -209,3 +230,135 @@ class WireSemantics:
 
     def normalise_def(self, name: str, value: Any) -> Any:
         return self.normalise(self.s.defs[name], value)
+
+
+# -- where a decode error must point, and when decoding must succeed anyway --------------------
+
+Path_ = tuple[str | int, ...]
+
+
+@dataclass
+class Frame:
+    """One step from the root to a location: the schema that held the value there (a property or
+    an array's items) and what the decoder does on a failure beneath it."""
+
+    holder: Any  # property schema (with its x- flags), or None for the root and array items
+    boundary: bool  # an untagged union: a failure beneath is reported here, without a deeper path
+    dropped_item: bool  # an item of an array whose property skips invalid items
+    raw_fallback: bool = False  # the object here decoded to an open union's "other" variant
+
+
+def dotted(path: Path_) -> str:
+    """A location in the generated ValidationError.path format: `prompt[1].resource.uri`."""
+    out = ""
+    for segment in path:
+        out += f"[{segment}]" if isinstance(segment, int) else (f".{segment}" if out else str(segment))
+    return out
+
+
+class Oracle(WireSemantics):
+    """Expected outcomes for mutated messages. Validity is JSON Schema validity with the tag
+    dispatch of DESIGN.md section 4: a tagged union's variant without a tag (the default) is not
+    a candidate when the tag names a known variant (`{"type": "boolean", "value": "x"}` is not a
+    valid SetSessionConfigOptionRequest just because the tagless `value_id` variant would accept it)."""
+
+    def __init__(self, strategies: SchemaStrategies) -> None:
+        super().__init__(strategies)
+        self.dispatch_defs = {k: self.dispatching(v) for k, v in strategies.defs.items()}
+        self._validators: dict[str, Any] = {}
+
+    def dispatching(self, node: Any) -> Any:
+        if isinstance(node, list):
+            return [self.dispatching(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: (v if k in ("const", "enum", "default", "examples") else self.dispatching(v)) for k, v in node.items()}
+        for keyword in UNIONS:
+            alternatives = node.get(keyword)
+            if not isinstance(alternatives, list) or self.is_enum(alternatives):
+                continue
+            tag = self.tag_of(alternatives)
+            if tag is None:
+                continue
+            props = [self.flat_properties(a).get(tag) for a in alternatives]
+            known = [p["const"] for p in props if isinstance(p, dict) and "const" in p]
+            out[keyword] = [self.default_when(alt, tag, known, self.is_null(prop)) if prop is None or self.is_null(prop)
+                            else alt for alt, prop in zip(out[keyword], props, strict=True)]
+        return out
+
+    @staticmethod
+    def default_when(alt: Any, tag: str, known: list[Any], null_allowed: bool) -> Any:
+        """The default variant applies when the tag is absent, an unknown string, or (when its
+        schema allows it) null; a known tag or a tag of another type never reaches it."""
+        cases: list[Any] = [{"not": {"required": [tag]}},
+                            {"properties": {tag: {"type": "string", "not": {"enum": known}}}}]
+        if null_allowed:
+            cases.append({"properties": {tag: {"type": "null"}}})
+        return {"allOf": [alt], "anyOf": cases}
+
+    def validator(self, name: str) -> Any:
+        if name not in self._validators:
+            from tests.schema_strategies import ValidatorClass
+
+            root = {self.s.defs_key: self.dispatch_defs, "$ref": f"{self.s.prefix}{name}"}
+            self._validators[name] = ValidatorClass(root, format_checker=self.s.checker)
+        return self._validators[name]
+
+    def untagged_union(self, node: Any) -> bool:
+        node = self.resolve(node)
+        for _ in range(64):
+            if not isinstance(node, dict):
+                return False
+            alternatives = next((node[k] for k in UNIONS if isinstance(node.get(k), list)), None)
+            if alternatives is None or self.is_enum(alternatives):
+                return False
+            if self.nullable_wrapper(alternatives) and "properties" not in node:
+                node = self.resolve(next(a for a in alternatives if not self.is_null(a)))
+                continue
+            return self.tag_of(alternatives) is None
+        return False
+
+    def trail(self, name: str, value: Any, path: Path_) -> list[Frame]:
+        """Frames for the root and each step of `path` into `value` (an instance of `name`)."""
+        node: Any = self.s.defs[name]
+        frames = [Frame(None, False, False)]
+        holder_flags: Any = None
+        for segment in path:
+            frames[-1].boundary |= self.untagged_union(node)
+            if isinstance(value, dict):
+                view = self.object_view(node, value)
+                frames[-1].boundary |= str(segment) in view.via_untagged
+                frames[-1].raw_fallback = view.raw_fallback
+                node = view.schema_of(str(segment))
+                frames.append(Frame(node, False, False))
+                holder_flags = node
+            else:
+                shape = self.value_node(node, value)
+                node = shape.get("items", True) if isinstance(shape, dict) else True
+                skip = isinstance(holder_flags, dict) and holder_flags.get(SKIP_ITEMS) is True
+                frames.append(Frame(None, False, skip))
+                holder_flags = None
+            value = value[segment]
+        frames[-1].boundary |= self.untagged_union(node)
+        return frames
+
+    def lenient(self, frames: list[Frame], *, value_is_null: bool, missing_key: bool) -> bool:
+        """Whether a failure at the last frame is absorbed (default-on-error above or at it, an
+        item dropped by skip-invalid-items, null on a default-on-null property)."""
+        for index, frame in enumerate(frames):
+            last = index == len(frames) - 1
+            holder = frame.holder if isinstance(frame.holder, dict) else {}
+            if holder.get(LENIENT) is True and not (last and missing_key):
+                return True
+            if frame.dropped_item and not (last and missing_key):
+                return True
+        last_holder = frames[-1].holder if isinstance(frames[-1].holder, dict) else {}
+        return value_is_null and last_holder.get(NULL_DEFAULT) is True and not missing_key
+
+    def error_path(self, frames: list[Frame], path: Path_) -> Path_:
+        """Where the decoder reports a failure at `path`: the outermost untagged union on the way
+        (it says "matches no variant" for its whole value), else the location itself."""
+        for index, frame in enumerate(frames[:-1] if frames else []):
+            if frame.boundary:
+                return path[:index]
+        return path

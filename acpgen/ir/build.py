@@ -232,15 +232,18 @@ class Builder:
     def make_enum(self, name: str, s: dict[str, Any], pointer: str, def_name: str) -> Enum:
         members: list[EnumMember] = []
         open_ = False
+        other: TypeRef | None = None
         if "enum" in s:
             values = [(v, "", "") for v in s["enum"]]
         else:
             values = []
-            for alt in union_alternatives(s) or []:
+            for index, alt in enumerate(union_alternatives(s) or []):
                 if "const" in alt:
                     values.append((alt["const"], alt.get("title", ""), doc(alt)))
                 else:
                     open_ = True
+                    keyword = "oneOf" if "oneOf" in s else "anyOf"
+                    other = self.type_of(alt, pointer_join(pointer, keyword, index), name + "Other")
         base = "int" if values and all(isinstance(v, int) and not isinstance(v, bool) for v, _, _ in values) else "str"
         seen: dict[str, object] = {}
         known = self.stable.members.get(name) if self.stable else None
@@ -258,7 +261,7 @@ class Builder:
             seen[py] = value
             unstable = known is not None and value not in known
             members.append(EnumMember(py, value, description, unstable))
-        return Enum(name, pointer, doc(s), base, tuple(members), open_, def_name)  # type: ignore[arg-type]
+        return Enum(name, pointer, doc(s), base, tuple(members), open_, def_name, other=other)  # type: ignore[arg-type]
 
     # -- unions ----------------------------------------------------------------------------
 
@@ -358,7 +361,15 @@ class Builder:
             self.add(struct)
             variants.append(Variant(TypeRef.named(vname), tag_value, title, unstable))
         return Union_(name, pointer, doc(s), tuple(variants), tag, default, other, def_name,
-                      null_tag_default=null_default)
+                      null_tag_default=null_default, lenient_tag=bool(default) and self.lenient_tag(s, tag))
+
+    @staticmethod
+    def lenient_tag(s: dict[str, Any], tag: str) -> bool:
+        """The tag, as a common property, is `x-deserialize-default-on-error` (IdleStateUpdate's
+        stopReason: "a malformed value is treated the same way" as an absent one)."""
+        props = s.get("properties")
+        prop = props.get(tag) if isinstance(props, dict) else None
+        return isinstance(prop, dict) and prop.get("x-deserialize-default-on-error") is True
 
     @staticmethod
     def variant_names(label: str, union: str) -> list[str]:

@@ -116,6 +116,7 @@ class Enum:
     open: bool
     def_name: str = ""
     unstable: bool = False
+    other: TypeRef | None = None  # open: the fallback's type, whose limits (an int format) still apply
 
 
 @dataclass(frozen=True)
@@ -140,6 +141,7 @@ class Union_:
     def_name: str = ""
     unstable: bool = False
     null_tag_default: bool = False  # a `null` tag also selects the default variant
+    lenient_tag: bool = False  # default-on-error on the tag: any non-string tag selects the default
 
     @property
     def tagged(self) -> tuple[Variant, ...]:

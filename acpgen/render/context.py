@@ -259,6 +259,8 @@ class ContextBuilder:
             "package": p,
             "structs": structs,
             "enums": enums,
+            "enum_checks": {e.name: self.emit.scalar(e.other) for e in enums
+                            if e.other is not None and e.other.kind in ("int", "str") and e.other.constraints},
             "unions": unions,
             "aliases": aliases,
             "helpers": helpers,

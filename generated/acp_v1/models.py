@@ -24244,6 +24244,8 @@ def _dec_error_code(data: object) -> ErrorCode | int:
     member = _ERROR_CODE_VALUES.get(data)
     if member is not None:
         return member
+    if type(data) is not int or not -2147483648 <= data <= 2147483647:
+        raise expected("an integer from -2147483648 to 2147483647", data)
     return data
 
 
@@ -25089,9 +25091,8 @@ def _dec_idle_state_update(data: object) -> IdleStateUpdate:
         if decoder is not None:
             return decoder(data)
         return OtherIdleStateUpdate.from_dict(data)
-    if tag is UNSET or tag is None:
-        return NoneIdleStateUpdate.from_dict(data)
-    raise expected("a string", tag, "stopReason")
+    # Absent, null or malformed: the tag is default-on-error, so all select the default.
+    return NoneIdleStateUpdate.from_dict(data)
 
 
 _MCP_SERVER_VARIANTS: Final[dict[str, Callable[[object], McpServer]]] = {
