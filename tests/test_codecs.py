@@ -807,3 +807,19 @@ def test_a_default_on_error_tag_that_is_malformed_selects_the_default_variant(ge
     for malformed in (0, [], {"x": 1}, None):
         assert type(p.decode("Idle", {"stopReason": malformed})).__name__ == "NoneIdle"
     assert type(p.decode("Idle", {})).__name__ == "NoneIdle"
+
+
+def test_an_open_unions_other_variant_checks_the_common_properties(gen: Any) -> None:
+    p = gen({"Request": {
+        "type": "object", "required": ["message"], "properties": {"message": {"type": "string"}},
+        "anyOf": [
+            {"type": "object", "properties": {"mode": {"const": "form"}}, "required": ["mode"]},
+            {"title": "other", "type": "object", "properties": {"mode": {"type": "string"}}, "required": ["mode"],
+             "not": {"anyOf": [{"properties": {"mode": {"const": "form"}}, "required": ["mode"]}]},
+             "additionalProperties": True},
+        ],
+    }})
+    wire = {"mode": "_custom", "message": "hi", "extra": [1]}
+    assert p.encode(p.decode("Request", wire)) == wire
+    raises_at(p, "message", p.decode, "Request", {"mode": "_custom", "message": 0})
+    raises_at(p, "message", p.decode, "Request", {"mode": "_custom"})

@@ -42,7 +42,6 @@ class ObjectView:
     map_values: Any = None
     via_untagged: set[str] = field(default_factory=set)  # properties an untagged union decodes
     null_tag: str | None = None  # a null tag selected the default variant
-    raw_fallback: bool = False  # an open union's fallback ("other") variant holds the object raw
 
     def schema_of(self, key: str) -> Any:
         if key in self.properties:
@@ -177,12 +176,8 @@ class WireSemantics:
             view.map_values = extra
         for member in node.get("allOf", []):
             self.object_view(member, value, view, via_untagged)
-        for alternatives, (alt, _, null_tag) in choices:
+        for _, (alt, _, null_tag) in choices:
             view.null_tag = view.null_tag or null_tag
-            tag = self.tag_of(alternatives)
-            if alt is not None and tag is not None:
-                prop = self.flat_properties(alt).get(tag)
-                view.raw_fallback |= isinstance(prop, dict) and "const" not in prop and not self.is_null(prop)
             if alt is not None:
                 self.object_view(alt, value, view, via_untagged)
         return view
@@ -245,7 +240,6 @@ class Frame:
     holder: Any  # property schema (with its x- flags), or None for the root and array items
     boundary: bool  # an untagged union: a failure beneath is reported here, without a deeper path
     dropped_item: bool  # an item of an array whose property skips invalid items
-    raw_fallback: bool = False  # the object here decoded to an open union's "other" variant
 
 
 def dotted(path: Path_) -> str:
@@ -328,7 +322,6 @@ class Oracle(WireSemantics):
             if isinstance(value, dict):
                 view = self.object_view(node, value)
                 frames[-1].boundary |= str(segment) in view.via_untagged
-                frames[-1].raw_fallback = view.raw_fallback
                 node = view.schema_of(str(segment))
                 frames.append(Frame(node, False, False))
                 holder_flags = node

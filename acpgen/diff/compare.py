@@ -249,7 +249,9 @@ class Differ:
     # -- types ---------------------------------------------------------------------------
 
     def types(self) -> None:
-        names = sorted(set(self.old_nodes) | set(self.new_nodes))
+        # Private helper structs (`_<Union>Common`, checked by an open union's fallback) are not
+        # types of the protocol; what they hold is compared as the union's variants' fields.
+        names = sorted(n for n in set(self.old_nodes) | set(self.new_nodes) if not n.startswith("_"))
         # Unions first: they pair up their variants (also ones renamed) before those are seen alone.
         unions = [n for n in names if isinstance(self.old_nodes.get(n), Union_) and isinstance(self.new_nodes.get(n), Union_)]
         # Then the types both sides have (their fields pair up types that were renamed), then the rest.

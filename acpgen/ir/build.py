@@ -355,13 +355,24 @@ class Builder:
                 default, tag_value = vname, None
             else:
                 vname = self.claim_first(self.variant_names(title or "other", name), alt_pointer)
-                struct = Struct(vname, alt_pointer, doc(alt), (), union=name, other_of=(tag, known))
+                struct = Struct(vname, alt_pointer, doc(alt), (), union=name, other_of=(tag, known),
+                                common=self.common_struct(s, pointer, name, tag))
                 other, tag_value = vname, None
             unstable = stable_variants is not None and vname not in stable_variants
             self.add(struct)
             variants.append(Variant(TypeRef.named(vname), tag_value, title, unstable))
         return Union_(name, pointer, doc(s), tuple(variants), tag, default, other, def_name,
                       null_tag_default=null_default, lenient_tag=bool(default) and self.lenient_tag(s, tag))
+
+    def common_struct(self, s: dict[str, Any], pointer: str, union: str, tag: str) -> str:
+        """A private struct of the properties beside an open union, which its `other` variant
+        (kept raw) checks as every variant does; "" when there are none."""
+        name = f"_{union}Common"
+        fields = [f for f in self.common_fields(s, pointer, name) if f.wire != tag]
+        if not fields:
+            return ""
+        self.add(Struct(self.claim(name, pointer_join(pointer, "properties")), pointer, "", tuple(fields)))
+        return name
 
     @staticmethod
     def lenient_tag(s: dict[str, Any], tag: str) -> bool:

@@ -96,6 +96,7 @@ class Struct:
     other_of: tuple[str, tuple[str, ...]] | None = None  # (tag wire name, known tag values)
     unstable: bool = False
     keeps_extra: bool = False  # `additionalProperties: true`: keys beyond the fields are data, kept
+    common: str = ""  # an `other` variant: the struct of the union's common properties, checked too
 
 
 @dataclass(frozen=True)

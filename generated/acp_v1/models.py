@@ -12012,6 +12012,8 @@ class OtherCreateElicitationRequest:
             raise ValidationError(
                 f"{tag!r} is a known value and must match its own variant", "mode"
             )
+        # The properties beside the union apply to every variant, this one too.
+        _CreateElicitationRequestCommon.from_dict(data)
         return cls(raw=dict(data))
 
     def to_dict(self) -> dict[str, object]:
@@ -12070,6 +12072,8 @@ class OtherCreateElicitationResponse:
             raise ValidationError(
                 f"{tag!r} is a known value and must match its own variant", "action"
             )
+        # The properties beside the union apply to every variant, this one too.
+        _CreateElicitationResponseCommon.from_dict(data)
         return cls(raw=dict(data))
 
     def to_dict(self) -> dict[str, object]:
@@ -12180,6 +12184,8 @@ class OtherIdleStateUpdate:
             raise ValidationError(
                 f"{tag!r} is a known value and must match its own variant", "stopReason"
             )
+        # The properties beside the union apply to every variant, this one too.
+        _IdleStateUpdateCommon.from_dict(data)
         return cls(raw=dict(data))
 
     def to_dict(self) -> dict[str, object]:
@@ -23639,6 +23645,175 @@ class WriteTextFileResponse:
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
+        if self.meta is not UNSET:
+            out["_meta"] = self.meta
+        return out
+
+
+class _CreateElicitationRequestCommon:
+    __slots__ = ("message", "meta")
+
+    message: str
+    """A human-readable message describing what input is needed."""
+
+    meta: dict[str, JsonValue] | Unset | None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, message: str, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.message = message
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, _CreateElicitationRequestCommon)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.message, self.meta) == (other.message, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(message={self.message!r}, meta={self.meta!r})"
+
+    @classmethod
+    def from_dict(cls, data: object) -> _CreateElicitationRequestCommon:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        try:
+            message = data["message"]
+        except KeyError:
+            raise missing("message") from None
+        if type(message) is not str:
+            raise expected("a string", message, "message")
+        meta = data.get("_meta", UNSET)
+        if meta is not UNSET and meta is not None and (not isinstance(meta, dict)):
+            meta = None
+        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+        self = object.__new__(cls)
+        self.message = message
+        self.meta = meta
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "message": self.message,
+        }
+        if self.meta is not UNSET:
+            out["_meta"] = self.meta
+        return out
+
+
+class _CreateElicitationResponseCommon:
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at
+    these keys.
+
+    Optional. Omitted and `null` are equivalent and mean no metadata.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, _CreateElicitationResponseCommon)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
+
+    @classmethod
+    def from_dict(cls, data: object) -> _CreateElicitationResponseCommon:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        meta = data.get("_meta", UNSET)
+        if meta is not UNSET and meta is not None and (not isinstance(meta, dict)):
+            meta = None
+        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+        self = object.__new__(cls)
+        self.meta = meta
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {}
+        if self.meta is not UNSET:
+            out["_meta"] = self.meta
+        return out
+
+
+class _IdleStateUpdateCommon:
+    """Unstable: only in the unstable schema; it may change or go away."""
+
+    __slots__ = ("meta", "usage")
+
+    usage: Usage | Unset | None
+    """**UNSTABLE** Token usage for completed foreground work.
+
+    Optional. Omitted or `null` means not reported."""
+
+    meta: dict[str, JsonValue] | Unset | None
+    """The _meta property is reserved by ACP for additional metadata.
+    Implementations MUST NOT make assumptions about values at these keys.
+    Optional. Omitted and `null` mean no metadata for this state snapshot."""
+
+    def __init__(
+        self,
+        *,
+        usage: Usage | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.usage = usage
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _IdleStateUpdateCommon) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.usage, self.meta) == (other.usage, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(usage={self.usage!r}, meta={self.meta!r})"
+
+    @classmethod
+    def from_dict(cls, data: object) -> _IdleStateUpdateCommon:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        usage = data.get("usage", UNSET)
+        if usage is not UNSET and usage is not None:
+            try:
+                usage = Usage.from_dict(usage)
+            except ValidationError:
+                usage = None
+        meta = data.get("_meta", UNSET)
+        if meta is not UNSET and meta is not None and (not isinstance(meta, dict)):
+            meta = None
+        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+        self = object.__new__(cls)
+        self.usage = usage
+        self.meta = meta
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {}
+        if self.usage is not UNSET:
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out

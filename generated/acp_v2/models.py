@@ -13641,6 +13641,8 @@ class OtherCreateElicitationRequest:
             raise ValidationError(
                 f"{tag!r} is a known value and must match its own variant", "mode"
             )
+        # The properties beside the union apply to every variant, this one too.
+        _CreateElicitationRequestCommon.from_dict(data)
         return cls(raw=dict(data))
 
     def to_dict(self) -> dict[str, object]:
@@ -13699,6 +13701,8 @@ class OtherCreateElicitationResponse:
             raise ValidationError(
                 f"{tag!r} is a known value and must match its own variant", "action"
             )
+        # The properties beside the union apply to every variant, this one too.
+        _CreateElicitationResponseCommon.from_dict(data)
         return cls(raw=dict(data))
 
     def to_dict(self) -> dict[str, object]:
@@ -13750,6 +13754,8 @@ class OtherDiffChange:
             raise ValidationError(
                 f"{tag!r} is a known value and must match its own variant", "operation"
             )
+        # The properties beside the union apply to every variant, this one too.
+        _DiffChangeCommon.from_dict(data)
         return cls(raw=dict(data))
 
     def to_dict(self) -> dict[str, object]:
@@ -13859,6 +13865,8 @@ class OtherIdleStateUpdate:
             raise ValidationError(
                 f"{tag!r} is a known value and must match its own variant", "stopReason"
             )
+        # The properties beside the union apply to every variant, this one too.
+        _IdleStateUpdateCommon.from_dict(data)
         return cls(raw=dict(data))
 
     def to_dict(self) -> dict[str, object]:
@@ -14247,6 +14255,8 @@ class OtherSessionConfigOption:
             raise ValidationError(
                 f"{tag!r} is a known value and must match its own variant", "type"
             )
+        # The properties beside the union apply to every variant, this one too.
+        _SessionConfigOptionCommon.from_dict(data)
         return cls(raw=dict(data))
 
     def to_dict(self) -> dict[str, object]:
@@ -14383,6 +14393,8 @@ class OtherSetSessionConfigOptionRequest:
             raise ValidationError(
                 f"{tag!r} is a known value and must match its own variant", "type"
             )
+        # The properties beside the union apply to every variant, this one too.
+        _SetSessionConfigOptionRequestCommon.from_dict(data)
         return cls(raw=dict(data))
 
     def to_dict(self) -> dict[str, object]:
@@ -26460,6 +26472,489 @@ class UserMessageSessionUpdate:
         }
         if self.content is not UNSET:
             out["content"] = None if self.content is None else [i0.to_dict() for i0 in self.content]
+        if self.meta is not UNSET:
+            out["_meta"] = self.meta
+        return out
+
+
+class _CreateElicitationRequestCommon:
+    __slots__ = ("message", "meta")
+
+    message: str
+    """A human-readable message describing what input is needed."""
+
+    meta: dict[str, JsonValue] | Unset | None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, message: str, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.message = message
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, _CreateElicitationRequestCommon)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.message, self.meta) == (other.message, other.meta)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(message={self.message!r}, meta={self.meta!r})"
+
+    @classmethod
+    def from_dict(cls, data: object) -> _CreateElicitationRequestCommon:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        try:
+            message = data["message"]
+        except KeyError:
+            raise missing("message") from None
+        if type(message) is not str:
+            raise expected("a string", message, "message")
+        meta = data.get("_meta", UNSET)
+        if meta is not UNSET and meta is not None and (not isinstance(meta, dict)):
+            meta = None
+        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+        self = object.__new__(cls)
+        self.message = message
+        self.meta = meta
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "message": self.message,
+        }
+        if self.meta is not UNSET:
+            out["_meta"] = self.meta
+        return out
+
+
+class _CreateElicitationResponseCommon:
+    __slots__ = ("meta",)
+
+    meta: dict[str, JsonValue] | Unset | None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(self, *, meta: dict[str, JsonValue] | Unset | None = UNSET) -> None:
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, _CreateElicitationResponseCommon)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.meta,) == (other.meta,)
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
+
+    @classmethod
+    def from_dict(cls, data: object) -> _CreateElicitationResponseCommon:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        meta = data.get("_meta", UNSET)
+        if meta is not UNSET and meta is not None and (not isinstance(meta, dict)):
+            meta = None
+        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+        self = object.__new__(cls)
+        self.meta = meta
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {}
+        if self.meta is not UNSET:
+            out["_meta"] = self.meta
+        return out
+
+
+class _DiffChangeCommon:
+    __slots__ = ("file_type", "meta", "mime_type")
+
+    file_type: DiffFileType | str | Unset | None
+    """File content kind after the operation (for `delete`, of the deleted file).
+
+    Omitted and `null` are equivalent and mean the content kind is unknown."""
+
+    mime_type: MediaType | Unset | None
+    """MIME type of the file contents after the operation (for `delete`, of the deleted file).
+
+    Omitted and `null` are equivalent and mean the MIME type is unknown."""
+
+    meta: dict[str, JsonValue] | Unset | None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        file_type: DiffFileType | str | Unset | None = UNSET,
+        mime_type: MediaType | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.file_type = file_type
+        self.mime_type = mime_type
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _DiffChangeCommon) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.file_type, self.mime_type, self.meta) == (
+            other.file_type,
+            other.mime_type,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(file_type={self.file_type!r}, mime_type={self.mime_type!r}, meta={self.meta!r})"
+
+    @classmethod
+    def from_dict(cls, data: object) -> _DiffChangeCommon:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        file_type = data.get("fileType", UNSET)
+        if file_type is not UNSET and file_type is not None:
+            try:
+                file_type = _dec_diff_file_type(file_type)
+            except ValidationError:
+                file_type = None
+        mime_type = data.get("mimeType", UNSET)
+        if mime_type is not UNSET and mime_type is not None and (type(mime_type) is not str):
+            mime_type = None
+        meta = data.get("_meta", UNSET)
+        if meta is not UNSET and meta is not None and (not isinstance(meta, dict)):
+            meta = None
+        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+        self = object.__new__(cls)
+        self.file_type = file_type
+        self.mime_type = mime_type
+        self.meta = meta
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {}
+        if self.file_type is not UNSET:
+            out["fileType"] = (
+                None
+                if self.file_type is None
+                else (
+                    self.file_type._value_
+                    if isinstance(self.file_type, DiffFileType)
+                    else self.file_type
+                )
+            )
+        if self.mime_type is not UNSET:
+            out["mimeType"] = self.mime_type
+        if self.meta is not UNSET:
+            out["_meta"] = self.meta
+        return out
+
+
+class _IdleStateUpdateCommon:
+    __slots__ = ("background", "meta", "usage")
+
+    usage: Usage | Unset | None
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    Token usage for completed foreground work.
+
+    Optional. Omitted and `null` are equivalent and mean the agent is not reporting token
+    usage for this state update."""
+
+    background: list[BackgroundWork] | Unset | None
+    """Work running independently of foreground work, as a complete snapshot.
+
+    Optional. Omitted and `null` are equivalent and mean the Agent is not reporting
+    background work, not that nothing is running. `[]` means no background work is
+    running. An Agent that reports background work MUST include it on every state
+    update for the session. A malformed list is treated as not reported.
+
+    See protocol docs: [Background Work](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#background-work)"""
+
+    meta: dict[str, JsonValue] | Unset | None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        usage: Usage | Unset | None = UNSET,
+        background: list[BackgroundWork] | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.usage = usage
+        self.background = background
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _IdleStateUpdateCommon) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.usage, self.background, self.meta) == (
+            other.usage,
+            other.background,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(usage={self.usage!r}, background={self.background!r}, meta={self.meta!r})"
+
+    @classmethod
+    def from_dict(cls, data: object) -> _IdleStateUpdateCommon:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        usage = data.get("usage", UNSET)
+        if usage is not UNSET and usage is not None:
+            try:
+                usage = Usage.from_dict(usage)
+            except ValidationError:
+                usage = None
+        background = data.get("background", UNSET)
+        if background is not UNSET and background is not None:
+            try:
+                background = _dec_list_background_work(background)
+            except ValidationError:
+                background = None
+        meta = data.get("_meta", UNSET)
+        if meta is not UNSET and meta is not None and (not isinstance(meta, dict)):
+            meta = None
+        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+        self = object.__new__(cls)
+        self.usage = usage
+        self.background = background
+        self.meta = meta
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {}
+        if self.usage is not UNSET:
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
+        if self.background is not UNSET:
+            out["background"] = (
+                None if self.background is None else [i0.to_dict() for i0 in self.background]
+            )
+        if self.meta is not UNSET:
+            out["_meta"] = self.meta
+        return out
+
+
+class _SessionConfigOptionCommon:
+    __slots__ = ("category", "config_id", "description", "meta", "name")
+
+    config_id: SessionConfigId
+    """Unique identifier for the configuration option."""
+
+    name: str
+    """Human-readable label for the option."""
+
+    description: str | Unset | None
+    """Optional description for the Client to display to the user.
+
+    Omitted and `null` are equivalent and mean no description is provided."""
+
+    category: SessionConfigOptionCategory | str | Unset | None
+    """Optional semantic category for this option (UX only).
+
+    Omitted and `null` are equivalent and mean no category is provided."""
+
+    meta: dict[str, JsonValue] | Unset | None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        config_id: SessionConfigId,
+        name: str,
+        description: str | Unset | None = UNSET,
+        category: SessionConfigOptionCategory | str | Unset | None = UNSET,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.config_id = config_id
+        self.name = name
+        self.description = description
+        self.category = category
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, _SessionConfigOptionCommon)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.config_id, self.name, self.description, self.category, self.meta) == (
+            other.config_id,
+            other.name,
+            other.description,
+            other.category,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(config_id={self.config_id!r}, name={self.name!r}, description={self.description!r}, category={self.category!r}, meta={self.meta!r})"
+
+    @classmethod
+    def from_dict(cls, data: object) -> _SessionConfigOptionCommon:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        try:
+            config_id = data["configId"]
+        except KeyError:
+            raise missing("configId") from None
+        if type(config_id) is not str:
+            raise expected("a string", config_id, "configId")
+        try:
+            name = data["name"]
+        except KeyError:
+            raise missing("name") from None
+        if type(name) is not str:
+            raise expected("a string", name, "name")
+        description = data.get("description", UNSET)
+        if description is not UNSET and description is not None and (type(description) is not str):
+            description = None
+        category = data.get("category", UNSET)
+        if category is not UNSET and category is not None:
+            try:
+                category = _dec_session_config_option_category(category)
+            except ValidationError:
+                category = None
+        meta = data.get("_meta", UNSET)
+        if meta is not UNSET and meta is not None and (not isinstance(meta, dict)):
+            meta = None
+        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+        self = object.__new__(cls)
+        self.config_id = config_id
+        self.name = name
+        self.description = description
+        self.category = category
+        self.meta = meta
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "configId": self.config_id,
+            "name": self.name,
+        }
+        if self.description is not UNSET:
+            out["description"] = self.description
+        if self.category is not UNSET:
+            out["category"] = (
+                None
+                if self.category is None
+                else (
+                    self.category._value_
+                    if isinstance(self.category, SessionConfigOptionCategory)
+                    else self.category
+                )
+            )
+        if self.meta is not UNSET:
+            out["_meta"] = self.meta
+        return out
+
+
+class _SetSessionConfigOptionRequestCommon:
+    __slots__ = ("config_id", "meta", "session_id")
+
+    session_id: SessionId
+    """The ID of the session to set the configuration option for."""
+
+    config_id: SessionConfigId
+    """The ID of the configuration option to set."""
+
+    meta: dict[str, JsonValue] | Unset | None
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    def __init__(
+        self,
+        *,
+        session_id: SessionId,
+        config_id: SessionConfigId,
+        meta: dict[str, JsonValue] | Unset | None = UNSET,
+    ) -> None:
+        self.session_id = session_id
+        self.config_id = config_id
+        self.meta = meta
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if (
+            not isinstance(other, _SetSessionConfigOptionRequestCommon)
+            or other.__class__ is not self.__class__
+        ):
+            return NotImplemented
+        return (self.session_id, self.config_id, self.meta) == (
+            other.session_id,
+            other.config_id,
+            other.meta,
+        )
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(session_id={self.session_id!r}, config_id={self.config_id!r}, meta={self.meta!r})"
+
+    @classmethod
+    def from_dict(cls, data: object) -> _SetSessionConfigOptionRequestCommon:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        try:
+            session_id = data["sessionId"]
+        except KeyError:
+            raise missing("sessionId") from None
+        if type(session_id) is not str:
+            raise expected("a string", session_id, "sessionId")
+        try:
+            config_id = data["configId"]
+        except KeyError:
+            raise missing("configId") from None
+        if type(config_id) is not str:
+            raise expected("a string", config_id, "configId")
+        meta = data.get("_meta", UNSET)
+        if meta is not UNSET and meta is not None and (not isinstance(meta, dict)):
+            meta = None
+        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+        self = object.__new__(cls)
+        self.session_id = session_id
+        self.config_id = config_id
+        self.meta = meta
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionId": self.session_id,
+            "configId": self.config_id,
+        }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
