@@ -176,10 +176,13 @@ class WireSemantics:
             view.map_values = extra
         for member in node.get("allOf", []):
             self.object_view(member, value, view, via_untagged)
-        for _, (alt, _, null_tag) in choices:
+        for alternatives, (alt, _, null_tag) in choices:
             view.null_tag = view.null_tag or null_tag
             if alt is not None:
                 self.object_view(alt, value, view, via_untagged)
+            tag = self.tag_of(alternatives)
+            if tag is not None and not via_untagged:
+                view.via_untagged.discard(tag)  # dispatched on before any variant is decoded
         return view
 
     def nullable_wrapper(self, alternatives: list[Any]) -> bool:
