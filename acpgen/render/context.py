@@ -245,6 +245,8 @@ class ContextBuilder:
         views = [self.method_view(m) for m in methods]
         return {
             "method_views": views,
+            "agent_sides": AGENT_SIDES,
+            "client_sides": CLIENT_SIDES,
             "agent_methods": [v for v in views if v.method.side in AGENT_SIDES],
             "client_methods": [v for v in views if v.method.side in CLIENT_SIDES],
             "codec_decoders": sorted(
