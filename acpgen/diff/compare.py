@@ -7,7 +7,21 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from acpgen.diff.flow import directions, method_flow, who_breaks
-from acpgen.diff.model import A2C, C2A, CHANGE_KINDS, RECEIVERS, SENDERS, Change
+from acpgen.diff.model import (
+    A2C,
+    ABSENT,
+    C2A,
+    CHANGE_KINDS,
+    MISREADS,
+    OTHER_DEFAULT,
+    RECEIVERS,
+    REJECTS,
+    SENDERS,
+    Change,
+    Outcome,
+)
+from acpgen.diff.outcome import Reading, Receiver, Site, default_takes, outcomes_of, reads
+from acpgen.diff.shape import wire_shape
 from acpgen.ir.methods import ROUTING_DEFS
 from acpgen.ir.model import (
     Alias,
@@ -80,32 +94,6 @@ def type_change_effects(old: TypeRef, new: TypeRef) -> list[str]:
     return [SENDERS, RECEIVERS]
 
 
-def wire_shape(nodes: Mapping[str, Node], t: TypeRef, seen: frozenset[str] = frozenset()) -> object:
-    """What a type looks like on the wire, names aside: aliases resolved, structs as their fields,
-    enums as their values, unions as their tag and variants. Two types with the same shape accept
-    and produce the same JSON. A type met again inside itself compares by name."""
-    c = t.constraints
-    limits = (c.minimum, c.maximum, c.min_items, c.min_length)
-    if t.kind != "named":
-        return (t.kind, t.const, limits, wire_shape(nodes, t.item, seen) if t.item is not None else None)
-    node = nodes.get(t.name)
-    if node is None or t.name in seen:
-        return ("ref", t.name)
-    seen = seen | {t.name}
-    if isinstance(node, Alias):
-        return wire_shape(nodes, node.target, seen)
-    if isinstance(node, Struct):
-        tag = (node.tag.wire, node.tag.value) if node.tag else None
-        fields = sorted((f.wire, f.required, f.nullable, repr(wire_shape(nodes, f.type, seen))) for f in node.fields)
-        return ("struct", tag, tuple(fields))
-    if isinstance(node, Enum):
-        return ("enum", node.base, node.open, tuple(sorted(str(m.value) for m in node.members)))
-    if isinstance(node, Union_):
-        variants = sorted(repr(wire_shape(nodes, v.type, seen)) for v in node.variants)
-        return ("union", node.tag, bool(node.other), tuple(variants))
-    return ("ref", t.name)
-
-
 def python_type(nodes: Mapping[str, Node], t: TypeRef) -> str:
     """The annotation with aliases resolved at every level: what a type checker sees."""
     node = nodes.get(t.name) if t.kind == "named" else None
@@ -157,6 +145,7 @@ class Differ:
         self.old_defs = {d: t.name for d, t in self.old.defs if t.kind == "named"}
         self.new_defs = {d: t.name for d, t in self.new.defs if t.kind == "named"}
         old_dirs, new_dirs = directions(self.old), directions(self.new)
+        self.old_rx, self.new_rx = Receiver(self.old), Receiver(self.new)
         self.dirs = {name: old_dirs.get(name, set()) | new_dirs.get(name, set())
                      for name in set(old_dirs) | set(new_dirs)}
 
@@ -174,8 +163,16 @@ class Differ:
         return tuple(d for d in (C2A, A2C) if d in found)
 
     def add(self, kind: str, path: str, detail: str, dirs: tuple[str, ...], effects: Iterable[str] = (),
-            source: bool = False, unstable: bool = False) -> None:
-        self.changes.append(Change(kind, path, detail, who_breaks(dirs, effects), source, dirs, unstable))
+            source: bool = False, unstable: bool = False, site: Site | None = None) -> None:
+        """One change; a wire-breaking one gets the outcome at `site` on each receiving side
+        (without a site, the message is rejected where `path` says)."""
+        effects = tuple(effects)
+        breaks = who_breaks(dirs, effects)
+        outcomes: tuple[Outcome, ...] = ()
+        if breaks != "nobody":
+            where = site or Site("outcome", path, path, REJECTS)
+            outcomes = outcomes_of(where, self.old_rx, self.new_rx, dirs, effects)
+        self.changes.append(Change(kind, path, detail, breaks, source, dirs, unstable, outcomes))
 
     # -- methods -------------------------------------------------------------------------
 
@@ -214,7 +211,8 @@ class Differ:
         self.add("method-removed", m.wire,
                  f"{kind} no longer handled by {side_name(m.side)}; {callers} that still send it get "
                  f"{'no handler' if m.notification else 'method not found'}; handler `{m.handler}` is gone",
-                 self.method_dirs(m), [SENDERS], source=True, unstable=m.unstable)
+                 self.method_dirs(m), [SENDERS], source=True, unstable=m.unstable,
+                 site=Site("outcome", f"{m.wire} (method not found)", f"{m.wire} (method not found)", REJECTS))
 
     def method_pair(self, o: Method, n: Method) -> None:
         dirs = tuple(d for d in (C2A, A2C) if d in set(method_flow(o.side)[0]) | set(method_flow(n.side)[0]))
@@ -285,44 +283,71 @@ class Differ:
             self.aliases(path, o, n, dirs)
         else:
             self.add("type-kind-changed", path, f"{node_kind(o)} -> {node_kind(n)}", dirs,
-                     [SENDERS, RECEIVERS], source=True, unstable=n.unstable)
+                     [SENDERS, RECEIVERS], source=True, unstable=n.unstable, site=Site("type", o.name, n.name))
 
     # structs
 
     def structs(self, path: str, o: Struct, n: Struct, dirs: tuple[str, ...]) -> None:
         old_fields = {field_key(f): f for f in o.fields}
         new_fields = {field_key(f): f for f in n.fields}
+        for tag, fields in ((n.tag, old_fields), (o.tag, new_fields)):
+            if tag is not None and tag.wire in fields and tag.wire not in set(old_fields) & set(new_fields):
+                del fields[tag.wire]  # a variant's tag became a field or the reverse: the tag is compared by its union
+        renamed = wire_renames(old_fields, new_fields)
         for key in sorted(set(old_fields) | set(new_fields)):
             of, nf = old_fields.get(key), new_fields.get(key)
             where = f"{path}.{key}"
-            if of is None and nf is not None:
-                self.field_added(where, nf, dirs)
+            owner = (o.name, n.name)
+            if key in renamed:
+                self.field_wire_renamed(where, old_fields[renamed[key]], new_fields[key], owner, dirs)
+            elif key in renamed.values():
+                continue
+            elif of is None and nf is not None:
+                self.field_added(where, nf, owner, dirs)
             elif nf is None and of is not None:
-                self.field_removed(where, of, dirs)
+                self.field_removed(where, of, owner, dirs)
             elif of is not None and nf is not None:
-                self.field_changed(where, of, nf, dirs)
+                self.field_changed(where, of, nf, owner, dirs)
 
-    def field_added(self, where: str, f: Field, dirs: tuple[str, ...]) -> None:
+    def field_added(self, where: str, f: Field, owner: tuple[str, str], dirs: tuple[str, ...]) -> None:
         if f.required:
             # A required field is a required constructor argument, schema default or not.
             self.add("field-added", where,
                      f"new required field `{f.py}: {type_str(f.type)}`: old senders do not send it; "
-                     "the constructor requires it", dirs, [SENDERS], source=True, unstable=f.unstable)
+                     "the constructor requires it", dirs, [SENDERS], source=True, unstable=f.unstable,
+                     site=Site("missing", *owner, f.wire))
         else:
             self.add("field-added", where, f"new optional field `{f.py}: {type_str(f.type)}`",
                      dirs, unstable=f.unstable)
 
-    def field_removed(self, where: str, f: Field, dirs: tuple[str, ...]) -> None:
+    def field_removed(self, where: str, f: Field, owner: tuple[str, str], dirs: tuple[str, ...]) -> None:
         if f.required:
             self.add("field-removed", where,
                      f"required field `{f.py}` removed: new senders omit it, old receivers require it",
-                     dirs, [RECEIVERS], source=True, unstable=f.unstable)
+                     dirs, [RECEIVERS], source=True, unstable=f.unstable, site=Site("missing", *owner, f.wire))
         else:
             self.add("field-removed", where, f"optional field `{f.py}` removed (receivers ignore it if sent)",
                      dirs, source=True, unstable=f.unstable)
 
-    def field_changed(self, where: str, o: Field, n: Field, dirs: tuple[str, ...]) -> None:
+    def field_wire_renamed(self, where: str, o: Field, n: Field, owner: tuple[str, str], dirs: tuple[str, ...]) -> None:
+        """The same attribute under another wire key: code that sets it now sends the new key, which
+        receivers of the other version do not know (they ignore it)."""
+        detail = (f"wire key `{o.wire}` -> `{n.wire}` under the same attribute `{n.py}`: code that sets `{n.py}` "
+                  f"now sends `{n.wire}`; receivers of the other version ignore the key they do not know")
+        if o.required or n.required:
+            self.add("field-wire-renamed", where, detail + " and reject the message without the one they require",
+                     dirs, [SENDERS, RECEIVERS], unstable=n.unstable, site=Site("missing", *owner, n.wire))
+        else:
+            self.add("field-wire-renamed", where, detail + ", so the value is lost",
+                     dirs, [SENDERS, RECEIVERS], unstable=n.unstable,
+                     site=Site("outcome", f"{owner[0]}.{o.wire}", f"{owner[1]}.{n.wire}", ABSENT))
+        self.field_changed(where, replace(o, wire=n.wire), n, owner, dirs)
+
+    def field_changed(self, where: str, o: Field, n: Field, owner: tuple[str, str], dirs: tuple[str, ...]) -> None:
         unstable = n.unstable
+        value = Site("value", *owner, n.wire)
+        missing = Site("missing", *owner, n.wire)
+        self.annotations(where, o, n, dirs)
         if o.py != n.py:
             self.add("field-renamed", where, f"attribute `{o.py}` -> `{n.py}` (same wire name)", dirs,
                      source=True, unstable=unstable)
@@ -330,19 +355,19 @@ class Differ:
             if o.required:
                 self.add("field-required-changed", where,
                          "required -> optional: new senders may omit it, old receivers require it",
-                         dirs, [RECEIVERS], source=not n.has_default, unstable=unstable)
+                         dirs, [RECEIVERS], source=not n.has_default, unstable=unstable, site=missing)
             else:
                 self.add("field-required-changed", where,
                          "optional -> required: old senders may omit it, new receivers require it; "
                          "the constructor requires it",
-                         dirs, [SENDERS], source=True, unstable=unstable)
+                         dirs, [SENDERS], source=True, unstable=unstable, site=missing)
         if accepts_null(o) != accepts_null(n):
             if accepts_null(n):
                 self.add("field-nullable-changed", where, "now nullable: new senders may send null, old receivers reject it",
-                         dirs, [RECEIVERS], source=True, unstable=unstable)
+                         dirs, [RECEIVERS], source=True, unstable=unstable, site=value)
             else:
                 self.add("field-nullable-changed", where, "no longer nullable: old senders may send null, new receivers reject it",
-                         dirs, [SENDERS], source=True, unstable=unstable)
+                         dirs, [SENDERS], source=True, unstable=unstable, site=value)
         old_type, new_type = type_str(o.type), type_str(n.type)
         if old_type != new_type and self.same_wire(o.type, n.type):
             source = python_type(self.old_nodes, o.type) != python_type(self.new_nodes, n.type)
@@ -356,12 +381,12 @@ class Differ:
                              self.dirs_of(old_type, new_type) or dirs)
         elif old_type != new_type:
             self.add("field-type-changed", where, f"type `{old_type}` -> `{new_type}`{widening_note(o.type, n.type)}",
-                     dirs, type_change_effects(o.type, n.type), source=True, unstable=unstable)
+                     dirs, type_change_effects(o.type, n.type), source=True, unstable=unstable, site=value)
         else:
             effects, notes = constraint_effects(o.type, n.type)
             if notes:
                 self.add("field-constraints-changed", where, "; ".join(notes), dirs, sorted(effects),
-                         unstable=unstable)
+                         unstable=unstable, site=value)
         if default_json(o) != default_json(n) and not (o.required and n.required):
             self.field_default(where, o, n, dirs)
 
@@ -374,7 +399,7 @@ class Differ:
         elif o.has_default and n.has_default:
             self.add("field-default-changed", where,
                      f"{detail}: an absent key means {default_repr(o)} to old receivers and {default_repr(n)} to new ones",
-                     dirs, [SENDERS, RECEIVERS], unstable=n.unstable)
+                     dirs, [SENDERS, RECEIVERS], unstable=n.unstable, site=Site("outcome", where, where, OTHER_DEFAULT))
         elif o.has_default:
             self.add("field-default-changed", where, f"{detail}: an absent key now decodes to UNSET",
                      dirs, source=not n.required, unstable=n.unstable)
@@ -382,29 +407,46 @@ class Differ:
             self.add("field-default-changed", where, f"{detail}: an absent key now decodes to the default",
                      dirs, unstable=n.unstable)
 
+    def annotations(self, where: str, o: Field, n: Field, dirs: tuple[str, ...]) -> None:
+        """Leniency annotations apply to receiving only: adding one makes new receivers more
+        tolerant, removing one makes them stricter; neither changes what a valid sender sends."""
+        for name, before, after, tolerant, strict in (
+            ("x-deserialize-default-on-error", o.default_on_error, n.default_on_error,
+             "new receivers replace a value they cannot decode by its fallback instead of rejecting the message",
+             "new receivers reject a value they cannot decode (old ones replaced it by its fallback)"),
+            ("x-deserialize-skip-invalid-items", o.skip_invalid_items, n.skip_invalid_items,
+             "new receivers drop a list item they cannot decode instead of failing the list",
+             "new receivers fail on a list item they cannot decode (old ones dropped it)"),
+        ):
+            if before != after:
+                verdict = f"more tolerant receivers: {tolerant}" if after else f"stricter receivers: {strict}"
+                self.add("annotation-added" if after else "annotation-removed", where,
+                         f"`{name}` {'added' if after else 'removed'}; {verdict}", dirs, unstable=n.unstable)
+
     # enums
 
     def enums(self, path: str, o: Enum, n: Enum, dirs: tuple[str, ...]) -> None:
         unstable = n.unstable
+        site = Site("type", o.name, n.name)
         if o.base != n.base:
             self.add("enum-base-changed", path, f"{o.base} values -> {n.base} values", dirs,
-                     [SENDERS, RECEIVERS], source=True, unstable=unstable)
+                     [SENDERS, RECEIVERS], source=True, unstable=unstable, site=site)
             return
         if o.open != n.open:
             if n.open:
                 self.add("enum-openness-changed", path,
                          f"closed -> open: new senders may send any {n.base}, old receivers accept only the listed values; "
-                         f"the annotation gains `| {n.base}`", dirs, [RECEIVERS], source=True, unstable=unstable)
+                         f"the annotation gains `| {n.base}`", dirs, [RECEIVERS], source=True, unstable=unstable, site=site)
             else:
                 self.add("enum-openness-changed", path,
                          "open -> closed: new receivers reject values they do not list", dirs, [SENDERS],
-                         source=True, unstable=unstable)
+                         source=True, unstable=unstable, site=site)
         old_members = {m.value: m for m in o.members}
         new_members = {m.value: m for m in n.members}
         for value in sorted(set(old_members) | set(new_members), key=repr):
             om, nm = old_members.get(value), new_members.get(value)
             if om is None and nm is not None:
-                self.enum_value_added(path, o, nm, dirs)
+                self.enum_value_added(path, o, n, nm, dirs)
             elif nm is None and om is not None:
                 if n.open:
                     detail = f"value {value!r} removed (open enum: receivers still accept it); member `{om.py}` is gone"
@@ -412,38 +454,28 @@ class Differ:
                 else:
                     detail = f"value {value!r} removed from a closed enum: old senders may send it, new receivers reject it"
                     effects = [SENDERS]
-                self.add("enum-value-removed", path, detail, dirs, effects, source=True, unstable=om.unstable)
+                self.add("enum-value-removed", path, detail, dirs, effects, source=True, unstable=om.unstable, site=site)
             elif om is not None and nm is not None and om.py != nm.py:
                 self.add("enum-member-renamed", path, f"member for {value!r}: `{om.py}` -> `{nm.py}`", dirs,
                          source=True, unstable=nm.unstable)
 
-    def enum_value_added(self, path: str, o: Enum, m: EnumMember, dirs: tuple[str, ...]) -> None:
+    def enum_value_added(self, path: str, o: Enum, n: Enum, m: EnumMember, dirs: tuple[str, ...]) -> None:
         if o.open:
             self.add("enum-value-added", path, f"value {m.value!r} added to an open enum (old receivers keep it as a plain value)",
                      dirs, unstable=m.unstable)
         else:
             self.add("enum-value-added", path,
                      f"value {m.value!r} added to a closed enum: new senders may send it, old receivers reject it",
-                     dirs, [RECEIVERS], unstable=m.unstable)
+                     dirs, [RECEIVERS], unstable=m.unstable, site=Site("type", o.name, n.name))
 
     # unions
 
     def unions(self, path: str, o: Union_, n: Union_, dirs: tuple[str, ...]) -> None:
-        unstable = n.unstable
         if o.tag != n.tag:
-            self.add("union-tag-changed", path,
-                     f"{describe_tag(o)} -> {describe_tag(n)}: the two sides pick variants differently",
-                     dirs, [SENDERS, RECEIVERS], source=True, unstable=unstable)
+            self.union_retagged(path, o, n, dirs)
             return
         if bool(o.other) != bool(n.other):
-            if n.other:
-                self.add("union-openness-changed", path,
-                         f"closed -> open (`{n.other}` keeps unknown tags): new senders may send tags old receivers reject",
-                         dirs, [RECEIVERS], unstable=unstable)
-            else:
-                self.add("union-openness-changed", path,
-                         "open -> closed: new receivers reject tags they do not list", dirs, [SENDERS],
-                         source=True, unstable=unstable)
+            self.union_openness(path, o, n, dirs)
         old_variants, new_variants = variant_map(o), variant_map(n)
         gone, came = sorted(set(old_variants) - set(new_variants)), sorted(set(new_variants) - set(old_variants))
         if not n.tag and len(gone) == 1 and len(came) == 1 and self.both_structs(old_variants[gone[0]], new_variants[came[0]]):
@@ -454,42 +486,138 @@ class Differ:
             ov, nv = old_variants.get(key), new_variants.get(key)
             label = variant_label(key, o.tag)
             if ov is None and nv is not None:
-                self.variant_added(path, label, key, o, nv, dirs)
+                self.variant_added(path, label, key, o, n, nv, dirs)
             elif nv is None and ov is not None:
-                self.variant_removed(path, label, key, n, ov, dirs)
+                self.variant_removed(path, label, key, o, n, ov, dirs)
             elif ov is not None and nv is not None:
                 self.variant_pair(path, label, ov, nv, dirs)
+
+    def union_openness(self, path: str, o: Union_, n: Union_, dirs: tuple[str, ...]) -> None:
+        if n.other:
+            self.add("union-openness-changed", path,
+                     f"closed -> open (`{n.other}` keeps unknown tags): new senders may send tags old receivers reject",
+                     dirs, [RECEIVERS], unstable=n.unstable, site=self.unknown_tag_site(o, n, n.other, new_sends=True))
+        else:
+            self.add("union-openness-changed", path,
+                     "open -> closed: new receivers reject tags they do not list", dirs, [SENDERS],
+                     source=True, unstable=n.unstable, site=self.unknown_tag_site(o, n, o.other, new_sends=False))
+
+    def unknown_tag_site(self, o: Union_, n: Union_, sent: str, new_sends: bool) -> Site:
+        """What the receiving union does with an object the sender's union holds as `sent`."""
+        if not (n.tag if new_sends else o.tag):  # an untagged receiver: tried variant by variant
+            readings = self.readings(sent, new_sends, o, n)
+            taken = [r for r in readings if r[0] in ("variant", "default")]
+            if taken:
+                union = o.name if new_sends else n.name
+                return Site("outcome", f"{union} as `{taken[0][1]}`", f"{union} as `{taken[0][1]}`", MISREADS)
+            return Site("type", o.name, n.name)
+        return Site("tag", o.name, n.name, sent=sent)
+
+    def readings(self, sent: str, new_sends: bool, o: Union_, n: Union_) -> list[Reading]:
+        sender, receiver = (self.new_nodes, self.old_nodes) if new_sends else (self.old_nodes, self.new_nodes)
+        node = sender.get(sent)
+        if node is None:
+            return [("rejects", "not an object")]
+        return reads(sender, node, receiver, o if new_sends else n)
+
+    def union_retagged(self, path: str, o: Union_, n: Union_, dirs: tuple[str, ...]) -> None:
+        """Tag changed (or tagged <-> untagged): each side's variants are read by the other side's
+        union as its decoder would; variants read both ways pair up and are compared field by field,
+        the others are listed as removed or added with what the receivers make of them."""
+        old_names = [v.type.name for v in o.variants if v.type.kind == "named" and v.type.name != o.other]
+        new_names = [v.type.name for v in n.variants if v.type.kind == "named" and v.type.name != n.other]
+        old_reads = {name: self.readings(name, False, o, n) for name in old_names}
+        new_reads = {name: self.readings(name, True, o, n) for name in new_names}
+
+        def taken(readings: list[Reading]) -> set[str]:
+            return {r[1] for r in readings if r[0] in ("variant", "default")}
+
+        pairs = [(a, b) for a in old_names for b in new_names if b in taken(old_reads[a]) and a in taken(new_reads[b])]
+        paired_old, paired_new = {a for a, _ in pairs}, {b for _, b in pairs}
+        bad_old = [a for a in old_names if a not in paired_old and not all(r[0] == "other" for r in old_reads[a])]
+        bad_new = [b for b in new_names if b not in paired_new and not all(r[0] == "other" for r in new_reads[b])]
+        effects = [*([SENDERS] if bad_old else []), *([RECEIVERS] if bad_new else [])]
+        read = "; ".join(f"`{a}` -> {describe_readings(old_reads[a])}" for a in old_names)
+        self.add("union-tag-changed", path,
+                 f"{describe_tag(o)} -> {describe_tag(n)}; the new union reads the old variants' objects as: {read}",
+                 dirs, effects, source=True, unstable=n.unstable,
+                 site=Site("type", o.name, n.name))
+        if bool(o.other) != bool(n.other):
+            self.union_openness(path, o, n, dirs)
+        for a in old_names:
+            if a in paired_old:
+                continue
+            effect = [SENDERS] if a in bad_old else []
+            self.add("variant-removed", path, f"variant `{a}` removed: new receivers read its objects as "
+                     f"{describe_readings(old_reads[a])}", dirs, effect, source=a not in self.new_nodes,
+                     unstable=n.unstable, site=self.reading_site(o, n, a, old_reads[a], new_sends=False))
+        for b in new_names:
+            if b in paired_new:
+                continue
+            effect = [RECEIVERS] if b in bad_new else []
+            self.add("variant-added", path, f"variant `{b}` added: old receivers read its objects as "
+                     f"{describe_readings(new_reads[b])}", dirs, effect, unstable=n.unstable,
+                     site=self.reading_site(o, n, b, new_reads[b], new_sends=True))
+        for a, b in pairs:
+            if a != b:
+                self.add("variant-renamed", path, f"variant `{a}` -> `{b}`: each side reads the other's objects", dirs,
+                         source=True, unstable=n.unstable)
+            if b not in self.done:
+                self.compare(b, self.old_nodes[a], self.new_nodes[b], self.dirs_of(a, b) or dirs)
+
+    def reading_site(self, o: Union_, n: Union_, sent: str, readings: list[Reading], new_sends: bool) -> Site:
+        union = o.name if new_sends else n.name
+        taken = [r for r in readings if r[0] in ("variant", "default")]
+        if taken and not any(r[0] == "rejects" for r in readings):
+            return Site("outcome", f"{union} as `{taken[0][1]}`", f"{union} as `{taken[0][1]}`", MISREADS)
+        return Site("type", o.name, n.name)
 
     def both_structs(self, ov: tuple[TypeRef, bool], nv: tuple[TypeRef, bool]) -> bool:
         return isinstance(self.old_nodes.get(ov[0].name), Struct) and isinstance(self.new_nodes.get(nv[0].name), Struct)
 
-    def variant_added(self, path: str, label: str, key: str, o: Union_, v: tuple[TypeRef, bool], dirs: tuple[str, ...]) -> None:
+    def variant_added(self, path: str, label: str, key: str, o: Union_, n: Union_, v: tuple[TypeRef, bool],
+                      dirs: tuple[str, ...]) -> None:
         t, unstable = v
         unstable = unstable or (t.name in self.new_nodes and self.new_nodes[t.name].unstable)
         cls = f" (`{type_str(t)}`)" if o.tag else ""
         if key == DEFAULT_KEY:
             self.add("variant-added", path, f"new default variant{cls}: new senders omit the tag `{o.tag}`, old receivers reject that",
-                     dirs, [RECEIVERS], unstable=unstable)
+                     dirs, [RECEIVERS], unstable=unstable, site=Site("type", o.name, n.name))
         elif o.other:
             self.add("variant-added", path, f"{label} added{cls}; the union is open, old receivers keep it as `{o.other}`",
                      dirs, unstable=unstable)
         else:
-            self.add("variant-added", path, f"{label} added{cls} to a closed union: old receivers reject it",
-                     dirs, [RECEIVERS], unstable=unstable)
+            site = self.unknown_tag_site(o, n, t.name, new_sends=True)
+            self.add("variant-added", path, f"{label} added{cls} to a closed union: old receivers "
+                     f"{self.unknown_tag_verdict(o, site)}", dirs, [RECEIVERS], unstable=unstable, site=site)
 
-    def variant_removed(self, path: str, label: str, key: str, n: Union_, v: tuple[TypeRef, bool], dirs: tuple[str, ...]) -> None:
+    def variant_removed(self, path: str, label: str, key: str, o: Union_, n: Union_, v: tuple[TypeRef, bool],
+                        dirs: tuple[str, ...]) -> None:
         t, unstable = v
         unstable = unstable or (t.name in self.old_nodes and self.old_nodes[t.name].unstable)
         gone = f"; class `{t.name}` is gone" if t.kind == "named" and t.name not in self.new_nodes else ""
         if key == DEFAULT_KEY:
             self.add("variant-removed", path, f"default variant removed: old senders that omit the tag `{n.tag}` are rejected{gone}",
-                     dirs, [SENDERS], source=bool(gone), unstable=unstable)
+                     dirs, [SENDERS], source=bool(gone), unstable=unstable, site=Site("type", o.name, n.name))
         elif n.other:
             self.add("variant-removed", path, f"{label} removed; the union is open, new receivers keep it as `{n.other}`{gone}",
                      dirs, source=bool(gone), unstable=unstable)
         else:
-            self.add("variant-removed", path, f"{label} removed: old senders may send it, new receivers reject it{gone}",
-                     dirs, [SENDERS], source=bool(gone), unstable=unstable)
+            site = self.unknown_tag_site(o, n, t.name, new_sends=False)
+            self.add("variant-removed", path, f"{label} removed: old senders may send it, new receivers "
+                     f"{self.unknown_tag_verdict(n, site)}{gone}", dirs, [SENDERS], source=bool(gone),
+                     unstable=unstable, site=site)
+
+    def unknown_tag_verdict(self, receiving: Union_, site: Site) -> str:
+        """How a closed union's receivers take a tag they do not list: rejected, or read as the
+        default variant when that variant takes the object (it does not forbid the tag key)."""
+        if site.kind == "tag":
+            new_side = receiving.name == site.new and receiving is self.new_nodes.get(site.new)
+            receiver, sender = (self.new_nodes, self.old_nodes) if new_side else (self.old_nodes, self.new_nodes)
+            if default_takes(receiver, receiving.name, sender, site.sent):
+                return (f"read it as the default variant `{receiving.default}` (which does not forbid the tag "
+                        f"`{receiving.tag}`): a silent misreading")
+        return "reject it"
 
     def variant_pair(self, path: str, label: str, ov: tuple[TypeRef, bool], nv: tuple[TypeRef, bool], dirs: tuple[str, ...]) -> None:
         old_name, new_name = type_str(ov[0]), type_str(nv[0])
@@ -568,6 +696,20 @@ def node_kind(node: Node) -> str:
         openness = "open " if node.other else ""
         return f"{openness}tagged union (tag `{node.tag}`)" if node.tag else "untagged union"
     return f"alias of `{type_str(node.target)}`"
+
+
+def describe_readings(readings: list[Reading]) -> str:
+    words = {"variant": "`{}`", "default": "the default variant `{}`", "other": "unknown (kept as `{}`)",
+             "rejects": "nothing: rejected ({})"}
+    return " or ".join(sorted({words[kind].format(what) for kind, what in readings}))
+
+
+def wire_renames(old_fields: dict[str, Field], new_fields: dict[str, Field]) -> dict[str, str]:
+    """New wire key -> old wire key, for a key that only one side has under an attribute name the
+    other side uses for a key only it has."""
+    gone = {f.py: key for key, f in old_fields.items() if key not in new_fields}
+    came = {f.py: key for key, f in new_fields.items() if key not in old_fields}
+    return {came[py]: gone[py] for py in sorted(set(gone) & set(came))}
 
 
 def describe_tag(u: Union_) -> str:

@@ -15,6 +15,36 @@ Classification = Literal["wire-breaking", "source-breaking", "compatible"]
 CLASSIFICATIONS: tuple[Classification, ...] = ("wire-breaking", "source-breaking", "compatible")
 FAIL_ON = ("breaking", "source", "any")
 JSON_FORMAT = "acpgen-diff/1"
+# What a receiver does with a message a wire-breaking change makes it fail on, worst first: the
+# identifier (JSON) and how the text reports say it.
+REJECTS, MISREADS, DROPS, DEFAULTS, ABSENT, OTHER_DEFAULT = (
+    "rejects", "misreads", "drops-item", "defaults", "reads-absent", "other-default")
+OUTCOMES: dict[str, str] = {
+    REJECTS: "reject the message",
+    MISREADS: "misread it as another variant",
+    DROPS: "drop the item",
+    DEFAULTS: "replace the value by its default",
+    ABSENT: "read the value as absent",
+    OTHER_DEFAULT: "read an absent key as a different default",
+}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one side's receivers do with what the blamed side sends: `receivers` names them with
+    their version (`new agents`, `old clients`), `at` where it happens (the message, or the field
+    whose annotation catches the failure), one entry per place."""
+
+    receivers: str
+    outcome: str
+    at: tuple[str, ...]
+
+    def as_json(self) -> dict[str, object]:
+        return {"receivers": self.receivers, "outcome": self.outcome, "at": list(self.at)}
+
+    def text(self, limit: int = 3) -> str:
+        places = ", ".join(self.at[:limit]) + (f" and {len(self.at) - limit} more" if len(self.at) > limit else "")
+        return f"{self.receivers} {OUTCOMES[self.outcome]}" + (f" ({places})" if places else "")
 
 
 @dataclass(frozen=True)
@@ -26,6 +56,7 @@ class Change:
     source_breaking: bool
     directions: tuple[str, ...]
     unstable: bool = False
+    outcomes: tuple[Outcome, ...] = ()  # wire-breaking changes: what the receivers really do
 
     @property
     def classification(self) -> Classification:
@@ -43,6 +74,7 @@ class Change:
             "directions": list(self.directions),
             "unstable": self.unstable,
             "detail": self.detail,
+            "outcomes": [o.as_json() for o in self.outcomes],
         }
 
 
@@ -50,8 +82,9 @@ CHANGE_KINDS = (
     "method-added", "method-removed", "method-side-changed", "method-notification-changed",
     "method-params-changed", "method-result-changed",
     "type-added", "type-removed", "type-kind-changed",
-    "field-added", "field-removed", "field-renamed", "field-required-changed", "field-nullable-changed",
+    "field-added", "field-removed", "field-renamed", "field-wire-renamed", "field-required-changed", "field-nullable-changed",
     "field-type-changed", "field-constraints-changed", "field-default-changed",
+    "annotation-added", "annotation-removed",
     "enum-value-added", "enum-value-removed", "enum-member-renamed", "enum-openness-changed",
     "enum-base-changed",
     "variant-added", "variant-removed", "variant-renamed", "union-openness-changed", "union-tag-changed",

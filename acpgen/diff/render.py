@@ -39,6 +39,7 @@ def render_text(report: Report) -> str:
         for c in group:
             who = f"[breaks {c.breaks}] " if c.breaks != "nobody" else ""
             lines.append(f"  {who}{c.path}: {c.detail} ({tail(c)})")
+            lines += [f"      -> {o.text()}" for o in c.outcomes]
     return "\n".join(lines) + "\n"
 
 
@@ -62,13 +63,16 @@ def render_markdown(report: Report) -> str:
         group = [c for c in report.changes if c.classification == classification]
         if not group:
             continue
+        wire = classification == "wire-breaking"
         lines += ["", f"## {titles[classification]} ({len(group)})", "",
-                  "| breaks | where | change | direction | detail |", "| --- | --- | --- | --- | --- |"]
+                  "| breaks | where | change | direction | detail |" + (" outcome |" if wire else ""),
+                  "| --- | --- | --- | --- | --- |" + (" --- |" if wire else "")]
         for c in group:
-            flags = (" (also source-breaking)" if c.source_breaking and classification == "wire-breaking" else "") + (
+            flags = (" (also source-breaking)" if c.source_breaking and wire else "") + (
                 " (unstable)" if c.unstable else "")
+            outcome = f" {md_cell('; '.join(o.text() for o in c.outcomes))} |" if wire else ""
             lines.append(f"| {c.breaks} | `{md_cell(c.path)}` | {c.kind}{flags} | "
-                         f"{', '.join(c.directions) or '-'} | {md_cell(c.detail)} |")
+                         f"{', '.join(c.directions) or '-'} | {md_cell(c.detail)} |{outcome}")
     return "\n".join(lines) + "\n"
 
 
