@@ -19,8 +19,9 @@ from acpgen.diff.model import (
     SENDERS,
     Change,
     Outcome,
+    Site,
 )
-from acpgen.diff.outcome import Reading, Receiver, Site, default_takes, outcomes_of, reads
+from acpgen.diff.outcome import Reading, Receiver, default_takes, outcomes_of, reads
 from acpgen.diff.shape import wire_shape
 from acpgen.ir.methods import ROUTING_DEFS
 from acpgen.ir.model import (
@@ -170,9 +171,9 @@ class Differ:
         breaks = who_breaks(dirs, effects)
         outcomes: tuple[Outcome, ...] = ()
         if breaks != "nobody":
-            where = site or Site("outcome", path, path, REJECTS)
-            outcomes = outcomes_of(where, self.old_rx, self.new_rx, dirs, effects)
-        self.changes.append(Change(kind, path, detail, breaks, source, dirs, unstable, outcomes))
+            site = site or Site("outcome", path, path, REJECTS)
+            outcomes = outcomes_of(site, self.old_rx, self.new_rx, dirs, effects)
+        self.changes.append(Change(kind, path, detail, breaks, source, dirs, unstable, outcomes, site))
 
     # -- methods -------------------------------------------------------------------------
 
@@ -454,7 +455,8 @@ class Differ:
                 else:
                     detail = f"value {value!r} removed from a closed enum: old senders may send it, new receivers reject it"
                     effects = [SENDERS]
-                self.add("enum-value-removed", path, detail, dirs, effects, source=True, unstable=om.unstable, site=site)
+                self.add("enum-value-removed", path, detail, dirs, effects, source=True, unstable=om.unstable,
+                         site=replace(site, value=value))
             elif om is not None and nm is not None and om.py != nm.py:
                 self.add("enum-member-renamed", path, f"member for {value!r}: `{om.py}` -> `{nm.py}`", dirs,
                          source=True, unstable=nm.unstable)
@@ -466,7 +468,7 @@ class Differ:
         else:
             self.add("enum-value-added", path,
                      f"value {m.value!r} added to a closed enum: new senders may send it, old receivers reject it",
-                     dirs, [RECEIVERS], unstable=m.unstable, site=Site("type", o.name, n.name))
+                     dirs, [RECEIVERS], unstable=m.unstable, site=Site("type", o.name, n.name, value=m.value))
 
     # unions
 
@@ -534,8 +536,16 @@ class Differ:
 
         pairs = [(a, b) for a in old_names for b in new_names if b in taken(old_reads[a]) and a in taken(new_reads[b])]
         paired_old, paired_new = {a for a, _ in pairs}, {b for _, b in pairs}
-        bad_old = [a for a in old_names if a not in paired_old and not all(r[0] == "other" for r in old_reads[a])]
-        bad_new = [b for b in new_names if b not in paired_new and not all(r[0] == "other" for r in new_reads[b])]
+
+        def misread(readings: list[Reading], counterparts: set[str], tagged: bool) -> bool:
+            """Rejected, taken by a default variant for a tag it does not list, or read as a
+            variant that stands for another one: an unpaired variant read as some other variant of
+            an untagged union is that union's own way to hold it."""
+            return any(kind == "rejects" or (kind == "default" and tagged) or (kind == "variant" and what in counterparts)
+                       for kind, what in readings)
+
+        bad_old = [a for a in old_names if a not in paired_old and misread(old_reads[a], paired_new, bool(n.tag))]
+        bad_new = [b for b in new_names if b not in paired_new and misread(new_reads[b], paired_old, bool(o.tag))]
         effects = [*([SENDERS] if bad_old else []), *([RECEIVERS] if bad_new else [])]
         read = "; ".join(f"`{a}` -> {describe_readings(old_reads[a])}" for a in old_names)
         self.add("union-tag-changed", path,

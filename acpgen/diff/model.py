@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 C2A = "client->agent"
@@ -27,6 +27,29 @@ OUTCOMES: dict[str, str] = {
     ABSENT: "read the value as absent",
     OTHER_DEFAULT: "read an absent key as a different default",
 }
+
+
+SiteKind = Literal["missing", "value", "type", "tag", "outcome"]
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where a change makes a receiver fail, by the names each package gives it.
+
+    - `missing`: the required key `wire` of struct `old`/`new` is absent;
+    - `value`: the value of field `wire` of struct `old`/`new` is one the receiver cannot take;
+    - `type`: a value of type `old`/`new` is one the receiver cannot take;
+    - `tag`: union `old`/`new` gets a tag it does not list, on the object struct `sent` (named in
+      the sender's package) describes;
+    - `outcome`: the outcome is known without a path (`wire` holds it, `old`/`new` where).
+    """
+
+    kind: SiteKind
+    old: str = ""
+    new: str = ""
+    wire: str = ""
+    sent: str = ""
+    value: str | int | None = None  # `type` sites of enums: the value the receiver does not list
 
 
 @dataclass(frozen=True)
@@ -57,6 +80,7 @@ class Change:
     directions: tuple[str, ...]
     unstable: bool = False
     outcomes: tuple[Outcome, ...] = ()  # wire-breaking changes: what the receivers really do
+    site: Site | None = field(default=None, compare=False)  # where the outcomes were computed from
 
     @property
     def classification(self) -> Classification:

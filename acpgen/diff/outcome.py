@@ -21,31 +21,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from acpgen.diff.flow import directions, method_flow
-from acpgen.diff.model import A2C, C2A, DEFAULTS, DROPS, MISREADS, OUTCOMES, REJECTS, Outcome
+from acpgen.diff.model import A2C, C2A, DEFAULTS, DROPS, MISREADS, OUTCOMES, REJECTS, Outcome, Site
 from acpgen.diff.shape import wire_shape
 from acpgen.ir.methods import ROUTING_DEFS
 from acpgen.ir.model import Alias, Enum, Field, Node, Package, Struct, TypeRef, Union_
-
-SiteKind = Literal["missing", "value", "type", "tag", "outcome"]
-
-
-@dataclass(frozen=True)
-class Site:
-    """Where a change makes a receiver fail, by the names each package gives it.
-
-    - `missing`: the required key `wire` of struct `old`/`new` is absent;
-    - `value`: the value of field `wire` of struct `old`/`new` is one the receiver cannot take;
-    - `type`: a value of type `old`/`new` is one the receiver cannot take;
-    - `tag`: union `old`/`new` gets a tag it does not list, on the object struct `sent` (named in
-      the sender's package) describes;
-    - `outcome`: the outcome is known without a path (`wire` holds it, `old`/`new` where).
-    """
-
-    kind: SiteKind
-    old: str = ""
-    new: str = ""
-    wire: str = ""
-    sent: str = ""
 
 
 @dataclass(frozen=True)
