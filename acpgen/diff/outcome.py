@@ -99,7 +99,10 @@ class Receiver:
             found.setdefault(REJECTS, set()).add(label)
         edges = [e for e in self.parents.get(name, []) if direction in self.dirs.get(e.parent, set())]
         if not edges and not roots:
-            found.setdefault(REJECTS, set()).add(name)  # held by nothing a method sends: the message is it
+            # Held by nothing a method of this version sends this way: only a message of the
+            # other version carries it, and that message is rejected.
+            carried = direction in self.dirs.get(name, set())
+            found.setdefault(REJECTS, set()).add(name if carried else f"{name}, which this version does not send this way")
         for e in edges:
             f = e.field
             if f is not None and e.via_list and f.skip_invalid_items:
