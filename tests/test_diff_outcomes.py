@@ -13,7 +13,9 @@ not checkable, never as agreeing).
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib
+import json
 import subprocess
 import sys
 from collections import deque
@@ -462,3 +464,21 @@ def test_reported_outcomes_are_what_the_generated_decoders_do(pair: str, pair_pa
     # Every pair with wire-breaking changes has outcomes the decoders confirm (the wire key renamed
     # in 0.4.11 -> 0.6.3 included).
     assert tally.agreed > 0 or not wire_breaking
+
+
+# -- provenance of the vendored pairs ----------------------------------------------------------------
+
+
+def test_vendored_pairs_match_their_recorded_provenance() -> None:
+    records = json.loads((PAIRS_DIR / "SOURCES.json").read_text(encoding="utf-8"))
+    recorded = {rec["file"] for rec in records}
+    present = {p.relative_to(PAIRS_DIR).as_posix() for p in PAIRS_DIR.rglob("*") if p.is_file()} - {"SOURCES.json", "README.md"}
+    assert recorded == present
+    for rec in records:
+        assert set(rec) >= {"file", "package", "version", "path_in_package", "sha256", "stands_for"}, rec
+        assert hashlib.sha256((PAIRS_DIR / rec["file"]).read_bytes()).hexdigest() == rec["sha256"], rec["file"]
+    used = {side for pair in PAIRS.values() for side in pair}
+    assert {f"{side}/schema.json" for side in used} <= recorded
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "fetch_diff_pairs.py"), "--check-local"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and result.stdout.count("ok ") == len(records), result.stdout + result.stderr

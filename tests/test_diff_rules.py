@@ -395,3 +395,143 @@ def test_a_renamed_struct_is_paired_and_its_own_changes_listed(tmp_path: Path) -
     added = only(report, "field-added")
     assert added.path == "Box.y" and added.classification == "compatible"
     assert not [c for c in report.changes if c.kind in ("type-added", "type-removed")]
+
+
+# -- leniency annotations and outcomes --------------------------------------------------------------
+
+SKIP, ON_ERROR = "x-deserialize-skip-invalid-items", "x-deserialize-default-on-error"
+
+
+def with_servers(annotations: dict[str, bool], required: list[str] | None = None) -> dict[str, Any]:
+    """`PingRequest.servers`: a list of `Server` items carrying `annotations`."""
+    defs = base_defs()
+    defs["Server"] = {"type": "object", "properties": {"name": {"type": "string"}, "port": {"type": "integer"}},
+                      "required": required or ["name"]}
+    defs["PingRequest"]["properties"]["servers"] = {"type": "array", "items": {"$ref": "#/$defs/Server"}, **annotations}
+    return defs
+
+
+def outcomes(c: Change) -> list[tuple[str, str, tuple[str, ...]]]:
+    return [(o.receivers, o.outcome, o.at) for o in c.outcomes]
+
+
+def test_adding_a_leniency_annotation_makes_receivers_more_tolerant(tmp_path: Path) -> None:
+    report = run_diff(tmp_path, with_servers({SKIP: True, ON_ERROR: True}), with_servers({}))
+    assert [(c.kind, c.path, c.classification, c.breaks) for c in report.changes] == [
+        ("annotation-added", "PingRequest.servers", "compatible", "nobody"),
+        ("annotation-added", "PingRequest.servers", "compatible", "nobody"),
+    ]
+    details = sorted(c.detail for c in report.changes)
+    assert details[0].startswith(f"`{ON_ERROR}` added; more tolerant receivers: new receivers replace a value")
+    assert details[1].startswith(f"`{SKIP}` added; more tolerant receivers: new receivers drop a list item")
+    assert all(c.outcomes == () for c in report.changes)
+
+
+def test_removing_a_leniency_annotation_makes_receivers_stricter(tmp_path: Path) -> None:
+    c = only(run_diff(tmp_path, with_servers({}), with_servers({ON_ERROR: True})))
+    assert verdict(c) == ("annotation-removed", "compatible", "nobody", False, ("client->agent",))
+    assert c.detail.startswith(f"`{ON_ERROR}` removed; stricter receivers: new receivers reject a value")
+
+
+@pytest.mark.parametrize(("annotations", "outcome", "at"), [
+    ({SKIP: True, ON_ERROR: True}, "drops-item", "PingRequest.servers"),
+    ({ON_ERROR: True}, "defaults", "PingRequest.servers"),
+    ({}, "rejects", "ping params"),
+])
+def test_a_field_that_becomes_required_fails_where_the_first_annotation_on_the_way_catches_it(
+        tmp_path: Path, annotations: dict[str, bool], outcome: str, at: str) -> None:
+    c = only(run_diff(tmp_path, with_servers(annotations, ["name", "port"]), with_servers(annotations)))
+    assert verdict(c) == ("field-required-changed", "wire-breaking", "old clients", True, ("client->agent",))
+    assert outcomes(c) == [("new agents", outcome, (at,))]
+
+
+def test_a_removed_required_field_fails_in_the_old_receivers_decoder(tmp_path: Path) -> None:
+    # The old side has the annotation, the new one does not: the old receivers' decoder counts.
+    new = with_servers({})
+    del new["Server"]["properties"]["name"]
+    new["Server"]["required"] = []
+    c = only(run_diff(tmp_path, new, with_servers({SKIP: True, ON_ERROR: True})), "field-removed")
+    assert c.breaks == "old agents" and outcomes(c) == [("old agents", "drops-item", ("PingRequest.servers",))]
+
+
+def with_auth(variants: list[dict[str, Any]]) -> dict[str, Any]:
+    """`PingResponse.auth`: a union tagged by `type` whose untitled-tag variant `agent` is the default."""
+    defs = base_defs()
+    defs["Auth"] = {"anyOf": variants}
+    defs["PingResponse"]["properties"]["auth"] = {"$ref": "#/$defs/Auth"}
+    return defs
+
+
+AGENT = {"type": "object", "title": "agent", "properties": {"id": {"type": "string"}}, "required": ["id"]}
+ENV = {"type": "object", "properties": {"type": {"const": "env"}, "id": {"type": "string"}, "var": {"type": "string"}},
+       "required": ["type", "id", "var"]}
+TERM = {"type": "object", "properties": {"type": {"const": "term"}, "id": {"type": "string"}}, "required": ["type", "id"]}
+
+
+def test_a_removed_variant_the_default_takes_is_misread(tmp_path: Path) -> None:
+    c = only(run_diff(tmp_path, with_auth([TERM, AGENT]), with_auth([ENV, TERM, AGENT])))
+    assert verdict(c) == ("variant-removed", "wire-breaking", "old agents", True, ("agent->client",))
+    assert "new receivers read it as the default variant `AgentAuth`" in c.detail
+    assert outcomes(c) == [("new clients", "misreads", ("Auth as `AgentAuth`",))]
+
+
+def test_a_default_that_does_not_take_the_object_rejects_it(tmp_path: Path) -> None:
+    strict_agent = copy.deepcopy(AGENT)
+    strict_agent["properties"]["secret"] = {"type": "string"}
+    strict_agent["required"] = ["id", "secret"]
+    c = only(run_diff(tmp_path, with_auth([TERM, strict_agent]), with_auth([ENV, TERM, strict_agent])), "variant-removed")
+    assert "new receivers reject it" in c.detail
+    assert outcomes(c) == [("new clients", "rejects", ("ping result",))]
+
+
+def test_a_variant_added_beside_a_default_is_misread_by_old_receivers(tmp_path: Path) -> None:
+    c = only(run_diff(tmp_path, with_auth([ENV, TERM, AGENT]), with_auth([ENV, AGENT])))
+    assert verdict(c) == ("variant-added", "wire-breaking", "old clients", False, ("agent->client",))
+    assert outcomes(c) == [("old clients", "misreads", ("Auth as `AgentAuth`",))]
+
+
+def test_untagged_to_tagged_reads_each_old_variant_with_the_new_union(tmp_path: Path) -> None:
+    picks = {"type": "object", "title": "picks", "properties": {"enum": {"type": "array", "items": {"type": "string"}},
+                                                                 "type": {"oneOf": [{"const": "string"}]}},
+             "required": ["type", "enum"]}
+    titled = {"type": "object", "title": "titled", "properties": {"anyOf": {"type": "array", "items": {"type": "string"}}},
+              "required": ["anyOf"]}
+    tagged_picks = {"type": "object", "title": "picks", "properties": {"type": {"const": "string"}, "enum": picks["properties"]["enum"]},
+                    "required": ["type", "enum"]}
+    other = {"type": "object", "title": "other", "properties": {"type": {"type": "string"}}, "required": ["type"],
+             "not": {"anyOf": [{"properties": {"type": {"const": "string"}}, "required": ["type"]}]},
+             "additionalProperties": True}
+    report = run_diff(tmp_path, with_auth([tagged_picks, other, titled]), with_auth([picks, titled]))
+    kinds = [(c.kind, c.breaks) for c in report.changes]
+    assert ("union-tag-changed", "nobody") in kinds and ("union-openness-changed", "old clients") in kinds
+    tag = only(report, "union-tag-changed")
+    assert tag.classification == "source-breaking"
+    assert "`AuthPicks` -> `StringAuth`" in tag.detail and "`AuthTitled` -> the default variant `TitledAuth`" in tag.detail
+    assert outcomes(only(report, "union-openness-changed")) == [("old clients", "rejects", ("ping result",))]
+
+
+def test_a_tag_renamed_in_every_variant_is_read_by_nobody(tmp_path: Path) -> None:
+    def edit(d: dict[str, Any]) -> None:
+        for variant in d["Content"]["oneOf"]:
+            variant["properties"]["kind"] = variant["properties"].pop("type")
+            variant["required"] = ["kind", *variant["required"][1:]]
+
+    report = run_diff(tmp_path, changed(edit))
+    assert sorted((c.kind, c.breaks) for c in report.changes) == [
+        ("union-tag-changed", "both"), ("variant-added", "old clients"), ("variant-added", "old clients"),
+        ("variant-removed", "old agents"), ("variant-removed", "old agents")]
+    tag = only(report, "union-tag-changed")
+    assert "`TextContent` -> nothing: rejected (no `kind`)" in tag.detail
+    assert outcomes(tag) == [("new clients", "rejects", ("ping result",)), ("old clients", "rejects", ("ping result",))]
+
+
+def test_a_wire_key_renamed_under_the_same_attribute_is_one_change(tmp_path: Path) -> None:
+    def edit(d: dict[str, Any]) -> None:
+        d["PingResponse"]["properties"]["_meta"] = d["PingResponse"]["properties"].pop("meta")
+
+    old = changed(lambda d: d["PingResponse"]["properties"].update(meta={"type": "object"}))
+    c = only(run_diff(tmp_path, changed(lambda d: (d["PingResponse"]["properties"].update(meta={"type": "object"}), edit(d))), old))
+    assert verdict(c) == ("field-wire-renamed", "wire-breaking", "both", False, ("agent->client",))
+    assert c.path == "PingResponse._meta" and "wire key `meta` -> `_meta` under the same attribute `meta`" in c.detail
+    assert outcomes(c) == [("new clients", "reads-absent", ("PingResponse._meta",)),
+                           ("old clients", "reads-absent", ("PingResponse.meta",))]
