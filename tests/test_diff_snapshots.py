@@ -26,6 +26,12 @@ PAIRS = {
     "v0_4-to-v1": ("schema/v0_4/schema.json", "schema/v1/schema.json", False, True),
     "v1-stable-to-v1-unstable": ("schema/v1/schema.json", "schema/v1/schema.unstable.json", True, False),
     "v1-to-v2": ("schema/v1/schema.json", "schema/v2/schema.json", False, False),
+    # Release pairs (tests/diff_pairs/README.md says which schema release each file stands for).
+    **{f"release-{pair}": (f"tests/diff_pairs/{old}/schema.json", f"tests/diff_pairs/{new}/schema.json", False, False)
+       for pair, (old, new) in {
+           "0.4.11-to-0.6.3": ("sdk-0.4.9", "sdk-0.5.1"), "0.11.7-to-0.12.2": ("sdk-0.19.0", "sdk-0.20.0"),
+           "0.12.2-to-0.13.0": ("sdk-0.20.0", "sdk-0.22.0"), "1.0.0-to-1.3.0": ("sdk-1.0.0", "sdk-1.2.0"),
+           "1.5.0-to-1.7.0": ("sdk-1.3.0", "sdk-1.4.0")}.items()},
 }
 FORMATS = {"text": "txt", "markdown": "md", "json": "json"}
 
@@ -72,13 +78,19 @@ def test_json_output_is_stable_and_matches_the_report() -> None:
     assert set(data) == {"format", "old", "new", "ignore_unstable", "summary", "changes"}
     assert sum(data["summary"].values()) == len(data["changes"]) == len(r.changes)
     assert {tuple(sorted(c)) for c in data["changes"]} == {(
-        "breaks", "classification", "detail", "directions", "kind", "path", "source_breaking", "unstable")}
+        "breaks", "classification", "detail", "directions", "kind", "outcomes", "path", "source_breaking", "unstable")}
+    for c in data["changes"]:
+        assert bool(c["outcomes"]) == (c["classification"] == "wire-breaking"), c
+        assert all(set(o) == {"receivers", "outcome", "at"} and o["at"] for o in c["outcomes"]), c
     # Facts from the release notes of v2, as the diff reports them.
     by_key = {(c["kind"], c["path"]): c for c in data["changes"]}
     assert by_key[("method-removed", "session/load")]["breaks"] == "old clients"
     assert by_key[("method-removed", "fs/read_text_file")]["breaks"] == "old agents"
     assert by_key[("method-added", "tool_call/cancel")]["classification"] == "compatible"
     assert by_key[("enum-openness-changed", "ToolKind")]["breaks"] == "old clients"
+    assert by_key[("enum-openness-changed", "ToolKind")]["outcomes"] == [
+        {"receivers": "old clients", "outcome": "defaults",
+         "at": ["ToolCall.kind", "ToolCallSessionUpdate.kind", "ToolCallUpdate.kind", "ToolCallUpdateSessionUpdate.kind"]}]
 
 
 # -- the command line ----------------------------------------------------------------------------
