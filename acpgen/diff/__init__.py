@@ -12,6 +12,11 @@ by node. Every change gets two verdicts:
 - **source**: whether code written against the old generated package stops type-checking or
   running: a class, attribute, enum member or handler removed or renamed, an annotation changed,
   a constructor argument that became required.
+
+A wire-breaking change also gets its **outcomes** (`outcome.py`): what the receiving version's
+generated decoder does with the message, found along every path from a method to the changed type
+(the first leniency annotation on the way drops the item or defaults the field; none rejects the
+message; a closed union's default variant may take an unknown tag and misread it).
 """
 
 from __future__ import annotations
