@@ -68,7 +68,7 @@ class EchoAgent(acp.Agent):
         if words == "boom":
             raise RuntimeError("the handler failed")
         if words == "missing":
-            raise acp.RequestError.resource_not_found("file:///nowhere")
+            raise acp.RequestError.resource_not_found({"uri": "file:///nowhere"})
         if words == "wait":
             try:
                 await asyncio.Event().wait()

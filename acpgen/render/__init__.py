@@ -34,6 +34,7 @@ OUTPUTS = {
     "methods.py": "methods.py.j2",
     "models.py": "models.py.j2",
     "py.typed": None,
+    "router.py": "router.py.j2",
     "rpc.py": "rpc.py.j2",
 }
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from acpgen.ir.model import Alias, Enum, Field, Method, Package, Struct, TypeRef, Union_
 from acpgen.render.codegen import Decode, Emitter, Helper, decoder_name
+from acpgen.render.protocol import protocol_view
 
 UNSTABLE_NOTE = "Unstable: only in the unstable schema; it may change or go away."
 
@@ -269,4 +270,5 @@ class ContextBuilder:
             "registry": registry,
             "methods": methods,
             "unstable_types": sorted(d for d, t in p.defs if self.emit.node(t).unstable),
+            "protocol": protocol_view(p, self.emit),
         }

@@ -30,7 +30,6 @@ from ._codec import JsonValue, ValidationError, encode_value
 from .methods import MethodInfo
 
 __all__ = [
-    "AUTH_REQUIRED",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
@@ -38,7 +37,6 @@ __all__ = [
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
     "REQUEST_CANCELLED",
-    "RESOURCE_NOT_FOUND",
     "Connection",
     "ConnectionClosedError",
     "LineReader",
@@ -56,16 +54,18 @@ METHOD_NOT_FOUND: Final = -32601
 INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
 REQUEST_CANCELLED: Final = -32800
-AUTH_REQUIRED: Final = -32000
-RESOURCE_NOT_FOUND: Final = -32002
 
 MAX_LINE_BYTES: Final = 64 * 1024 * 1024
 """The longest message the stdio helpers accept (a longer line is answered with -32700)."""
 
 CANCEL_REQUEST: Final = "$/cancel_request"
 SESSION_CANCEL: Final = "session/cancel"
-CANCELLED_BY_SESSION: Final = frozenset({"session/prompt"})
-"""Requests that `session/cancel` for their session cancels."""
+CANCELLED_BY_SESSION: Final[frozenset[str]] = frozenset({"session/prompt"})
+"""Requests that `session/cancel` for their session cancels: those whose result says how the turn
+stopped (`stopReason`). A prompt whose result only acknowledges it is answered as usual, and the
+turn's end is reported by the agent (tasks from `start_session_task` are cancelled)."""
+NULL_REQUEST_ID: Final = True
+"""Whether the schema's `RequestId` admits null (a null id is otherwise answered with -32600)."""
 
 RequestId = int | str | None
 """A JSON-RPC request id as the wire has it (booleans and fractions are rejected)."""
@@ -106,16 +106,6 @@ class RequestError(Exception):
     @classmethod
     def request_cancelled(cls, data: JsonValue = None) -> RequestError:
         return cls(REQUEST_CANCELLED, "Request cancelled", data)
-
-    @classmethod
-    def auth_required(cls, data: JsonValue = None) -> RequestError:
-        return cls(AUTH_REQUIRED, "Authentication required", data)
-
-    @classmethod
-    def resource_not_found(cls, uri: str | None = None) -> RequestError:
-        return cls(
-            RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri} if uri is not None else None
-        )
 
     def to_json(self) -> dict[str, JsonValue]:
         error: dict[str, JsonValue] = {"code": self.code, "message": self.message}
@@ -204,6 +194,7 @@ class Connection:
         self._next_id = 0
         self._pending: dict[int, _Pending] = {}
         self._in_flight: dict[object, _InFlight] = {}
+        self._session_tasks: dict[object, set[asyncio.Task[None]]] = {}
         self._queue: asyncio.Queue[tuple[str, JsonValue] | None] = asyncio.Queue(
             notification_backlog
         )
@@ -234,6 +225,24 @@ class Connection:
             self._main.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._main
+
+    def start_session_task(
+        self, session_id: str, work: Coroutine[Any, Any, None]
+    ) -> asyncio.Task[None]:
+        """Run `work` as a task of session `session_id` (a turn that outlives the request that
+        started it): `session/cancel` for that session cancels it, and so does closing the
+        connection. The task must report its own end (v2: an idle `state_update`)."""
+        task = self._spawn(work)
+        tasks = self._session_tasks.setdefault(session_id, set())
+        tasks.add(task)
+
+        def forget(done: asyncio.Task[None]) -> None:
+            tasks.discard(done)
+            if not tasks and self._session_tasks.get(session_id) is tasks:
+                del self._session_tasks[session_id]
+
+        task.add_done_callback(forget)
+        return task
 
     async def ext_method(self, method: str, params: JsonValue) -> JsonValue:
         """Call the peer's extension method (its name starts with `_`); the result is raw JSON."""
@@ -373,6 +382,14 @@ class Connection:
                 )
             return
         method = message.get("method")
+        if has_id and request_id is None and isinstance(method, str) and not NULL_REQUEST_ID:
+            await self._reply_error(
+                None,
+                RequestError.invalid_request(
+                    {"message": "request ids must be strings or integers"}
+                ),
+            )
+            return
         if method is None and "method" not in message:
             if has_id and ("result" in message or "error" in message):
                 self._on_response(request_id, message)
@@ -555,6 +572,8 @@ class Connection:
         for entry in list(self._in_flight.values()):
             if entry.method in CANCELLED_BY_SESSION and entry.session_id == session_id:
                 entry.task.cancel()
+        for task in list(self._session_tasks.get(session_id, ())):
+            task.cancel()
 
     # -- ending -------------------------------------------------------------------------------
 

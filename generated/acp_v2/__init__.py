@@ -35,12 +35,20 @@ if TYPE_CHECKING:
         spawn_agent,
     )
     from .interfaces import Agent, Client, UnstableAgent, UnstableClient
+    from .router import (
+        AgentRouter,
+        agent_route,
+        client_route,
+        run_router,
+        spawn_agent_negotiated,
+    )
     from .rpc import ConnectionClosedError, RequestError
 
 # The runtime (asyncio and all) is imported on first use, so that code which only decodes and
 # encodes messages does not pay for it.
 _RUNTIME: Final = {
     "Agent": "interfaces",
+    "AgentRouter": "router",
     "AgentSideConnection": "connections",
     "Client": "interfaces",
     "ClientSideConnection": "connections",
@@ -48,8 +56,12 @@ _RUNTIME: Final = {
     "RequestError": "rpc",
     "UnstableAgent": "interfaces",
     "UnstableClient": "interfaces",
+    "agent_route": "router",
+    "client_route": "router",
     "run_agent": "connections",
+    "run_router": "router",
     "spawn_agent": "connections",
+    "spawn_agent_negotiated": "router",
 }
 
 
@@ -84,6 +96,7 @@ __all__ = [
     "UNSET",
     "UNSTABLE_TYPES",
     "Agent",
+    "AgentRouter",
     "AgentSideConnection",
     "Client",
     "ClientSideConnection",
@@ -96,12 +109,16 @@ __all__ = [
     "UnstableAgent",
     "UnstableClient",
     "ValidationError",
+    "agent_route",
+    "client_route",
     "decode",
     "encode",
     "encode_value",
     "replace",
     "run_agent",
+    "run_router",
     "set_skip_hook",
     "spawn_agent",
+    "spawn_agent_negotiated",
     *_model_names,
 ]
