@@ -244,6 +244,11 @@ class Connection:
         task.add_done_callback(forget)
         return task
 
+    def cancel_session_tasks(self, session_id: str) -> None:
+        """Cancel the tasks `start_session_task` runs for `session_id` (what `session/cancel` does)."""
+        for task in list(self._session_tasks.get(session_id, ())):
+            task.cancel()
+
     async def ext_method(self, method: str, params: JsonValue) -> JsonValue:
         """Call the peer's extension method (its name starts with `_`); the result is raw JSON."""
         if not method.startswith("_"):
@@ -572,8 +577,8 @@ class Connection:
         for entry in list(self._in_flight.values()):
             if entry.method in CANCELLED_BY_SESSION and entry.session_id == session_id:
                 entry.task.cancel()
-        for task in list(self._session_tasks.get(session_id, ())):
-            task.cancel()
+        if isinstance(session_id, str):
+            self.cancel_session_tasks(session_id)
 
     # -- ending -------------------------------------------------------------------------------
 
