@@ -1,0 +1,281 @@
+"""Protocol v2 in the generated runtime, and the version router, over in-memory pipes.
+
+What the schema decides per target (tests of `acpgen.render.protocol` on the real schemas), what
+the v2 runtime does differently from v1 (-32022 negotiation, `session/cancel` that leaves the
+prompt's answer alone and cancels session tasks, no null ids, error helpers from `ErrorData`),
+and each rule of the router (`router.py`, the rules of the TS SDK's `AgentProtocolRouter`)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import acp_v1
+import acp_v2
+import pytest
+
+from acpgen.ir import IrOptions, build_package
+from acpgen.load import load_schema
+from acpgen.render.codegen import Emitter
+from acpgen.render.protocol import protocol_view
+from tests.runtime_support import RawPeer, duplex
+from tests.test_runtime import run
+
+ROOT = Path(__file__).resolve().parent.parent
+V1_INIT = {"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+V2_INIT = {"protocolVersion": 2, "info": {"name": "t", "version": "0"}, "capabilities": {}}
+
+
+def view(version: str, protocol_version: int) -> Any:
+    schema = ROOT / "schema" / version / "schema.json"
+    loaded, _ = load_schema(schema, schema.with_name("schema.unstable.json"), None, find_companion=False)
+    assert loaded is not None
+    package, _ = build_package(loaded, IrOptions(package="p", protocol_version=protocol_version))
+    assert package is not None
+    return protocol_view(package, Emitter(package))
+
+
+# -- what each schema says ---------------------------------------------------------------------
+
+
+def test_the_schema_decides_the_rules_per_target() -> None:
+    v1, v2 = view("v1", 1), view("v2", 2)
+    # v1: no -32022, no error data types; the prompt result carries a stop reason; null ids allowed.
+    assert v1.negotiation is None
+    assert [h.name for h in v1.helpers] == ["authentication_required", "resource_not_found"]
+    assert v1.cancelled_by_session == ("session/prompt",)
+    assert v1.null_request_id is True
+    # v2: -32022 with its data type; session_not_found from SessionNotFoundErrorData (code -32002,
+    # named in its description); the prompt result is only an acknowledgement; ids never null.
+    assert v2.negotiation is not None and (v2.negotiation.method, v2.negotiation.field) == ("initialize", "protocolVersion")
+    helpers = {h.name: (h.code, h.data_class, [(a.py, a.ann) for a in h.args]) for h in v2.helpers}
+    assert helpers["unsupported_protocol_version"] == (
+        -32022, "UnsupportedProtocolVersionErrorData", [("requested", "int"), ("supported", "list[int]")])
+    assert helpers["session_not_found"] == (-32002, "SessionNotFoundErrorData", [("session_id", "str")])
+    assert helpers["resource_not_found"] == (-32002, "", [])
+    assert v2.cancelled_by_session == ()
+    assert v2.null_request_id is False
+
+
+def test_error_helpers_follow_each_schema() -> None:
+    assert acp_v2.RequestError.session_not_found("s1").to_json() == {
+        "code": -32002, "message": "Resource not found", "data": {"sessionId": "s1"}}
+    assert acp_v2.RequestError.unsupported_protocol_version(1, [2]).to_json() == {
+        "code": -32022, "message": "Unsupported protocol version", "data": {"requested": 1, "supported": [2]}}
+    assert acp_v2.rpc.UNSUPPORTED_PROTOCOL_VERSION == -32022
+    assert acp_v1.RequestError.resource_not_found({"uri": "file:///x"}).to_json()["data"] == {"uri": "file:///x"}
+    assert not hasattr(acp_v1.RequestError, "session_not_found")
+    assert not hasattr(acp_v1.rpc, "UNSUPPORTED_PROTOCOL_VERSION")
+
+
+# -- the v2 runtime ----------------------------------------------------------------------------
+
+
+class V2Agent(acp_v2.Agent):
+    def __init__(self, conn: acp_v2.AgentSideConnection) -> None:
+        self.conn = conn
+        self.initialized = 0
+        self.turn_cancelled = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def initialize(self, params: acp_v2.InitializeRequest) -> acp_v2.InitializeResponse:
+        self.initialized += 1
+        return acp_v2.InitializeResponse(protocol_version=2, info=acp_v2.Implementation(name="a", version="0"))
+
+    async def session_prompt(self, params: acp_v2.PromptRequest) -> acp_v2.PromptResponse:
+        self.conn.start_session_task(params.session_id, self.turn())
+        await self.release.wait()  # the prompt's own handler keeps running after session/cancel
+        return acp_v2.PromptResponse(message_id="m1")
+
+    async def turn(self) -> None:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.turn_cancelled.set()
+            raise
+
+
+def serve_v2() -> tuple[RawPeer, acp_v2.AgentSideConnection, list[V2Agent]]:
+    (a_in, a_out), (b_in, b_out) = duplex()
+    agents: list[V2Agent] = []
+
+    def make(conn: acp_v2.AgentSideConnection) -> V2Agent:
+        agents.append(V2Agent(conn))
+        return agents[-1]
+
+    return RawPeer(b_in, b_out), acp_v2.AgentSideConnection(make, a_in, a_out), agents
+
+
+def test_v2_agent_answers_a_v1_initialize_with_32022() -> None:
+    async def body() -> None:
+        peer, conn, agents = serve_v2()
+        peer.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": V1_INIT})
+        assert await peer.recv() == {"jsonrpc": "2.0", "id": 1, "error": {
+            "code": -32022, "message": "Unsupported protocol version", "data": {"requested": 1, "supported": [2]}}}
+        assert agents[0].initialized == 0
+        peer.send({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": V2_INIT})  # still open
+        assert (await peer.recv())["result"]["protocolVersion"] == 2
+        peer.close()
+        await conn.wait_closed()
+
+    run(body)
+
+
+def test_v2_session_cancel_ends_session_tasks_but_the_prompt_is_still_answered() -> None:
+    async def body() -> None:
+        peer, conn, agents = serve_v2()
+        peer.send({"jsonrpc": "2.0", "id": 1, "method": "session/prompt",
+                   "params": {"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]}})
+        await asyncio.sleep(0.05)
+        peer.send({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}})
+        await asyncio.wait_for(agents[0].turn_cancelled.wait(), 5)
+        agents[0].release.set()
+        assert await peer.recv() == {"jsonrpc": "2.0", "id": 1, "result": {"messageId": "m1"}}
+        peer.close()
+        await conn.wait_closed()
+
+    run(body)
+
+
+def test_v2_rejects_null_request_ids() -> None:
+    async def body() -> None:
+        peer, conn, _ = serve_v2()
+        peer.send({"jsonrpc": "2.0", "id": None, "method": "initialize", "params": V2_INIT})
+        answer = await peer.recv()
+        assert answer["id"] is None and answer["error"]["code"] == -32600
+        peer.close()
+        await conn.wait_closed()
+
+    run(body)
+
+
+# -- the router --------------------------------------------------------------------------------
+
+
+class V1Agent(acp_v1.Agent):
+    def __init__(self, conn: acp_v1.AgentSideConnection) -> None:
+        self.seen: list[dict[str, object]] = []
+
+    async def initialize(self, params: acp_v1.InitializeRequest) -> acp_v1.InitializeResponse:
+        wire = params.to_dict()
+        self.seen.append(wire)
+        return acp_v1.InitializeResponse(protocol_version=1)
+
+
+class Routed:
+    def __init__(self, *versions: int) -> None:
+        self.v1: list[V1Agent] = []
+        self.v2: list[V2Agent] = []
+        routes = []
+        if 1 in versions:
+            routes.append(acp_v1.agent_route(lambda conn: self.v1.append(V1Agent(conn)) or self.v1[-1]))
+        if 2 in versions:
+            routes.append(acp_v2.agent_route(lambda conn: self.v2.append(V2Agent(conn)) or self.v2[-1]))
+        (a_in, a_out), (b_in, b_out) = duplex()
+        self.peer = RawPeer(b_in, b_out)
+        self.serving = asyncio.get_running_loop().create_task(acp_v2.AgentRouter(*routes).serve(a_in, a_out))
+
+    async def finish(self) -> None:
+        self.peer.close()
+        connection = await asyncio.wait_for(self.serving, 5)
+        if connection is not None:
+            await connection.wait_closed()
+
+
+def init(request_id: object, params: object) -> dict[str, object]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params}
+
+
+def test_router_before_initialize() -> None:
+    async def body() -> None:
+        r = Routed(1, 2)
+        r.peer.send([init(1, V2_INIT)])  # a batch: one -32600 with id null
+        answer = await r.peer.recv()
+        assert (answer["id"], answer["error"]["code"]) == (None, -32600)
+        r.peer.send({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s"}})  # ignored
+        r.peer.send({"jsonrpc": "2.0", "id": 99, "result": {}})  # ignored
+        r.peer.send({"jsonrpc": "2.0", "id": 5, "method": "session/new", "params": {"cwd": "/"}})
+        assert (await r.peer.recv())["error"]["code"] == -32600
+        r.peer.send_line(b"{not json\n")
+        assert (await r.peer.recv())["error"]["code"] == -32700
+        for bad in ({"protocolVersion": "1"}, {"protocolVersion": -1}, {"protocolVersion": 70000}, None, {"protocolVersion": True}):
+            r.peer.send(init(6, bad))
+            answer = await r.peer.recv()
+            assert (answer["id"], answer["error"]["code"]) == (6, -32602), bad
+        r.peer.send(init(7, {"protocolVersion": 0}))
+        assert await r.peer.recv() == {"jsonrpc": "2.0", "id": 7, "error": {
+            "code": -32022, "message": "Unsupported protocol version", "data": {"requested": 0, "supported": [1, 2]}}}
+        r.peer.send(init(8, {"protocolVersion": 2}))  # no `info`: fails under v2, stays unrouted
+        answer = await r.peer.recv()
+        assert (answer["id"], answer["error"]["code"]) == (8, -32602) and "info" in answer["error"]["data"]["message"]
+        r.peer.send(init(None, V2_INIT))  # v2 ids are strings or integers
+        answer = await r.peer.recv()
+        assert (answer["id"], answer["error"]["code"]) == (None, -32600)
+        assert not r.v1 and not r.v2
+        r.peer.send(init("ok", V2_INIT))  # and the connection was open all along
+        assert (await r.peer.recv())["result"]["protocolVersion"] == 2
+        await r.finish()
+
+    run(body)
+
+
+@pytest.mark.parametrize(("versions", "requested", "selected"), [
+    ((1, 2), 1, 1), ((1, 2), 2, 2), ((1, 2), 9, 2), ((1,), 0, 1), ((1,), 1, 1), ((1,), 2, 1), ((2,), 5, 2),
+])
+def test_router_selects_the_highest_version_at_or_below(versions: tuple[int, ...], requested: int, selected: int) -> None:
+    async def body() -> None:
+        r = Routed(*versions)
+        params = dict(V2_INIT if requested >= 2 else V1_INIT, protocolVersion=requested)
+        r.peer.send(init(1, params))
+        answer = await r.peer.recv()
+        assert answer["result"]["protocolVersion"] == selected, answer
+        assert (len(r.v1), len(r.v2)) == ((1, 0) if selected == 1 else (0, 1))
+        if selected == 1:
+            forwarded = r.v1[0].seen[0]
+            assert forwarded["protocolVersion"] == 1  # the forwarded initialize asks for the selected version
+            assert "info" not in forwarded and "capabilities" not in forwarded  # v2 keys dropped on the way down
+        await r.finish()
+
+    run(body)
+
+
+def test_v2_only_router_answers_v1_with_32022() -> None:
+    async def body() -> None:
+        r = Routed(2)
+        r.peer.send(init(1, V1_INIT))
+        assert (await r.peer.recv())["error"] == {
+            "code": -32022, "message": "Unsupported protocol version", "data": {"requested": 1, "supported": [2]}}
+        await r.finish()
+
+    run(body)
+
+
+def test_router_never_reroutes_a_repeated_initialize() -> None:
+    async def body() -> None:
+        r = Routed(1, 2)
+        r.peer.send(init(1, V2_INIT))
+        assert (await r.peer.recv())["result"]["protocolVersion"] == 2
+        r.peer.send(init(2, V1_INIT))  # the v2 implementation answers it (with -32022), not v1
+        assert (await r.peer.recv())["error"]["code"] == -32022
+        r.peer.send(init(3, V2_INIT))
+        assert (await r.peer.recv())["result"]["protocolVersion"] == 2
+        assert (len(r.v1), len(r.v2), r.v2[0].initialized) == (0, 1, 2)
+        await r.finish()
+
+    run(body)
+
+
+def test_router_input_ending_before_initialize() -> None:
+    async def body() -> None:
+        r = Routed(1, 2)
+        r.peer.close()
+        assert await asyncio.wait_for(r.serving, 5) is None
+        await r.peer.recv_eof()
+
+    run(body)
+
+
+def test_router_refuses_two_routes_for_one_version() -> None:
+    with pytest.raises(ValueError, match="one route per protocol version"):
+        acp_v2.AgentRouter(acp_v2.agent_route(acp_v2.Agent()), acp_v2.agent_route(acp_v2.Agent()))
