@@ -75,7 +75,8 @@ def test_unstable_marking(package: str) -> None:
 
 def test_generated_code_passes_mypy_strict_and_ruff() -> None:
     # The examples are checked in the same run: they are the generated API's first users.
-    examples = [str(ROOT / "examples" / "agent.py"), str(ROOT / "examples" / "client.py")]
+    examples = [str(ROOT / "examples" / name) for name in (
+        "agent.py", "client.py", "agent_v2.py", "client_versions.py", "agent_router.py")]
     mypy = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--python-version",
                            "3.10", *PACKAGES, *examples], cwd=GENERATED, capture_output=True, text=True)
     assert mypy.returncode == 0, mypy.stdout[-3000:]

@@ -73,6 +73,7 @@ class ProtocolView:
     initialize_params: str  # class of its params
     initialize_result: str  # class of its result
     null_request_id: bool  # may a request id be null (v1) or not (v2)
+    routable: bool  # an `initialize` with the version, and a protocol version: router.py has content
 
 
 def _message(constant: str) -> str:
@@ -190,4 +191,5 @@ def protocol_view(package: Package, emit: Emitter) -> ProtocolView:
     if isinstance(request_id, Union_):
         null_id = any(v.type.kind in ("null", "nullable") for v in request_id.variants)
     return ProtocolView(codes, helpers, negotiation, tuple(sorted(set(cancelled))), method, field,
-                        params_class, result_class, null_id)
+                        params_class, result_class, null_id,
+                        bool(method) and package.protocol_version is not None)
