@@ -47,4 +47,4 @@ def test_the_prose_rules_hold_in_the_generated_packages() -> None:
     assert rpc2.NEGOTIATE == ("initialize", "protocolVersion", 2)
     assert not hasattr(rpc1, "NEGOTIATE")
     assert (rpc1.NULL_REQUEST_ID, rpc2.NULL_REQUEST_ID) == (True, False)
-    assert (rpc1.CANCELLED_BY_SESSION, rpc2.CANCELLED_BY_SESSION) == (frozenset({"session/prompt"}), frozenset())
+    assert (frozenset({"session/prompt"}), frozenset()) == (rpc1.CANCELLED_BY_SESSION, rpc2.CANCELLED_BY_SESSION)
