@@ -8,6 +8,9 @@ and each rule of the router (`router.py`, the rules of the TS SDK's `AgentProtoc
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -281,3 +284,64 @@ def test_router_input_ending_before_initialize() -> None:
 def test_router_refuses_two_routes_for_one_version() -> None:
     with pytest.raises(ValueError, match="one route per protocol version"):
         acp_v2.AgentRouter(acp_v2.agent_route(acp_v2.Agent()), acp_v2.agent_route(acp_v2.Agent()))
+
+
+VENDORED_SCRIPT = r"""
+import asyncio, json, sys
+sys.path.insert(0, sys.argv[1])
+import vend_one, vend_two
+
+class Pipe:
+    def __init__(self): self.reader = asyncio.StreamReader()
+    def write(self, data): self.reader.feed_data(data)
+    async def drain(self): pass
+    def close(self): self.reader.feed_eof()
+
+class One(vend_one.Agent):
+    async def initialize(self, params):
+        return vend_one.InitializeResponse(protocol_version=1)
+
+class Two(vend_two.Agent):
+    async def initialize(self, params):
+        return vend_two.InitializeResponse(protocol_version=2, info=vend_two.Implementation(name="two", version="0"))
+
+async def main():
+    answers = []
+    for version in (0, 1, 2, 3):
+        to_agent, to_client = Pipe(), Pipe()
+        # vend_one's router with a route from each package: routes fit any package's router.
+        router = vend_one.AgentRouter(vend_one.agent_route(One()), vend_two.agent_route(Two()))
+        serving = asyncio.ensure_future(router.serve(to_agent.reader, to_client))
+        params = {"protocolVersion": version, "info": {"name": "c", "version": "0"}}
+        to_agent.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}).encode() + b"\n")
+        answers.append(json.loads(await asyncio.wait_for(to_client.reader.readline(), 5)))
+        to_agent.close()
+        connection = await serving
+        if connection is not None:
+            await connection.wait_closed()
+    print(json.dumps(answers))
+
+asyncio.run(main())
+"""
+
+
+def test_router_works_from_vendored_packages_of_any_name(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.acpgen.targets.vend_one]\n"
+        f"schema = {json.dumps(str(ROOT / 'schema' / 'v1' / 'schema.json'))}\n"
+        'output = "pkgs/vend_one"\nprotocol_version = 1\n\n'
+        "[tool.acpgen.targets.vend_two]\n"
+        f"schema = {json.dumps(str(ROOT / 'schema' / 'v2' / 'schema.json'))}\n"
+        'output = "pkgs/vend_two"\nprotocol_version = 2\n',
+        encoding="utf-8",
+    )
+    build = subprocess.run([sys.executable, "-m", "acpgen", "build", "-q"], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=300)
+    assert build.returncode == 0, build.stderr
+    run_it = subprocess.run([sys.executable, "-c", VENDORED_SCRIPT, str(tmp_path / "pkgs")], capture_output=True,
+                            text=True, timeout=60)
+    assert run_it.returncode == 0, run_it.stderr
+    zero, one, two, three = json.loads(run_it.stdout)
+    assert zero["error"] == {"code": -32022, "message": "Unsupported protocol version",
+                             "data": {"requested": 0, "supported": [1, 2]}}
+    assert (one["result"]["protocolVersion"], two["result"]["protocolVersion"], three["result"]["protocolVersion"]) == (1, 2, 2)
