@@ -39,6 +39,11 @@ PAUSE_S = float(os.environ.get("ACP_EXAMPLE_PAUSE_S", "0.3"))
 MODES = {"fast": "Fast", "careful": "Careful"}
 
 
+def idle(stop: acp.IdleStateUpdate | None = None) -> acp.StateUpdateIdle:
+    """An idle state, with the stop reason of the turn it ends (none: no turn ended)."""
+    return acp.StateUpdateIdle(idle_state_update=stop if stop is not None else acp.NoneIdleStateUpdate())
+
+
 @dataclass
 class Session:
     cwd: str
@@ -46,7 +51,7 @@ class Session:
     title: str | None = None
     mode: str = "fast"
     history: list[acp.SessionUpdate] = field(default_factory=list)
-    idle: acp.StateUpdateIdle = field(default_factory=lambda: idle(None))
+    last_idle: acp.StateUpdateIdle = field(default_factory=idle)
 
 
 def now() -> str:
@@ -55,14 +60,6 @@ def now() -> str:
 
 def text(value: str) -> acp.TextContentBlock:
     return acp.TextContentBlock(text=value)
-
-
-def idle(stop: str | None) -> acp.StateUpdateIdle:
-    """An idle state, with the stop reason of the turn it ends (None: no turn ended)."""
-    wire: dict[str, object] = {"state": "idle"} if stop is None else {"state": "idle", "stopReason": stop}
-    state = acp.decode("StateUpdate", wire)
-    assert isinstance(state, acp.StateUpdateIdle)
-    return state
 
 
 def config_options(session: Session) -> list[acp.SessionConfigOption]:
@@ -130,7 +127,7 @@ class ExampleV2Agent(acp.Agent):
             for update in session.history:  # replay from the start: the only cursor this agent keeps
                 await self.send(params.session_id, update)
         # The current state goes out after any replay and before the response.
-        await self.send(params.session_id, acp.StateUpdateSessionUpdate(state_update=session.idle))
+        await self.send(params.session_id, acp.StateUpdateSessionUpdate(state_update=session.last_idle))
         return acp.ResumeSessionResponse(config_options=config_options(session))
 
     async def session_close(self, params: acp.CloseSessionRequest) -> acp.CloseSessionResponse:
@@ -186,7 +183,7 @@ class ExampleV2Agent(acp.Agent):
 
     async def state(self, session_id: str, state: acp.StateUpdate) -> None:
         if isinstance(state, acp.StateUpdateIdle):
-            self.sessions[session_id].idle = state
+            self.sessions[session_id].last_idle = state
         await self.send(session_id, acp.StateUpdateSessionUpdate(state_update=state))
 
     async def turn(self, session_id: str, words: str) -> None:
@@ -195,10 +192,14 @@ class ExampleV2Agent(acp.Agent):
             await self.work(session_id, words)
         except asyncio.CancelledError:
             log.info("turn in %s cancelled", session_id)
-            if session_id in self.sessions:
-                await self.state(session_id, idle("cancelled"))
-            return
-        await self.state(session_id, idle("end_turn"))
+            stop: acp.IdleStateUpdate = acp.CancelledIdleStateUpdate()
+        except Exception as exc:  # the turn failed: say so in the idle update rather than nowhere
+            log.exception("turn in %s failed", session_id)
+            stop = acp.ErrorIdleStateUpdate(error=acp.Error(code=acp.ErrorCode.INTERNAL_ERROR, message=str(exc)))
+        else:
+            stop = acp.EndTurnIdleStateUpdate()
+        if session_id in self.sessions and not self.conn.closed:
+            await self.state(session_id, idle(stop))
 
     async def work(self, session_id: str, words: str) -> None:
         session = self.sessions[session_id]
