@@ -36,6 +36,8 @@ BENCHMARKS: dict[str, tuple[str, list[str], list[str]]] = {
     "growth": ("Growth: synthetic schemas", ["--runs", "3"], ["--runs", "1", "--sizes", "20,40"]),
     "runtime": ("Runtime: prompt turns with 100 session/update notifications, over a pipe",
                 ["--rounds", "7", "--turns", "20"], ["--rounds", "1", "--turns", "2"]),
+    "remote": ("Remote: prompt turns over WebSocket and Streamable HTTP (HTTP/2), Hypercorn on loopback",
+               ["--rounds", "7", "--turns", "10"], ["--rounds", "1", "--turns", "2"]),
 }
 PACKAGES = ("acpgen", "datamodel-code-generator", "agent-client-protocol", "pydantic", "pydantic-core",
             "ruff", "black", "isort", "jinja2", "jsonschema", "typer", "pyinstrument")

@@ -20,8 +20,8 @@ import asyncio
 import logging
 import os
 import re
+import secrets
 import sys
-import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -51,10 +51,12 @@ def text(value: str) -> acp.TextContentBlock:
 
 
 class ExampleAgent(acp.Agent):
-    def __init__(self, conn: acp.AgentSideConnection) -> None:
+    def __init__(self, conn: acp.AgentSideConnection, sessions: dict[str, Session] | None = None) -> None:
+        """`sessions` may be shared between connections (a remote agent does, so that a client that
+        reconnects can resume a session with session/load)."""
         self.conn = conn
         self.client_capabilities: acp.ClientCapabilities | None = None
-        self.sessions: dict[str, Session] = {}
+        self.sessions: dict[str, Session] = sessions if sessions is not None else {}
 
     async def initialize(self, params: acp.InitializeRequest) -> acp.InitializeResponse:
         self.client_capabilities = params.client_capabilities
@@ -76,7 +78,7 @@ class ExampleAgent(acp.Agent):
         return acp.AuthenticateResponse()
 
     async def session_new(self, params: acp.NewSessionRequest) -> acp.NewSessionResponse:
-        session_id = f"ex-{uuid.uuid4()}"
+        session_id = f"ex-{secrets.token_urlsafe(16)}"  # 128 random bits: a session id names no one else's
         self.sessions[session_id] = Session(cwd=params.cwd, updated_at=now())
         return acp.NewSessionResponse(session_id=session_id)
 

@@ -16,6 +16,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import bench_codec
 import bench_growth
 import bench_import
+import bench_remote
 import run as bench_run
 import synth_schema
 
@@ -97,3 +98,13 @@ def test_run_writes_results(tmp_path: Path, only: str) -> None:
     assert len(raw["rates"]["acpgen"]) == len(raw["rates"]["sdk"]) == 1
     assert all(rate > 0 for rates in raw["rates"].values() for rate in rates)
     assert "acpgen / SDK throughput" in text
+
+
+def test_remote_turns_are_measured_over_both_profiles() -> None:
+    data = bench_remote.run(rounds=1, turns=1, n_updates=5)
+    assert data["status"] == "ok"
+    for profile in ("ws", "http"):
+        figures = data[profile]
+        assert set(figures["turns_per_s"]) == {"acpgen", "sdk"}
+        assert all(rate > 0 for rate in figures["turns_per_s"].values())
+    assert "Streamable HTTP (HTTP/2)" in bench_remote.markdown(data)

@@ -76,7 +76,7 @@ def test_unstable_marking(package: str) -> None:
 def test_generated_code_passes_mypy_strict_and_ruff() -> None:
     # The examples are checked in the same run: they are the generated API's first users.
     examples = [str(ROOT / "examples" / name) for name in (
-        "agent.py", "client.py", "agent_v2.py", "client_versions.py", "agent_router.py")]
+        "agent.py", "client.py", "agent_v2.py", "client_versions.py", "agent_router.py", "remote_agent.py")]
     mypy = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--python-version",
                            "3.10", *PACKAGES, *examples], cwd=GENERATED, capture_output=True, text=True)
     assert mypy.returncode == 0, mypy.stdout[-3000:]
@@ -91,8 +91,10 @@ def test_generated_packages_import_only_the_standard_library() -> None:
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]);"
         "import acp_v0_4, acp_v1, acp_v2;"
+        "import acp_v1.asgi, acp_v1.remote, acp_v2.asgi, acp_v2.remote;"  # remote transports: lazy imports
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in"
-        " ('jinja2','jsonschema','referencing','typer','pydantic','acpgen'));"
+        " ('jinja2','jsonschema','referencing','typer','pydantic','acpgen',"
+        "  'httpx','h2','websockets','uvicorn','hypercorn'));"
         "print(bad)"
     )
     out = subprocess.run([sys.executable, "-c", code, str(GENERATED)], capture_output=True, text=True, check=True)

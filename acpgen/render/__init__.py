@@ -29,11 +29,13 @@ OUTPUTS = {
     "__init__.py": "__init__.py.j2",
     "_codec.py": "_codec.py.j2",
     "_registry.py": "_registry.py.j2",
+    "asgi.py": "asgi.py.j2",
     "connections.py": "connections.py.j2",
     "interfaces.py": "interfaces.py.j2",
     "methods.py": "methods.py.j2",
     "models.py": "models.py.j2",
     "py.typed": None,
+    "remote.py": "remote.py.j2",
     "router.py": "router.py.j2",
     "rpc.py": "rpc.py.j2",
 }

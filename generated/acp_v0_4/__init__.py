@@ -28,6 +28,7 @@ from .models import *  # noqa: F403
 from .models import __all__ as _model_names
 
 if TYPE_CHECKING:
+    from .asgi import AcpApp, Limits, bearer_token, serve_agent
     from .connections import (
         AgentSideConnection,
         ClientSideConnection,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
         spawn_agent,
     )
     from .interfaces import Agent, Client, UnstableAgent, UnstableClient
+    from .remote import RemoteAgentError, connect_agent
     from .router import (
         AgentRouter,
         agent_route,
@@ -47,19 +49,25 @@ if TYPE_CHECKING:
 # The runtime (asyncio and all) is imported on first use, so that code which only decodes and
 # encodes messages does not pay for it.
 _RUNTIME: Final = {
+    "AcpApp": "asgi",
     "Agent": "interfaces",
     "AgentRouter": "router",
     "AgentSideConnection": "connections",
     "Client": "interfaces",
     "ClientSideConnection": "connections",
     "ConnectionClosedError": "rpc",
+    "Limits": "asgi",
+    "RemoteAgentError": "remote",
     "RequestError": "rpc",
     "UnstableAgent": "interfaces",
     "UnstableClient": "interfaces",
     "agent_route": "router",
+    "bearer_token": "asgi",
     "client_route": "router",
+    "connect_agent": "remote",
     "run_agent": "connections",
     "run_router": "router",
+    "serve_agent": "asgi",
     "spawn_agent": "connections",
     "spawn_agent_negotiated": "router",
 }
@@ -94,6 +102,7 @@ __all__ = [
     "TYPES",
     "UNSET",
     "UNSTABLE_TYPES",
+    "AcpApp",
     "Agent",
     "AgentRouter",
     "AgentSideConnection",
@@ -101,7 +110,9 @@ __all__ = [
     "ClientSideConnection",
     "ConnectionClosedError",
     "JsonValue",
+    "Limits",
     "MethodInfo",
+    "RemoteAgentError",
     "RequestError",
     "SkipHook",
     "Unset",
@@ -109,13 +120,16 @@ __all__ = [
     "UnstableClient",
     "ValidationError",
     "agent_route",
+    "bearer_token",
     "client_route",
+    "connect_agent",
     "decode",
     "encode",
     "encode_value",
     "replace",
     "run_agent",
     "run_router",
+    "serve_agent",
     "set_skip_hook",
     "spawn_agent",
     "spawn_agent_negotiated",

@@ -6,7 +6,9 @@
 
 An agent: `await run_agent(lambda conn: MyAgent(conn))` serves the client on stdin/stdout.
 A client: `async with spawn_agent(MyClient(), "my-agent", "--flag") as conn: await conn.initialize(...)`.
-Any reader/writer pair works too: `AgentSideConnection(to_agent, reader, writer)`.
+Any reader/writer pair works too: `AgentSideConnection(to_agent, reader, writer)`, and so does any
+`MessageTransport`: `AgentSideConnection(to_agent, transport)`. Remote agents (WebSocket, Streamable
+HTTP): `asgi.py` serves one, `remote.py` connects to one.
 """
 
 from __future__ import annotations
@@ -19,7 +21,15 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from . import models
 from .interfaces import Agent, Client
 from .methods import AGENT_METHODS, CLIENT_METHODS
-from .rpc import MAX_LINE_BYTES, Connection, LineReader, LineWriter, stdio_streams
+from .rpc import (
+    MAX_LINE_BYTES,
+    Connection,
+    LineReader,
+    LineWriter,
+    MessageTransport,
+    as_transport,
+    stdio_streams,
+)
 
 __all__ = ["AgentSideConnection", "ClientSideConnection", "run_agent", "spawn_agent"]
 
@@ -30,21 +40,21 @@ class AgentSideConnection(Connection):
     def __init__(
         self,
         to_agent: Callable[[AgentSideConnection], Agent] | Agent,
-        reader: LineReader,
-        writer: LineWriter,
+        reader: LineReader | MessageTransport,
+        writer: LineWriter | None = None,
         *,
         notification_backlog: int = 4096,
         send_cancel_requests: bool = True,
     ) -> None:
         """`to_agent` is the agent, or a function that makes it from this connection (so it can call
-        the client). The options are `Connection`'s."""
+        the client). Pass a reader and a writer (stdio, pipes), or a `MessageTransport` alone (as the
+        ASGI app in `asgi.py` does). The options are `Connection`'s."""
         self.agent: Agent = to_agent if isinstance(to_agent, Agent) else to_agent(self)
         super().__init__(
             self.agent,
             AGENT_METHODS,
             CLIENT_METHODS,
-            reader,
-            writer,
+            as_transport(reader, writer),
             notification_backlog=notification_backlog,
             send_cancel_requests=send_cancel_requests,
         )
@@ -148,8 +158,8 @@ class ClientSideConnection(Connection):
     def __init__(
         self,
         to_client: Callable[[ClientSideConnection], Client] | Client,
-        reader: LineReader,
-        writer: LineWriter,
+        reader: LineReader | MessageTransport,
+        writer: LineWriter | None = None,
         *,
         notification_backlog: int = 4096,
         send_cancel_requests: bool = True,
@@ -160,8 +170,7 @@ class ClientSideConnection(Connection):
             self.client,
             CLIENT_METHODS,
             AGENT_METHODS,
-            reader,
-            writer,
+            as_transport(reader, writer),
             notification_backlog=notification_backlog,
             send_cancel_requests=send_cancel_requests,
         )

@@ -2,9 +2,11 @@
 # Regenerate with: acpgen build --target acp_v2
 # Do not edit by hand: changes are lost on the next build.
 
-"""JSON-RPC 2.0 over newline-delimited JSON: the connection both sides share.
+"""JSON-RPC 2.0 over a message transport: the connection both sides share.
 
-One JSON value per line, UTF-8. Requests are handled concurrently (one task each); notifications
+The connection moves whole messages (one JSON value each, UTF-8) through a `MessageTransport`;
+`StreamTransport` is the stdio one (one message per line over a reader/writer pair), and `asgi.py`
+and `remote.py` add WebSocket and Streamable HTTP. Requests are handled concurrently (one task each); notifications
 are handled one at a time in the order they arrived, and a response is delivered only after every
 notification received before it has been handled (so `await conn.session_prompt(...)` returns after
 the turn's `session/update`s were processed). Errors follow JSON-RPC 2.0: -32700 parse error,
@@ -42,10 +44,14 @@ __all__ = [
     "UNSUPPORTED_PROTOCOL_VERSION",
     "Connection",
     "ConnectionClosedError",
+    "FrameError",
     "LineReader",
     "LineWriter",
+    "MessageTransport",
     "RequestError",
     "RequestId",
+    "StreamTransport",
+    "as_transport",
     "stdio_streams",
 ]
 
@@ -160,6 +166,30 @@ class ConnectionClosedError(ConnectionError):
     """The connection ended before the peer answered."""
 
 
+# -- transport seam ---------------------------------------------------------------------------
+
+
+class FrameError(Exception):
+    """A transport could not read one message (too long, cut short); the connection answers -32700
+    and keeps reading."""
+
+
+class MessageTransport(Protocol):
+    """What a `Connection` talks through: whole messages in, whole messages out.
+
+    `receive` returns the next message (its UTF-8 JSON text) or None once the peer is gone; it raises
+    FrameError for one unreadable message and ConnectionError when the transport broke. `send` takes
+    one encoded message (no trailing newline) and waits while the transport pushes back; it raises
+    ConnectionError when the peer is gone. `close` is called once when the connection ends.
+    """
+
+    async def receive(self) -> bytes | None: ...
+
+    async def send(self, data: bytes) -> None: ...
+
+    def close(self) -> None: ...
+
+
 class LineReader(Protocol):
     """What the connection reads from: `asyncio.StreamReader` fits."""
 
@@ -174,6 +204,43 @@ class LineWriter(Protocol):
     async def drain(self) -> None: ...
 
     def close(self) -> None: ...
+
+
+class StreamTransport:
+    """Newline-delimited JSON over a reader/writer pair (stdio, a pipe, a socket): one message a line."""
+
+    def __init__(self, reader: LineReader, writer: LineWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    async def receive(self) -> bytes | None:
+        while True:
+            try:
+                line = await self.reader.readline()
+            except (ValueError, asyncio.LimitOverrunError) as exc:
+                raise FrameError(f"line too long: {exc}") from None
+            if not line:
+                return None
+            if line.strip():
+                return line
+
+    async def send(self, data: bytes) -> None:
+        self.writer.write(data + b"\n")
+        await self.writer.drain()
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+def as_transport(
+    reader: LineReader | MessageTransport, writer: LineWriter | None
+) -> MessageTransport:
+    """A reader and a writer become a `StreamTransport`; a transport alone (writer None) is kept."""
+    if writer is not None:
+        return StreamTransport(reader, writer)  # type: ignore[arg-type]
+    if not callable(getattr(reader, "send", None)):
+        raise TypeError("pass a reader and a writer, or a MessageTransport alone")
+    return reader  # type: ignore[return-value]
 
 
 @dataclass(slots=True)
@@ -199,7 +266,7 @@ def _valid_id(value: object) -> bool:
 
 def _dumps(message: Mapping[str, object]) -> bytes:
     text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return text.encode("utf-8") + b"\n"
+    return text.encode("utf-8")
 
 
 class Connection:
@@ -221,8 +288,7 @@ class Connection:
         handler: object,
         methods: Mapping[str, MethodInfo],
         peer_methods: Mapping[str, MethodInfo],
-        reader: LineReader,
-        writer: LineWriter,
+        transport: MessageTransport,
         *,
         notification_backlog: int = 4096,
         send_cancel_requests: bool = True,
@@ -231,8 +297,7 @@ class Connection:
         self._send_cancel_requests = send_cancel_requests
         self._methods = methods
         self._peer_methods = peer_methods
-        self._reader = reader
-        self._writer = writer
+        self._transport = transport
         self._next_id = 0
         self._pending: dict[int, _Pending] = {}
         self._in_flight: dict[object, _InFlight] = {}
@@ -348,8 +413,7 @@ class Connection:
         data = _dumps(message)
         async with self._write_lock:
             try:
-                self._writer.write(data)
-                await self._writer.drain()
+                await self._transport.send(data)
             except (ConnectionError, RuntimeError) as exc:
                 raise ConnectionClosedError(f"the peer stopped reading: {exc}") from exc
 
@@ -364,8 +428,7 @@ class Connection:
             return
         async with self._write_lock:
             try:
-                self._writer.write(data)
-                await self._writer.drain()
+                await self._transport.send(data)
             except (ConnectionError, RuntimeError) as exc:
                 logger.debug("could not answer request %r: %s", request_id, exc)
 
@@ -381,18 +444,15 @@ class Connection:
         try:
             while True:
                 try:
-                    line = await self._reader.readline()
-                except (ValueError, asyncio.LimitOverrunError) as exc:
-                    await self._reply_error(
-                        None, RequestError.parse_error({"message": f"line too long: {exc}"})
-                    )
+                    data = await self._transport.receive()
+                except FrameError as exc:
+                    await self._reply_error(None, RequestError.parse_error({"message": str(exc)}))
                     continue
                 except ConnectionError:
                     break
-                if not line:
+                if data is None:
                     break
-                if line.strip():
-                    await self._receive(line)
+                await self._receive(data)
         finally:
             await self._shutdown()
 
@@ -657,7 +717,7 @@ class Connection:
             task.cancel()
         await asyncio.gather(self._worker, *tasks, return_exceptions=True)
         with contextlib.suppress(Exception):
-            self._writer.close()
+            self._transport.close()
         self._done.set()
 
 

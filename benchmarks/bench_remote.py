@@ -1,0 +1,200 @@
+"""Remote runtime: prompt turns with 100 session/update notifications each over WebSocket and over
+Streamable HTTP (HTTP/2 cleartext), the generated acp_v1 (AcpApp + connect_agent) on both ends vs
+the official Python SDK (`create_asgi_app` + `create_websocket_stream` / `create_http_stream`) on
+both ends.
+
+The agent (turn_server.py) runs in a child process under Hypercorn on 127.0.0.1; the client runs
+here. One turn = session/prompt, 100 session/update notifications (the fixture updates of
+bench_runtime.py), `end_turn`; a turn ends when the client has the answer and has handled every
+notification. Per profile and implementation: one connection, initialize, session/new, 3 warm-up
+turns, then --turns turns per round; rounds alternate between the implementations, and the figure
+is the median turns per second over --rounds rounds.
+
+    python benchmarks/bench_remote.py [--rounds N] [--turns N] [--updates N] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _util import BENCH, GENERATED, ROOT, WORK, median, table, write_json
+from bench_runtime import Counter, update_corpus
+
+SERVER = BENCH / "turn_server.py"
+PROFILES = ("ws", "http")
+Turn = Callable[[], Awaitable[None]]
+
+
+@contextlib.contextmanager
+def server(which: str, updates: Path) -> Iterator[int]:
+    """turn_server.py in a child process on an ephemeral loopback port; stopped on exit."""
+    sock = socket.socket()
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as Hypercorn does for its own binds
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    port = sock.getsockname()[1]
+    process = subprocess.Popen([sys.executable, str(SERVER), which, str(updates), str(sock.fileno())],
+                               pass_fds=[sock.fileno()], cwd=ROOT)
+    sock.close()
+    try:
+        yield port
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def url(profile: str, port: int) -> str:
+    return f"{'ws' if profile == 'ws' else 'http'}://127.0.0.1:{port}/acp"
+
+
+@contextlib.asynccontextmanager
+async def acpgen_session(profile: str, port: int, n_updates: int) -> AsyncIterator[Turn]:
+    sys.path.insert(0, str(GENERATED))
+    import acp_v1 as acp
+
+    counter = Counter()
+
+    class TurnClient(acp.Client):
+        async def session_update(self, params: acp.SessionNotification) -> None:
+            counter.hit()
+
+    async with acp.connect_agent(TurnClient(), url(profile, port)) as conn:
+        await conn.initialize(acp.InitializeRequest(protocol_version=1))
+        session = await conn.session_new(acp.NewSessionRequest(cwd=str(ROOT), mcp_servers=[]))
+        prompt = acp.PromptRequest(session_id=session.session_id, prompt=[acp.TextContentBlock(text="go")])
+
+        async def turn() -> None:
+            counter.expect(n_updates)
+            result = await conn.session_prompt(prompt)
+            assert result.stop_reason == acp.StopReason.END_TURN
+            await counter.done.wait()
+
+        yield turn
+
+
+@contextlib.asynccontextmanager
+async def sdk_session(profile: str, port: int, n_updates: int) -> AsyncIterator[Turn]:
+    import httpx
+    from acp import connect_to_agent, text_block
+    from acp.http import create_http_stream
+    from acp.ws import create_websocket_stream
+
+    counter = Counter()
+
+    class TurnClient:
+        def on_connect(self, conn: Any) -> None:
+            pass
+
+        async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+            counter.hit()
+
+    if profile == "ws":
+        transport = await create_websocket_stream(url(profile, port))
+    else:
+        client = httpx.AsyncClient(http1=False, http2=True, timeout=httpx.Timeout(30.0, read=None))
+        transport = create_http_stream(url(profile, port), client=client)
+    conn = connect_to_agent(TurnClient(), transport)
+    try:
+        await conn.initialize(protocol_version=1)
+        session = await conn.new_session(cwd=str(ROOT), mcp_servers=[])
+        blocks = [text_block("go")]
+
+        async def turn() -> None:
+            counter.expect(n_updates)
+            result = await conn.prompt(session_id=session.session_id, prompt=blocks)
+            assert result.stop_reason == "end_turn"
+            await counter.done.wait()
+
+        yield turn
+    finally:
+        await conn.close()
+
+
+async def measure(profile: str, ports: dict[str, int], rounds: int, turns: int, n_updates: int) -> dict[str, list[float]]:
+    rates: dict[str, list[float]] = {"acpgen": [], "sdk": []}
+    async with acpgen_session(profile, ports["acpgen"], n_updates) as ours, \
+            sdk_session(profile, ports["sdk"], n_updates) as theirs:
+        sides = {"acpgen": ours, "sdk": theirs}
+        for turn in sides.values():
+            for _ in range(3):
+                await turn()
+        for _ in range(rounds):
+            for name, turn in sides.items():
+                start = time.perf_counter()
+                for _ in range(turns):
+                    await asyncio.wait_for(turn(), 60)
+                rates[name].append(turns / (time.perf_counter() - start))
+    return rates
+
+
+def run(rounds: int, turns: int, n_updates: int) -> dict[str, object]:
+    try:
+        import httpx  # noqa: F401
+        import hypercorn  # noqa: F401
+        import websockets  # noqa: F401
+        from acp.http import create_http_stream  # noqa: F401
+    except ImportError as exc:
+        return {"status": "skipped", "reason": f"{exc.name} is not installed (pip install -e '.[test]')"}
+    updates = WORK / "remote" / "updates.json"
+    updates.parent.mkdir(parents=True, exist_ok=True)
+    corpus = update_corpus(n_updates)
+    updates.write_text(json.dumps(corpus), encoding="utf-8")
+    result: dict[str, object] = {"status": "ok", "rounds": rounds, "turns": turns, "updates_per_turn": n_updates}
+    with server("acpgen", updates) as ours, server("sdk", updates) as theirs:
+        for profile in PROFILES:
+            rates = asyncio.run(measure(profile, {"acpgen": ours, "sdk": theirs}, rounds, turns, n_updates))
+            paired = [a / b for a, b in zip(rates["acpgen"], rates["sdk"], strict=True)]
+            result[profile] = {"rates": rates, "turns_per_s": {k: median(v) for k, v in rates.items()},
+                               "x_sdk": median(rates["acpgen"]) / median(rates["sdk"]), "x_sdk_paired": median(paired)}
+    return result
+
+
+def markdown(data: dict[str, object]) -> str:
+    if data.get("status") != "ok":
+        return f"Skipped: {data.get('reason')}."
+    n = data["updates_per_turn"]
+    rows = []
+    for profile in PROFILES:
+        figures = data[profile]
+        assert isinstance(figures, dict)
+        label = "WebSocket" if profile == "ws" else "Streamable HTTP (HTTP/2)"
+        for name, rate in figures["turns_per_s"].items():
+            rows.append([label, name, f"{rate:.1f}", f"{rate * float(n):.0f}", f"{1000 / rate:.1f} ms"])
+        rows.append([label, "acpgen / SDK", f"**{figures['x_sdk']:.2f}**", "", f"paired: {figures['x_sdk_paired']:.2f}"])
+    return "\n".join([
+        f"{data['rounds']} alternating rounds of {data['turns']} turns per implementation, {n} "
+        "session/update notifications per turn; agent under Hypercorn in a child process on 127.0.0.1, "
+        "client in the benchmark process, one connection each; median turns per second.",
+        "",
+        table(["profile", "both ends", "turns/s", "notifications/s", "per turn"], rows),
+    ])
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--turns", type=int, default=10)
+    parser.add_argument("--updates", type=int, default=100)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    write_json(args.json, run(args.rounds, args.turns, args.updates))
+
+
+if __name__ == "__main__":
+    main()
