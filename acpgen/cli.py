@@ -231,6 +231,15 @@ def diff(
     raise typer.Exit(EXIT_STALE if fail_on is not None and result.fails(fail_on) else EXIT_OK)
 
 
+def register_kit() -> None:
+    from acpgen.kit.cli import register
+
+    register(app)
+
+
+register_kit()
+
+
 def main() -> None:
     app()
 

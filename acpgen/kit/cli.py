@@ -1,0 +1,134 @@
+"""The kit's commands, registered on acpgen's typer app: inspect, conform agent|client, replay."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
+
+SchemaOpt = Annotated[Path | None, typer.Option(
+    "--schema", help="Decode with a binding generated from this schema.json (cached) instead of a bundled one.")]
+TargetOpt = Annotated[str | None, typer.Option(
+    "--target", help="A bundled binding: v1 (default) or v2.")]
+CommandArg = Annotated[list[str], typer.Argument(
+    metavar="-- CMD [ARGS]...", help="The program to run, after `--`.", show_default=False)]
+TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Seconds to wait for each answer.")]
+JsonOpt = Annotated[Path | None, typer.Option("--json", help="Also write the results as JSON to this file.")]
+JunitOpt = Annotated[Path | None, typer.Option("--junit", help="Also write the results as JUnit XML to this file.")]
+
+
+def binding_or_exit(schema: Path | None, target: str | None):  # type: ignore[no-untyped-def]
+    from acpgen.kit.bindings import BindingError, load_binding
+
+    try:
+        return load_binding(schema, target)
+    except BindingError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(EXIT_ERROR) from None
+
+
+def need_command(command: list[str] | None) -> list[str]:
+    if not command:
+        typer.echo("error: give the program to run after `--`, e.g. `-- python my_agent.py`", err=True)
+        raise typer.Exit(EXIT_ERROR)
+    return command
+
+
+def inspect(
+    command: CommandArg,
+    schema: SchemaOpt = None,
+    target: TargetOpt = None,
+    trace: Annotated[Path | None, typer.Option("--trace", help="Write every line as JSONL (time, direction, raw line, decoded kind, violations).")] = None,
+    report: Annotated[Path | None, typer.Option("--report", help="Write violations to this file instead of stderr.")] = None,
+) -> None:
+    """Run an agent behind a transparent stdio proxy that decodes every message both ways and reports
+    each violation (direction, method, id, JSON path, what was expected). Put it where an editor
+    starts the agent: command `acpgen`, args `["inspect", "--", "my-agent"]`."""
+    from acpgen.kit.inspect import run_inspect
+
+    command = need_command(command)
+    binding = binding_or_exit(schema, target)
+    raise typer.Exit(run_inspect(binding, command, trace, report))
+
+
+conform = typer.Typer(no_args_is_help=True, help="Check an ACP agent or client against the protocol's rules.")
+
+
+@conform.command("agent")
+def conform_agent(
+    command: CommandArg,
+    schema: SchemaOpt = None,
+    target: TargetOpt = None,
+    json_out: JsonOpt = None,
+    junit: JunitOpt = None,
+    timeout: TimeoutOpt = 20.0,
+) -> None:
+    """Drive an agent through scripted scenarios; print each check with its rule (MUST/SHOULD and
+    spec section). Exit 0 only when every MUST holds."""
+    from acpgen.kit.conform_agent import conform_agent as run
+
+    command = need_command(command)
+    binding = binding_or_exit(schema, target)
+    result = asyncio.run(run(binding, command, timeout))
+    sys.stdout.write(result.table())
+    result.write(json_out, junit)
+    raise typer.Exit(EXIT_OK if result.ok else EXIT_FAIL)
+
+
+@conform.command("client")
+def conform_client(
+    command: CommandArg,
+    schema: SchemaOpt = None,
+    target: TargetOpt = None,
+    json_out: JsonOpt = None,
+    junit: JunitOpt = None,
+    timeout: TimeoutOpt = 20.0,
+    cancel_args: Annotated[str | None, typer.Option(
+        "--cancel-args", help="Extra arguments that make the client cancel its turn (e.g. '--cancel'), "
+        "inserted before the fake agent's command for the cancellation scenario.")] = None,
+) -> None:
+    """Start the client with a scripted fake agent (its command appended to CMD, or put where an
+    argument is `{agent}`) and check what the client sends and answers."""
+    from acpgen.kit.conform_client import conform_client as run
+
+    command = need_command(command)
+    binding = binding_or_exit(schema, target)
+    result = asyncio.run(run(binding, command, timeout, cancel_args))
+    sys.stdout.write(result.table())
+    result.write(json_out, junit)
+    raise typer.Exit(EXIT_OK if result.ok else EXIT_FAIL)
+
+
+def replay(
+    trace_file: Annotated[Path, typer.Argument(metavar="TRACE", help="A JSONL trace written by `acpgen inspect --trace`.")],
+    command: CommandArg,
+    schema: SchemaOpt = None,
+    target: TargetOpt = None,
+    timeout: TimeoutOpt = 20.0,
+) -> None:
+    """Replay a trace's client side against an agent (ids and session ids remapped) and report where
+    the agent's answers differ in shape. Exit 0 when none differ."""
+    from acpgen.kit.replay import ReplayError, run_replay
+
+    command = need_command(command)
+    binding = binding_or_exit(schema, target)
+    try:
+        differences = asyncio.run(run_replay(binding, trace_file, command, timeout))
+    except ReplayError as exc:
+        typer.echo(f"{trace_file}: error: {exc}", err=True)
+        raise typer.Exit(EXIT_ERROR) from None
+    for line in differences:
+        typer.echo(line)
+    typer.echo(f"replay: {len(differences)} difference(s)" if differences else "replay: the agent's answers match the trace in shape")
+    raise typer.Exit(EXIT_FAIL if differences else EXIT_OK)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("inspect")(inspect)
+    app.add_typer(conform, name="conform")
+    app.command("replay")(replay)

@@ -1,0 +1,564 @@
+"""`acpgen conform agent -- CMD ...`: drive an agent through scripted scenarios and check each rule.
+
+The kit plays the client at the JSON-RPC level (`AgentProcess`), so it sees every byte the agent
+writes and can send what a well-behaved runtime never would (a malformed line, an unknown method).
+Every message the agent sends, in every scenario, is decoded with the chosen binding; a message
+that does not decode fails the check of the step it belongs to and `messages.valid`."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acpgen.kit.bindings import Binding
+from acpgen.kit.harness import AgentProcess, Closed, Timeout
+from acpgen.kit.observe import Observation, Observer
+from acpgen.kit.report import FAIL, PASS, SKIP, Report, Rule
+
+INIT = "Initialization"
+SETUP = "Session Setup"
+TURN = "Prompt Turn"
+CANCEL = "Prompt Turn: Cancellation"
+CONTENT = "Content"
+PERMISSION = "Tool Calls: Requesting Permission"
+FS = "File System"
+TERM = "Terminals"
+LIST = "Session List"
+EXT = "Extensibility"
+TRANSPORT = "Transports: stdio"
+RPC = "JSON-RPC 2.0"
+RFD_CANCEL = "Request Cancellation ($/cancel_request)"
+SCHEMA = "Schema"
+
+R = Rule
+RULES = [
+    R("init.version.requested", "MUST", "initialize: an agent that supports the requested version answers with it", INIT),
+    R("init.version.older", "MUST", "initialize with an older version: answered with that version or the agent's latest", INIT),
+    R("init.version.newer", "MUST", "initialize with a newer version: answered with the agent's latest version", INIT),
+    R("init.version.invalid", "SHOULD", "initialize with an invalid protocolVersion: a JSON-RPC error (-32602)", f"{INIT}; {RPC} §5.1"),
+    R("init.capabilities", "MUST", "the initialize result (capabilities, auth methods, agent info) is well-formed", f"{INIT}; {SCHEMA}"),
+    R("auth.advertised", "MUST", "authenticate with an advertised method is answered (result or error)", INIT),
+    R("session.new", "MUST", "session/new returns a sessionId", SETUP),
+    R("jsonrpc.id", "MUST", "a response echoes the request id exactly (a string id stays a string)", f"{RPC} §5"),
+    R("prompt.text", "MUST", "a text prompt is accepted and the turn ends with a stop reason", f"{CONTENT}; {TURN}"),
+    R("prompt.resource_link", "MUST", "a resource_link prompt is accepted (baseline content)", CONTENT),
+    R("prompt.image", "MUST", "an image prompt is accepted when promptCapabilities.image is advertised", CONTENT),
+    R("prompt.audio", "MUST", "an audio prompt is accepted when promptCapabilities.audio is advertised", CONTENT),
+    R("prompt.resource", "MUST", "an embedded resource prompt is accepted when promptCapabilities.embeddedContext is advertised", CONTENT),
+    R("updates.valid", "MUST", "every session/update is well-formed and names a session the agent created", f"{TURN}; {SCHEMA}"),
+    R("prompt.stop_reason", "MUST", "every session/prompt result carries a valid stopReason", TURN),
+    R("cancel.cancelled", "MUST", "session/cancel mid-turn: the prompt is answered with stopReason cancelled", CANCEL),
+    R("permission.allow", "MUST", "permission round trip (selected allow): request well-formed, turn completes", PERMISSION),
+    R("permission.reject", "MUST", "permission round trip (selected reject): turn completes", PERMISSION),
+    R("permission.cancelled", "MUST", "permission round trip (outcome cancelled): turn completes", PERMISSION),
+    R("capabilities.fs", "MUST", "no fs/* request to a client that did not advertise fs", FS),
+    R("capabilities.terminal", "MUST", "no terminal/* request to a client that did not advertise terminal", TERM),
+    R("session.load", "MUST", "session/load (when advertised) replays the conversation as session/update before answering", SETUP),
+    R("session.list", "MUST", "session/list (when advertised) answers with a well-formed list", LIST),
+    R("session.list.contains", "SHOULD", "session/list includes the session created on this connection", LIST),
+    R("session.close", "MUST", "session/close (when advertised) answers a known session", SETUP),
+    R("rpc.method_not_found", "MUST", "an unknown method is answered with -32601", f"{RPC} §5.1"),
+    R("rpc.parse_error", "MUST", "a malformed line is answered with -32700 (id null)", f"{RPC} §5.1"),
+    R("rpc.survives_bad_line", "MUST", "after a malformed line the connection and session keep working", f"{RPC} §5.1; {TRANSPORT}"),
+    R("cancel_request.answered", "MUST", "a request cancelled with $/cancel_request still gets exactly one answer", f"{RFD_CANCEL}; {RPC} §5"),
+    R("cancel_request.honoured", "SHOULD", "$/cancel_request on a running prompt: -32800 or stopReason cancelled", RFD_CANCEL),
+    R("rpc.notification_unanswered", "MUST", "unknown notifications (plain and _-prefixed) are ignored: never answered", f"{RPC} §4.1; {EXT}"),
+    R("ext.method", "MUST", "an unknown _-prefixed extension request is answered (result or -32601)", EXT),
+    R("messages.valid", "MUST", "every message the agent sends is well-formed JSON-RPC that the schema decodes", f"{SCHEMA}; {RPC}"),
+    R("stdout.clean", "MUST", "nothing but JSON-RPC messages on stdout", TRANSPORT),
+    R("exit.stdin_closed", "SHOULD", "the agent exits with status 0 within 5 s of its stdin closing", TRANSPORT),
+]
+RULE = {r.id: r for r in RULES}
+
+PNG_1PX = base64.b64encode(bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")).decode()
+WAV_EMPTY = base64.b64encode(bytes.fromhex(
+    "52494646240000005741564566d7420100000001000100401f0000803e0000020010006461746100000000")).decode()
+
+
+@dataclass
+class Client:
+    """The scripted client's state for one agent process."""
+
+    capabilities: dict[str, Any]
+    workdir: Path
+    permission: str = "allow"
+    cancelling: set[str] = field(default_factory=set)
+    requests: list[Observation] = field(default_factory=list)
+
+    async def handle(self, agent: AgentProcess, obs: Observation) -> tuple[object, dict[str, Any] | None]:
+        self.requests.append(obs)
+        params = obs.message.get("params") if isinstance(obs.message, dict) else None
+        params = params if isinstance(params, dict) else {}
+        method = obs.method or ""
+        if method == "session/request_permission":
+            options = [o for o in params.get("options", []) if isinstance(o, dict)]
+            if self.permission == "cancelled" or params.get("sessionId") in self.cancelling or not options:
+                return {"outcome": {"outcome": "cancelled"}}, None
+            kinds = ("allow_once", "allow_always") if self.permission == "allow" else ("reject_once", "reject_always")
+            chosen = next((o for o in options if o.get("kind") in kinds), options[0])
+            return {"outcome": {"outcome": "selected", "optionId": chosen.get("optionId")}}, None
+        if method == "fs/read_text_file":
+            path = Path(str(params.get("path", "")))
+            try:
+                return {"content": path.read_text(encoding="utf-8")}, None
+            except (OSError, UnicodeDecodeError):
+                return None, {"code": -32002, "message": "Resource not found", "data": {"uri": str(path)}}
+        if method == "fs/write_text_file":
+            return {}, None  # pretend: the kit never writes the agent's files
+        if method == "terminal/create":
+            return {"terminalId": "acpgen-term-1"}, None
+        if method == "terminal/output":
+            return {"output": "", "truncated": False, "exitStatus": {"exitCode": 0}}, None
+        if method == "terminal/wait_for_exit":
+            return {"exitCode": 0}, None
+        if method in ("terminal/release", "terminal/kill"):
+            return {}, None
+        return None, {"code": -32601, "message": "Method not found", "data": {"method": method}}
+
+
+def short(obs: Observation) -> str:
+    return "; ".join(v.render() for v in obs.violations)
+
+
+class AgentConform:
+    def __init__(self, binding: Binding, command: list[str], timeout: float) -> None:
+        self.binding = binding
+        self.command = command
+        self.timeout = timeout
+        self.report = Report(subject="agent: " + " ".join(command), schema=binding.name)
+        self.version = binding.protocol_version
+        self.processes: list[AgentProcess] = []
+        self.sessions: set[str] = set()
+        self.tmp = tempfile.TemporaryDirectory(prefix="acpgen-conform-")
+        self.workdir = Path(self.tmp.name)
+        (self.workdir / "README.md").write_text("# conform\n\nA file for the agent to read.\n", encoding="utf-8")
+        self.results: dict[str, tuple[str, str]] = {}
+        self.agent_caps: dict[str, Any] = {}
+        self.latest: int | None = None
+
+    # -- bookkeeping -----------------------------------------------------------------------------
+
+    def set(self, rule: str, status: str, detail: str = "") -> None:
+        old = self.results.get(rule)
+        if old is not None and old[0] == FAIL and status != FAIL:
+            return  # a failure seen once stays
+        if old is not None and old[0] == PASS and status == SKIP:
+            return
+        if old is not None and status == FAIL and old[0] == FAIL:
+            detail = old[1] + "\n" + detail
+        self.results[rule] = (status, detail)
+
+    def check_answer(self, rule: str, obs: Observation) -> bool:
+        """A result that decodes passes the rule; an error or a violation fails it."""
+        if obs.kind == "error":
+            self.set(rule, FAIL, f"answered with error {obs.message.get('error')}")
+            return False
+        if obs.violations:
+            self.set(rule, FAIL, short(obs))
+            return False
+        self.set(rule, PASS)
+        return True
+
+    def client_capabilities(self, full: bool) -> dict[str, Any]:
+        if self.version >= 2:
+            return {}
+        if full:
+            return {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}
+        return {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}
+
+    def init_params(self, version: object, full: bool = True) -> dict[str, Any]:
+        info = {"name": "acpgen-conform", "version": "1"}
+        if self.version >= 2:
+            return {"protocolVersion": version, "capabilities": self.client_capabilities(full), "info": info}
+        return {"protocolVersion": version, "clientCapabilities": self.client_capabilities(full), "clientInfo": info}
+
+    async def spawn(self, client: Client) -> AgentProcess:
+        agent = AgentProcess(Observer(self.binding), client.handle, self.timeout)
+        await agent.start(self.command)
+        self.processes.append(agent)
+        return agent
+
+    # -- scenarios -------------------------------------------------------------------------------
+
+    async def run(self) -> Report:
+        try:
+            main = Client(self.client_capabilities(True), self.workdir)
+            agent = await self.spawn(main)
+            try:
+                await self.main_scenario(agent, main)
+            except (Closed, Timeout) as exc:
+                self.set("messages.valid", FAIL, f"main scenario stopped: {exc}")
+                for rule in RULES:
+                    if rule.id not in self.results and not rule.id.startswith(("init.version.", "capabilities.", "exit.", "stdout.", "updates.")):
+                        self.set(rule.id, FAIL if rule.level == "MUST" else SKIP, f"not reached: {exc}")
+            await self.exit_check(agent)
+            await asyncio.gather(self.version_scenarios(), self.capability_scenario())
+        finally:
+            for agent in self.processes:
+                await agent.kill()
+            self.tmp.cleanup()
+        self.whole_run_checks()
+        for rule in RULES:
+            status, detail = self.results.get(rule.id, (SKIP, "not exercised"))
+            self.report.add(rule, status, detail)
+        return self.report
+
+    async def initialize(self, agent: AgentProcess, version: object, full: bool = True) -> Observation:
+        return await agent.request("initialize", self.init_params(version, full))
+
+    async def main_scenario(self, agent: AgentProcess, client: Client) -> None:
+        init = await self.initialize(agent, self.version)
+        result = init.message.get("result") if init.kind == "response" else None
+        if isinstance(result, dict):
+            answered = result.get("protocolVersion")
+            self.latest = answered if isinstance(answered, int) else None
+            if answered == self.version:
+                self.set("init.version.requested", PASS)
+            else:
+                self.set("init.version.requested", FAIL, f"requested {self.version}, answered {answered!r}")
+            self.agent_caps = result.get("agentCapabilities") or result.get("capabilities") or {}
+        if not self.check_answer("init.capabilities", init):
+            self.set("init.version.requested", FAIL, "initialize failed")
+            raise Closed(f"initialize failed: {short(init) or init.message.get('error')}")
+        await self.authenticate(agent, result)
+        session_id = await self.new_session(agent)
+        await self.prompts(agent, client, session_id)
+        await self.cancel(agent, client, session_id)
+        await self.cancel_request(agent, session_id)
+        await self.load_and_list(agent, session_id)
+        await self.rpc_checks(agent, session_id)
+        await self.close_session(agent, session_id)
+
+    async def authenticate(self, agent: AgentProcess, result: dict[str, Any] | None) -> None:
+        methods = (result or {}).get("authMethods") or []
+        auth_method = "auth/login" if self.version >= 2 else "authenticate"
+        if not methods or auth_method not in self.binding.agent_methods:
+            self.set("auth.advertised", SKIP, "no auth methods advertised")
+            return
+        first = methods[0] if isinstance(methods[0], dict) else {}
+        obs = await agent.request(auth_method, {"methodId": first.get("id")})
+        if obs.kind == "error" and not obs.violations:
+            self.set("auth.advertised", PASS)  # a well-formed refusal (it may need a user)
+        else:
+            self.check_answer("auth.advertised", obs)
+
+    async def new_session(self, agent: AgentProcess) -> str:
+        obs = await agent.request("session/new", {"cwd": str(self.workdir), "mcpServers": []},
+                                  request_id="acpgen-new-1")
+        if obs.id == "acpgen-new-1" and isinstance(obs.id, str):
+            self.set("jsonrpc.id", PASS)
+        else:
+            self.set("jsonrpc.id", FAIL, f"sent id \"acpgen-new-1\", answer carried {obs.id!r}")
+        self.check_answer("session.new", obs)
+        result = obs.message.get("result") if obs.kind == "response" else None
+        session_id = result.get("sessionId") if isinstance(result, dict) else None
+        if not isinstance(session_id, str):
+            raise Closed("session/new gave no sessionId; nothing else can be checked")
+        self.sessions.add(session_id)
+        return session_id
+
+    def permission_requests(self, client: Client, since: int) -> list[Observation]:
+        return [o for o in client.requests[since:] if o.method == "session/request_permission"]
+
+    async def prompt(self, agent: AgentProcess, client: Client, rule: str, session_id: str,
+                     blocks: list[dict[str, Any]], permission: str = "allow") -> Observation | None:
+        client.permission = permission
+        since = len(client.requests)
+        try:
+            obs = await agent.request("session/prompt", {"sessionId": session_id, "prompt": blocks})
+        except Timeout as exc:
+            self.set(rule, FAIL, str(exc))
+            return None
+        self.check_answer(rule, obs)
+        self.check_stop_reason(obs)
+        asked = self.permission_requests(client, since)
+        prule = f"permission.{permission}"
+        if asked:
+            bad = [short(o) for o in asked if o.violations]
+            if bad:
+                self.set(prule, FAIL, "; ".join(bad))
+            elif obs.kind == "response" and not obs.violations:
+                self.set(prule, PASS)
+            else:
+                self.set(prule, FAIL, "the turn did not end with a valid result after the permission answer")
+        return obs
+
+    def check_stop_reason(self, obs: Observation) -> None:
+        result = obs.message.get("result") if obs.kind == "response" else None
+        if obs.kind != "response":
+            return
+        if not isinstance(result, dict) or "stopReason" not in result:
+            self.set("prompt.stop_reason", FAIL, f"result has no stopReason: {str(result)[:200]}")
+        elif any(v.path.startswith("result.stopReason") for v in obs.violations):
+            self.set("prompt.stop_reason", FAIL, short(obs))
+        else:
+            self.set("prompt.stop_reason", PASS)
+
+    async def prompts(self, agent: AgentProcess, client: Client, session_id: str) -> None:
+        readme = self.workdir / "README.md"
+        text = {"type": "text", "text": "Hello from acpgen conform. Please read README.md."}
+        await self.prompt(agent, client, "prompt.text", session_id, [text], "allow")
+        link = {"type": "resource_link", "uri": readme.as_uri(), "name": "README.md", "mimeType": "text/markdown"}
+        await self.prompt(agent, client, "prompt.resource_link", session_id, [text, link], "reject")
+        await self.prompt(agent, client, "prompt.text", session_id, [text], "cancelled")
+        caps = self.agent_caps.get("promptCapabilities") or (self.agent_caps.get("session") or {}).get("prompt") or {}
+        extra = {
+            "prompt.image": ("image", {"type": "image", "mimeType": "image/png", "data": PNG_1PX}),
+            "prompt.audio": ("audio", {"type": "audio", "mimeType": "audio/wav", "data": WAV_EMPTY}),
+            "prompt.resource": ("embeddedContext", {"type": "resource", "resource": {
+                "uri": readme.as_uri(), "mimeType": "text/markdown", "text": readme.read_text(encoding="utf-8")}}),
+        }
+        for rule, (cap, block) in extra.items():
+            if caps.get(cap):
+                await self.prompt(agent, client, rule, session_id, [text, block], "allow")
+            else:
+                self.set(rule, SKIP, f"promptCapabilities.{cap} not advertised")
+
+    def updates_for(self, agent: AgentProcess, session_id: str, since: int) -> list[Observation]:
+        return [o for o in agent.received.observations[since:]
+                if o.method == "session/update" and o.kind == "notification"
+                and isinstance(o.message.get("params"), dict) and o.message["params"].get("sessionId") == session_id]
+
+    async def start_turn(self, agent: AgentProcess, session_id: str) -> tuple[Any, int]:
+        since = len(agent.received.observations)
+        future = await agent.start_request("session/prompt", {"sessionId": session_id, "prompt": [
+            {"type": "text", "text": "Hello from acpgen conform: a turn to cancel."}]})
+        await agent.wait_for(lambda: bool(self.updates_for(agent, session_id, since)) or future.done(), self.timeout)
+        return future, since
+
+    async def cancel(self, agent: AgentProcess, client: Client, session_id: str) -> None:
+        client.permission = "allow"
+        future, _ = await self.start_turn(agent, session_id)
+        if future.done():
+            self.set("cancel.cancelled", SKIP, "the turn ended before its first update; nothing to cancel")
+            return
+        client.cancelling.add(session_id)
+        await agent.notify("session/cancel", {"sessionId": session_id})
+        try:
+            obs = await agent.wait_answer(future, "session/prompt after session/cancel")
+        finally:
+            client.cancelling.discard(session_id)
+        result = obs.message.get("result") if obs.kind == "response" else None
+        reason = result.get("stopReason") if isinstance(result, dict) else None
+        if reason == "cancelled":
+            self.set("cancel.cancelled", PASS)
+        else:
+            got = f"stopReason {reason!r}" if obs.kind == "response" else f"error {obs.message.get('error')}"
+            self.set("cancel.cancelled", FAIL, f"expected stopReason \"cancelled\", got {got}")
+        self.check_stop_reason(obs)
+
+    async def cancel_request(self, agent: AgentProcess, session_id: str) -> None:
+        if "$/cancel_request" not in self.binding.agent_methods:
+            for rule in ("cancel_request.answered", "cancel_request.honoured"):
+                self.set(rule, SKIP, "the schema has no $/cancel_request")
+            return
+        future, _ = await self.start_turn(agent, session_id)
+        if future.done():
+            for rule in ("cancel_request.answered", "cancel_request.honoured"):
+                self.set(rule, SKIP, "the turn ended before its first update; nothing to cancel")
+            return
+        pending = [k for k, f in agent.waiters.items() if f is future]
+        request_id = int(pending[0]) if pending else None
+        await agent.notify("$/cancel_request", {"requestId": request_id})
+        try:
+            obs = await agent.wait_answer(future, "session/prompt after $/cancel_request")
+        except Timeout as exc:
+            self.set("cancel_request.answered", FAIL, str(exc))
+            self.set("cancel_request.honoured", FAIL, str(exc))
+            # the turn may still be running: end it the standard way so later steps can proceed
+            await agent.notify("session/cancel", {"sessionId": session_id})
+            return
+        self.set("cancel_request.answered", PASS if not obs.violations else FAIL, short(obs))
+        error = obs.message.get("error") if obs.kind == "error" else None
+        result = obs.message.get("result") if obs.kind == "response" else None
+        if isinstance(error, dict) and error.get("code") == -32800:
+            self.set("cancel_request.honoured", PASS)
+        elif isinstance(result, dict) and result.get("stopReason") == "cancelled":
+            self.set("cancel_request.honoured", PASS)
+        else:
+            self.set("cancel_request.honoured", FAIL, f"the turn ran on: {str(error or result)[:200]}")
+
+    async def load_and_list(self, agent: AgentProcess, session_id: str) -> None:
+        if self.agent_caps.get("loadSession") and "session/load" in self.binding.agent_methods:
+            since = len(agent.received.observations)
+            obs = await agent.request("session/load", {"sessionId": session_id, "cwd": str(self.workdir), "mcpServers": []})
+            if self.check_answer("session.load", obs):
+                index = agent.received.observations.index(obs)
+                replayed = self.updates_for(agent, session_id, since)
+                if not replayed or agent.received.observations.index(replayed[0]) > index:
+                    self.set("session.load", FAIL, "no session/update replayed the history before the answer")
+        else:
+            self.set("session.load", SKIP, "loadSession not advertised")
+        session_caps = self.agent_caps.get("sessionCapabilities") or self.agent_caps.get("session") or {}
+        if session_caps.get("list") is not None and "session/list" in self.binding.agent_methods:
+            obs = await agent.request("session/list", {})
+            if self.check_answer("session.list", obs):
+                sessions = (obs.message.get("result") or {}).get("sessions") or []
+                ids = {s.get("sessionId") for s in sessions if isinstance(s, dict)}
+                if session_id in ids:
+                    self.set("session.list.contains", PASS)
+                else:
+                    self.set("session.list.contains", FAIL, f"{session_id} is not among {len(ids)} listed sessions")
+        else:
+            self.set("session.list", SKIP, "sessionCapabilities.list not advertised")
+            self.set("session.list.contains", SKIP, "sessionCapabilities.list not advertised")
+
+    async def rpc_checks(self, agent: AgentProcess, session_id: str) -> None:
+        obs = await agent.request("acpgen/no_such_method", {})
+        code = (obs.message.get("error") or {}).get("code") if obs.kind == "error" else None
+        if code == -32601:
+            self.set("rpc.method_not_found", PASS)
+        else:
+            self.set("rpc.method_not_found", FAIL, f"expected error -32601, got {str(obs.message)[:200]}")
+        obs = await agent.request("_acpgen/probe", {"from": "acpgen conform"})
+        ecode = (obs.message.get("error") or {}).get("code") if obs.kind == "error" else None
+        if obs.kind == "response" or ecode == -32601:
+            self.set("ext.method", PASS)
+        else:
+            self.set("ext.method", FAIL, f"expected a result or -32601, got {str(obs.message)[:200]}")
+        # notifications that nobody handles: nothing may come back for them
+        before = len(agent.received.observations)
+        await agent.notify("acpgen/unknown_notification", {"from": "acpgen conform"})
+        await agent.notify("_acpgen/notice", {"from": "acpgen conform"})
+        probe = await agent.request("acpgen/no_such_method", {})
+        answered = [o for o in agent.received.observations[before:]
+                    if o.kind in ("response", "error") and o is not probe]
+        if answered:
+            self.set("rpc.notification_unanswered", FAIL, f"answered a notification: {str(answered[0].message)[:200]}")
+        else:
+            self.set("rpc.notification_unanswered", PASS)
+        # a malformed line: -32700 with id null, and the connection carries on
+        parse_error = agent.expect(None)
+        await agent.send_raw(b'{"jsonrpc": "2.0", "id": 99, "method": "session/prompt", "params": {\n')
+        try:
+            obs = await agent.wait_answer(parse_error, "a malformed line", timeout=min(self.timeout, 10))
+            code = (obs.message.get("error") or {}).get("code") if obs.kind == "error" else None
+            if code == -32700:
+                self.set("rpc.parse_error", PASS)
+            else:
+                self.set("rpc.parse_error", FAIL, f"expected error -32700 with id null, got {str(obs.message)[:200]}")
+        except Timeout:
+            agent.waiters.pop("null", None)
+            self.set("rpc.parse_error", FAIL, "no -32700 answer to a malformed line")
+        except Closed as exc:
+            self.set("rpc.parse_error", FAIL, str(exc))
+            self.set("rpc.survives_bad_line", FAIL, str(exc))
+            raise
+        try:
+            obs = await agent.request("session/prompt", {"sessionId": session_id, "prompt": [
+                {"type": "text", "text": "Still there after a malformed line?"}]})
+        except (Closed, Timeout) as exc:
+            self.set("rpc.survives_bad_line", FAIL, str(exc))
+            raise
+        if obs.kind == "response" and not obs.violations:
+            self.set("rpc.survives_bad_line", PASS)
+        else:
+            self.set("rpc.survives_bad_line", FAIL, f"the session no longer works: {str(obs.message)[:200]}")
+
+    async def close_session(self, agent: AgentProcess, session_id: str) -> None:
+        session_caps = self.agent_caps.get("sessionCapabilities") or self.agent_caps.get("session") or {}
+        if session_caps.get("close") is None or "session/close" not in self.binding.agent_methods:
+            self.set("session.close", SKIP, "sessionCapabilities.close not advertised")
+            return
+        self.check_answer("session.close", await agent.request("session/close", {"sessionId": session_id}))
+
+    async def exit_check(self, agent: AgentProcess) -> None:
+        code = await agent.close_stdin(5)
+        if code == 0:
+            self.set("exit.stdin_closed", PASS)
+        elif code is None:
+            self.set("exit.stdin_closed", FAIL, "still running 5 s after its stdin closed (killed)")
+        else:
+            self.set("exit.stdin_closed", FAIL, f"exited with status {code}")
+
+    async def version_scenarios(self) -> None:
+        latest = self.latest if self.latest is not None else self.version
+        older = max(self.version - 1, 0)
+        cases = [("init.version.older", older), ("init.version.newer", self.version + 1000),
+                 ("init.version.invalid", "1.0.0")]
+
+        async def one(rule: str, version: object) -> None:
+            agent = await self.spawn(Client({}, self.workdir))
+            try:
+                obs = await self.initialize(agent, version)
+            except (Closed, Timeout) as exc:
+                self.set(rule, FAIL, f"initialize with protocolVersion {version!r}: {exc}")
+                return
+            finally:
+                await agent.close_stdin(2)
+            result = obs.message.get("result") if obs.kind == "response" else None
+            answered = result.get("protocolVersion") if isinstance(result, dict) else None
+            if rule == "init.version.invalid":
+                if obs.kind == "error":
+                    code = (obs.message.get("error") or {}).get("code")
+                    self.set(rule, PASS if code == -32602 else FAIL, "" if code == -32602 else f"error code {code}, expected -32602")
+                else:
+                    self.set(rule, FAIL, f"accepted protocolVersion {version!r} (answered {answered!r})")
+                return
+            if obs.kind != "response" or obs.violations:
+                self.set(rule, FAIL, f"protocolVersion {version!r}: {short(obs) or obs.message.get('error')}")
+            elif rule == "init.version.older" and answered not in (version, latest):
+                self.set(rule, FAIL, f"requested {version}, answered {answered!r} (its latest is {latest})")
+            elif rule == "init.version.newer" and answered != latest:
+                self.set(rule, FAIL, f"requested {version}, answered {answered!r} (its latest is {latest})")
+            else:
+                self.set(rule, PASS)
+
+        await asyncio.gather(*(one(rule, version) for rule, version in cases))
+
+    async def capability_scenario(self) -> None:
+        """A client that advertises neither fs nor terminal: the agent must not use them."""
+        client = Client(self.client_capabilities(False), self.workdir)
+        agent = await self.spawn(client)
+        try:
+            init = await self.initialize(agent, self.version, full=False)
+            if init.kind != "response":
+                raise Closed("initialize failed")
+            obs = await agent.request("session/new", {"cwd": str(self.workdir), "mcpServers": []})
+            result = obs.message.get("result") if obs.kind == "response" else None
+            session_id = result.get("sessionId") if isinstance(result, dict) else None
+            if not isinstance(session_id, str):
+                raise Closed("session/new failed")
+            self.sessions.add(session_id)
+            client.permission = "allow"
+            await agent.request("session/prompt", {"sessionId": session_id, "prompt": [
+                {"type": "text", "text": "Hello from acpgen conform. Please read README.md."}]})
+        except (Closed, Timeout) as exc:
+            for rule in ("capabilities.fs", "capabilities.terminal"):
+                self.set(rule, SKIP, f"could not run a turn without capabilities: {exc}")
+            return
+        finally:
+            await agent.close_stdin(2)
+        for rule, prefix in (("capabilities.fs", "fs/"), ("capabilities.terminal", "terminal/")):
+            used = sorted({o.method or "" for o in client.requests if (o.method or "").startswith(prefix)})
+            self.set(rule, FAIL if used else PASS, f"called {', '.join(used)} though not advertised" if used else "")
+
+    def whole_run_checks(self) -> None:
+        noise = [n for agent in self.processes for n in agent.received.noise]
+        self.set("stdout.clean", FAIL if noise else PASS,
+                 "\n".join(f"non-JSON-RPC output: {n[:120]!r}" for n in noise[:5]))
+        bad_updates: list[str] = []
+        bad: list[str] = []
+        for agent in self.processes:
+            for obs in agent.received.observations:
+                if obs.violations:
+                    bad.append(short(obs))
+                if obs.method == "session/update" and obs.kind == "notification":
+                    params = obs.message.get("params")
+                    sid = params.get("sessionId") if isinstance(params, dict) else None
+                    if obs.violations:
+                        bad_updates.append(short(obs))
+                    elif sid not in self.sessions:
+                        bad_updates.append(f"session/update for unknown session {sid!r}")
+        self.set("messages.valid", FAIL if bad else PASS, "\n".join(bad[:8]))
+        self.set("updates.valid", FAIL if bad_updates else PASS, "\n".join(bad_updates[:8]))
+
+
+async def conform_agent(binding: Binding, command: list[str], timeout: float) -> Report:
+    return await AgentConform(binding, command, timeout).run()
