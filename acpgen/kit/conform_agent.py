@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from acpgen.kit.bindings import Binding
-from acpgen.kit.harness import AgentProcess, Closed, Timeout
+from acpgen.kit.harness import AgentProcess, Closed, Timeout, WrongId
 from acpgen.kit.observe import Observation, Observer
 from acpgen.kit.report import FAIL, PASS, SKIP, Report, Rule
 
@@ -68,6 +68,7 @@ RULES = [
     R("cancel_request.honoured", "SHOULD", "$/cancel_request on a running prompt: -32800 or stopReason cancelled", RFD_CANCEL),
     R("rpc.notification_unanswered", "MUST", "unknown notifications (plain and _-prefixed) are ignored: never answered", f"{RPC} §4.1; {EXT}"),
     R("ext.method", "MUST", "an unknown _-prefixed extension request is answered (result or -32601)", EXT),
+    R("run.completes", "MUST", "the scripted session runs to its end: every request answered, no early exit", f"{RPC} §5; {TRANSPORT}"),
     R("messages.valid", "MUST", "every message the agent sends is well-formed JSON-RPC that the schema decodes", f"{SCHEMA}; {RPC}"),
     R("stdout.clean", "MUST", "nothing but JSON-RPC messages on stdout", TRANSPORT),
     R("exit.stdin_closed", "SHOULD", "the agent exits with status 0 within 5 s of its stdin closing", TRANSPORT),
@@ -192,11 +193,12 @@ class AgentConform:
             agent = await self.spawn(main)
             try:
                 await self.main_scenario(agent, main)
+                self.set("run.completes", PASS)
             except (Closed, Timeout) as exc:
-                self.set("messages.valid", FAIL, f"main scenario stopped: {exc}")
+                self.set("run.completes", FAIL, f"the scripted session stopped: {exc}\n{agent.stderr_text()[-600:]}")
                 for rule in RULES:
-                    if rule.id not in self.results and not rule.id.startswith(("init.version.", "capabilities.", "exit.", "stdout.", "updates.")):
-                        self.set(rule.id, FAIL if rule.level == "MUST" else SKIP, f"not reached: {exc}")
+                    if rule.id not in self.results and not rule.id.startswith(("init.version.", "capabilities.", "exit.", "stdout.", "updates.", "messages.")):
+                        self.set(rule.id, SKIP, f"not reached: {exc}")
             await self.exit_check(agent)
             await asyncio.gather(self.version_scenarios(), self.capability_scenario())
         finally:
@@ -249,8 +251,12 @@ class AgentConform:
             self.check_answer("auth.advertised", obs)
 
     async def new_session(self, agent: AgentProcess) -> str:
-        obs = await agent.request("session/new", {"cwd": str(self.workdir), "mcpServers": []},
-                                  request_id="acpgen-new-1")
+        try:
+            obs = await agent.request("session/new", {"cwd": str(self.workdir), "mcpServers": []},
+                                      request_id="acpgen-new-1")
+        except WrongId as exc:
+            self.set("jsonrpc.id", FAIL, str(exc))
+            raise
         if obs.id == "acpgen-new-1" and isinstance(obs.id, str):
             self.set("jsonrpc.id", PASS)
         else:

@@ -28,6 +28,10 @@ class Closed(Exception):
     """The agent's stdout ended (it exited or closed it) before the answer."""
 
 
+class WrongId(Closed):
+    """An answer arrived with an id no request carries while one was awaited."""
+
+
 Handler = Callable[["AgentProcess", Observation], Awaitable[tuple[object, dict[str, Any] | None]]]
 """Answers an agent's request: (result, None) or (None, error object)."""
 
@@ -56,6 +60,7 @@ class AgentProcess:
         self.stdout_closed = asyncio.Event()
         self.tasks: list[asyncio.Task[None]] = []
         self.on_line: Callable[[str, bytes], None] | None = None
+        self.orphans: list[Observation] = []
 
     async def start(self, command: list[str], env: dict[str, str] | None = None, cwd: str | None = None) -> None:
         self.proc = await asyncio.create_subprocess_exec(
@@ -106,16 +111,13 @@ class AgentProcess:
         return future
 
     async def wait_answer(self, future: asyncio.Future[Observation], what: str, timeout: float | None = None) -> Observation:
-        closed = asyncio.ensure_future(self.stdout_closed.wait())
-        try:
-            done, _ = await asyncio.wait({future, closed}, timeout=timeout or self.timeout,
-                                         return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            closed.cancel()
-        if future in done:
-            return future.result()
+        orphans = len(self.orphans)
+        await self.wait_for(lambda: future.done() or len(self.orphans) > orphans, timeout or self.timeout)
         if future.done():
             return future.result()
+        if len(self.orphans) > orphans:
+            stray = self.orphans[orphans]
+            raise WrongId(f"waiting for the answer to {what}, got one with id {stray.id!r}, which no request carries")
         if self.stdout_closed.is_set():
             raise Closed(f"the agent closed its stdout before answering {what}{self.exit_note()}")
         raise Timeout(f"no answer to {what} within {timeout or self.timeout:g} s")
@@ -175,6 +177,8 @@ class AgentProcess:
                 future = self.waiters.pop(id_key(obs.id), None)
                 if future is not None and not future.done():
                     future.set_result(obs)
+                elif obs.id is not None:
+                    self.orphans.append(obs)
             elif obs.kind == "request":
                 asyncio.get_running_loop().create_task(self.answer(obs))
         self.changed.set()

@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""A small ACP v1 agent written at the JSON-RPC level (standard library only) with one fault
+switched on by its argument, for `acpgen conform agent` to catch. Without an argument it follows
+the rules the kit checks.
+
+    python faulty_agent.py [FAULT]
+
+A turn: one agent_message_chunk, a pause, a session/request_permission, a tool_call_update, then
+stopReason end_turn (cancelled after session/cancel or a cancelled permission outcome)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+
+FAULTS = {
+    "wrong_field_type": "an agent_message_chunk whose text is a number",
+    "missing_cancelled": "a cancelled turn ends with end_turn",
+    "stdout_noise": "a banner on stdout before the first message",
+    "no_method_not_found": "unknown methods are answered with a null result, not -32601",
+    "dies_on_bad_line": "exits on a line that is not JSON",
+    "answers_notifications": "answers unknown notifications with an error",
+    "fs_unadvertised": "reads a file through fs/read_text_file even when the client did not advertise fs",
+    "version_echo": "answers initialize with whatever version was asked",
+    "bad_stop_reason": "ends a turn with stopReason \"done\"",
+    "no_load_replay": "advertises loadSession but replays nothing",
+    "numeric_id": "answers a string request id with a number",
+    "hangs_on_eof": "keeps running after its stdin closes",
+}
+FAULT = sys.argv[1] if len(sys.argv) > 1 else ""
+if FAULT and FAULT not in FAULTS:
+    sys.exit(f"unknown fault {FAULT!r}; known: {', '.join(FAULTS)}")
+
+out_lock = threading.Lock()
+state_lock = threading.Lock()
+sessions: dict[str, dict[str, object]] = {}
+waiting: dict[int, threading.Event] = {}
+answers: dict[int, object] = {}
+client_fs = False
+next_id = [100]
+
+
+def send(message: dict[str, object]) -> None:
+    with out_lock:
+        sys.stdout.write(json.dumps(message) + "\n")
+        sys.stdout.flush()
+
+
+def reply(request_id: object, result: object = None, error: dict[str, object] | None = None) -> None:
+    if FAULT == "numeric_id" and isinstance(request_id, str):
+        request_id = 1
+    message: dict[str, object] = {"jsonrpc": "2.0", "id": request_id}
+    if error is not None:
+        message["error"] = error
+    else:
+        message["result"] = result
+    send(message)
+
+
+def call(method: str, params: dict[str, object], timeout: float = 20) -> object:
+    with state_lock:
+        request_id = next_id[0]
+        next_id[0] += 1
+        event = waiting[request_id] = threading.Event()
+    send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+    event.wait(timeout)
+    return answers.pop(request_id, None)
+
+
+def update(session_id: str, body: dict[str, object]) -> None:
+    sessions[session_id]["history"].append(body)  # type: ignore[attr-defined]
+    send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session_id, "update": body}})
+
+
+def turn(request_id: object, session_id: str) -> None:
+    session = sessions[session_id]
+    cancelled = session["cancel"]
+    assert isinstance(cancelled, threading.Event)
+    text: object = 42 if FAULT == "wrong_field_type" else "Thinking."
+    update(session_id, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
+    cancelled.wait(0.3)
+    reason = "cancelled" if cancelled.is_set() else "end_turn"
+    if not cancelled.is_set():
+        update(session_id, {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read README.md",
+                            "kind": "read", "status": "pending"})
+        answer = call("session/request_permission", {
+            "sessionId": session_id,
+            "toolCall": {"toolCallId": "t1", "title": "Read README.md"},
+            "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                        {"optionId": "reject", "name": "Reject", "kind": "reject_once"}],
+        })
+        outcome = answer.get("outcome", {}) if isinstance(answer, dict) else {}
+        if cancelled.is_set() or outcome.get("outcome") == "cancelled":
+            reason = "cancelled"
+        else:
+            if client_fs or FAULT == "fs_unadvertised":
+                call("fs/read_text_file", {"sessionId": session_id, "path": str(session["cwd"]) + "/README.md"})
+            update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"})
+    if FAULT == "missing_cancelled" and reason == "cancelled":
+        reason = "end_turn"
+    if FAULT == "bad_stop_reason":
+        reason = "done"
+    cancelled.clear()
+    with state_lock:
+        session["turn"] = None
+    reply(request_id, {"stopReason": reason})
+
+
+def handle(message: dict[str, object]) -> None:
+    global client_fs
+    method, params, request_id = message.get("method"), message.get("params"), message.get("id")
+    params = params if isinstance(params, dict) else {}
+    if method is None:  # an answer to one of our requests
+        if isinstance(request_id, int) and request_id in waiting:
+            answers[request_id] = message.get("result")
+            waiting.pop(request_id).set()
+        return
+    if "id" not in message:  # notifications
+        if method == "session/cancel":
+            session = sessions.get(str(params.get("sessionId")))
+            if session is not None:
+                session["cancel"].set()  # type: ignore[attr-defined]
+        elif method == "$/cancel_request":
+            for session in sessions.values():
+                if session.get("turn") == params.get("requestId"):
+                    session["cancel"].set()  # type: ignore[attr-defined]
+        elif FAULT == "answers_notifications":
+            reply(None, error={"code": -32601, "message": "Method not found"})
+        return
+    if method == "initialize":
+        version = params.get("protocolVersion")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+            reply(request_id, error={"code": -32602, "message": "Invalid params", "data": {"path": "protocolVersion"}})
+            return
+        caps = params.get("clientCapabilities")
+        fs = caps.get("fs") if isinstance(caps, dict) else None
+        client_fs = bool(isinstance(fs, dict) and fs.get("readTextFile"))
+        answer = version if FAULT == "version_echo" else min(version, 1)
+        reply(request_id, {"protocolVersion": answer, "agentCapabilities": {"loadSession": FAULT == "no_load_replay" or True},
+                           "authMethods": [], "agentInfo": {"name": "faulty-agent", "version": "0"}})
+    elif method == "session/new":
+        session_id = f"s{len(sessions) + 1}"
+        sessions[session_id] = {"cwd": params.get("cwd"), "cancel": threading.Event(), "history": [], "turn": None}
+        reply(request_id, {"sessionId": session_id})
+    elif method == "session/load":
+        session = sessions.get(str(params.get("sessionId")))
+        if session is None:
+            reply(request_id, error={"code": -32002, "message": "Resource not found"})
+            return
+        if FAULT != "no_load_replay":
+            for body in list(session["history"]):  # type: ignore[attr-defined]
+                send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": params["sessionId"], "update": body}})
+        reply(request_id, {})
+    elif method == "session/prompt":
+        session = sessions.get(str(params.get("sessionId")))
+        if session is None:
+            reply(request_id, error={"code": -32002, "message": "Resource not found"})
+            return
+        session["turn"] = request_id
+        threading.Thread(target=turn, args=(request_id, params["sessionId"]), daemon=True).start()
+    elif FAULT == "no_method_not_found":
+        reply(request_id, None)
+    else:
+        reply(request_id, error={"code": -32601, "message": "Method not found", "data": {"method": method}})
+
+
+def main() -> int:
+    if FAULT == "stdout_noise":
+        print("faulty-agent 0.1 starting...", flush=True)
+    for raw in sys.stdin:
+        if not raw.strip():
+            continue
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            if FAULT == "dies_on_bad_line":
+                return 1
+            reply(None, error={"code": -32700, "message": "Parse error"})
+            continue
+        if isinstance(message, dict):
+            handle(message)
+        else:
+            reply(None, error={"code": -32600, "message": "Invalid request"})
+    if FAULT == "hangs_on_eof":
+        time.sleep(60)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
