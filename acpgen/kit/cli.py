@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -35,6 +36,9 @@ def binding_or_exit(schema: Path | None, target: str | None):  # type: ignore[no
 def need_command(command: list[str] | None) -> list[str]:
     if not command:
         typer.echo("error: give the program to run after `--`, e.g. `-- python my_agent.py`", err=True)
+        raise typer.Exit(EXIT_ERROR)
+    if shutil.which(command[0]) is None:
+        typer.echo(f"error: cannot run {command[0]!r}: no such program (check the path or PATH)", err=True)
         raise typer.Exit(EXIT_ERROR)
     return command
 

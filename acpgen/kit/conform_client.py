@@ -1,0 +1,282 @@
+"""`acpgen conform client -- CMD ...`: start a client with a scripted fake agent and judge it.
+
+The client's command gets the fake agent's command appended (or spliced in where an argument is
+`{agent}`), the way an editor is told which agent to start. The fake agent
+(`acpgen.kit.fake_agent`) logs every line; afterwards each line is decoded with the chosen binding
+and the steps of the script are checked from the log."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shlex
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+
+from acpgen.kit.bindings import Binding
+from acpgen.kit.observe import TO_AGENT, Observation, Observer
+from acpgen.kit.report import FAIL, PASS, SKIP, Report, Rule
+
+INIT, SETUP, TURN, CANCEL = "Initialization", "Session Setup", "Prompt Turn", "Prompt Turn: Cancellation"
+CONTENT, PERM, FS, TERM = "Content", "Tool Calls: Requesting Permission", "File System", "Terminals"
+EXT, TRANSPORT, RPC, SCHEMA = "Extensibility", "Transports: stdio", "JSON-RPC 2.0", "Schema"
+
+R = Rule
+RULES = [
+    R("client.initialize_first", "MUST", "the first message is initialize", INIT),
+    R("client.initialize", "MUST", "initialize params are well-formed (protocolVersion, clientCapabilities)", f"{INIT}; {SCHEMA}"),
+    R("client.session_new", "MUST", "session/new is well-formed and its cwd is an absolute path", SETUP),
+    R("client.prompt", "MUST", "session/prompt is well-formed and uses only content the agent advertised", f"{TURN}; {CONTENT}"),
+    R("client.unknown_fields", "MUST", "an update with unknown fields and _meta does not break the client", f"{EXT}; {SCHEMA}"),
+    R("client.unknown_variant", "SHOULD", "an unknown session/update variant does not break the client", EXT),
+    R("client.unknown_enum", "SHOULD", "an unknown enum value (tool kind) does not break the client", EXT),
+    R("client.large_update", "SHOULD", "a 1 MiB session/update does not break the client", TRANSPORT),
+    R("client.method_not_found", "MUST", "an unknown method from the agent is answered with -32601", f"{RPC} §5.1"),
+    R("client.permission", "MUST", "session/request_permission is answered well-formed, selecting one of the offered options", PERM),
+    R("client.fs.read", "MUST", "fs/read_text_file (when advertised) is answered well-formed", FS),
+    R("client.fs.read.content", "SHOULD", "fs/read_text_file returns the file's content", FS),
+    R("client.fs.write", "MUST", "fs/write_text_file (when advertised) is answered well-formed", FS),
+    R("client.terminal", "MUST", "terminal/* requests (when advertised) are answered well-formed", TERM),
+    R("client.turn", "MUST", "the client completes the scripted turn: it answers every request and gets the prompt result", TURN),
+    R("client.cancel.sent", "MUST", "the cancellation run sends session/cancel for the session", CANCEL),
+    R("client.cancel.permission", "MUST", "after session/cancel, a pending permission request is answered with outcome cancelled", CANCEL),
+    R("client.cancel.late_update", "SHOULD", "an update that arrives after session/cancel is accepted", CANCEL),
+    R("client.messages.valid", "MUST", "every message the client sends is well-formed JSON-RPC that the schema decodes", f"{SCHEMA}; {RPC}"),
+    R("client.stdin.clean", "MUST", "nothing but JSON-RPC messages on the agent's stdin", TRANSPORT),
+]
+PINGS = {"fields": "client.unknown_fields", "variant": "client.unknown_variant",
+         "enum": "client.unknown_enum", "large": "client.large_update"}
+FILE_TEXT = "A file for the client to read: acpgen conform.\n"
+
+
+@dataclass
+class Line:
+    direction: str
+    raw: str
+    obs: list[Observation]
+
+
+def fake_agent_command(log: Path, scenario: str, binding: Binding, read: Path, write: Path, timeout: float) -> list[str]:
+    return [sys.executable, "-m", "acpgen.kit.fake_agent", "--log", str(log), "--scenario", scenario,
+            "--version", str(binding.protocol_version), "--read", str(read), "--write", str(write),
+            "--timeout", str(timeout)]
+
+
+def client_command(command: list[str], agent: list[str], extra: list[str]) -> list[str]:
+    if "{agent}" in command:
+        at = command.index("{agent}")
+        return [*command[:at], *extra, *agent, *command[at + 1:]]
+    return [*command, *extra, *agent]
+
+
+class ClientConform:
+    def __init__(self, binding: Binding, command: list[str], timeout: float, cancel_args: str | None) -> None:
+        self.binding = binding
+        self.command = command
+        self.timeout = timeout
+        self.cancel_args = shlex.split(cancel_args) if cancel_args is not None else None
+        self.report = Report(subject="client: " + " ".join(command), schema=binding.name)
+        self.results: dict[str, tuple[str, str]] = {}
+        self.notes: list[str] = []
+
+    def set(self, rule: str, status: str, detail: str = "") -> None:
+        old = self.results.get(rule)
+        if old is not None and old[0] == FAIL:
+            if status == FAIL:
+                self.results[rule] = (FAIL, old[1] + "\n" + detail)
+            return
+        self.results[rule] = (status, detail)
+
+    async def run_client(self, scenario: str, workdir: Path) -> tuple[list[Line], int | None, str]:
+        log = workdir / f"{scenario}.jsonl"
+        read, write = workdir / "read-me.txt", workdir / f"written-{scenario}.txt"
+        agent = fake_agent_command(log, scenario, self.binding, read, write, min(self.timeout, 10))
+        extra = self.cancel_args if scenario == "cancel" and self.cancel_args is not None else []
+        proc = await asyncio.create_subprocess_exec(
+            *client_command(self.command, agent, extra), stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        try:
+            output, _ = await asyncio.wait_for(proc.communicate(), self.timeout * 3)
+            code: int | None = proc.returncode
+        except asyncio.TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            output, _ = await proc.communicate()
+            code = None
+        return self.read_log(log), code, output.decode("utf-8", "replace")[-1500:]
+
+    def read_log(self, log: Path) -> list[Line]:
+        observer = Observer(self.binding)
+        lines: list[Line] = []
+        if not log.is_file():
+            return lines
+        for text in log.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(text)
+            if "dir" not in entry:
+                lines.append(Line("event", entry.get("event", ""), []))
+                continue
+            raw = entry["line"]
+            obs = observer.feed(entry["dir"], raw) if raw.strip() else []
+            lines.append(Line(entry["dir"], raw, obs))
+        return lines
+
+    async def run(self) -> Report:
+        with tempfile.TemporaryDirectory(prefix="acpgen-conform-client-") as tmp:
+            workdir = Path(tmp)
+            (workdir / "read-me.txt").write_text(FILE_TEXT, encoding="utf-8")
+            scenarios = ["turn"] + (["cancel"] if self.cancel_args is not None else [])
+            runs = await asyncio.gather(*(self.run_client(s, workdir) for s in scenarios))
+            for scenario, (lines, code, output) in zip(scenarios, runs):
+                if not lines:
+                    self.set("client.initialize_first", FAIL, f"the client never started the agent (exit {code}):\n{output}")
+                    continue
+                self.judge_common(lines, scenario, output, code)
+                if scenario == "turn":
+                    self.judge_turn(lines, output, code)
+                else:
+                    self.judge_cancel(lines)
+        if self.cancel_args is None:
+            for rule in ("client.cancel.sent", "client.cancel.permission", "client.cancel.late_update"):
+                self.set(rule, SKIP, "no --cancel-args given: the client was not asked to cancel")
+        for rule in RULES:
+            status, detail = self.results.get(rule.id, (SKIP, "not exercised"))
+            self.report.add(rule, status, detail)
+        return self.report
+
+    def sent(self, lines: list[Line]) -> list[Observation]:
+        return [o for line in lines if line.direction == TO_AGENT for o in line.obs]
+
+    def answer(self, lines: list[Line], request_id: str) -> Observation | None:
+        return next((o for o in self.sent(lines) if o.kind in ("response", "error") and o.id == request_id), None)
+
+    def judge_common(self, lines: list[Line], scenario: str, output: str, code: int | None) -> None:
+        sent = self.sent(lines)
+        calls = [o for o in sent if o.kind in ("request", "notification")]
+        if not calls or calls[0].method != "initialize":
+            first = calls[0].method if calls else None
+            self.set("client.initialize_first", FAIL, f"[{scenario}] first message: {first!r}")
+        else:
+            self.set("client.initialize_first", PASS)
+        noise = [line.raw[:120] for line in lines if line.direction == TO_AGENT and line.raw.strip()
+                 and any(o.kind == "invalid" and not isinstance(o.message, dict) for o in line.obs)]
+        self.set("client.stdin.clean", FAIL if noise else PASS, "\n".join(f"[{scenario}] {n!r}" for n in noise[:5]))
+        bad = [f"[{scenario}] " + v.render() for o in sent for v in o.violations]
+        self.set("client.messages.valid", FAIL if bad else PASS, "\n".join(bad[:8]))
+        for rule, method in (("client.initialize", "initialize"), ("client.session_new", "session/new"),
+                             ("client.prompt", "session/prompt")):
+            found = [o for o in sent if o.method == method and o.kind == "request"]
+            if not found:
+                self.set(rule, FAIL, f"[{scenario}] the client never sent {method} (exit {code}):\n{output[-600:]}")
+                continue
+            problems = [v.render() for o in found for v in o.violations]
+            if method == "session/new":
+                for o in found:
+                    cwd = (o.message.get("params") or {}).get("cwd")
+                    if isinstance(cwd, str) and not cwd.startswith("/") and not (len(cwd) > 2 and cwd[1] == ":"):
+                        problems.append(f"cwd {cwd!r} is not an absolute path")
+            if method == "session/prompt":
+                for o in found:
+                    for block in (o.message.get("params") or {}).get("prompt") or []:
+                        kind = block.get("type") if isinstance(block, dict) else None
+                        if kind not in ("text", "resource_link"):
+                            problems.append(f"prompt content {kind!r}, which the agent did not advertise")
+            self.set(rule, FAIL if problems else PASS, "\n".join(f"[{scenario}] {p}" for p in problems))
+
+    def judge_turn(self, lines: list[Line], output: str, code: int | None) -> None:
+        tail = f"(client exit {code}; output tail:\n{output[-600:]})"
+        for step, rule in PINGS.items():
+            obs = self.answer(lines, f"acpgen-ping-{step}")
+            if obs is None:
+                self.set(rule, FAIL, f"the client stopped answering after this update {tail}")
+            else:
+                self.set(rule, PASS)
+        first_ping = self.answer(lines, "acpgen-ping-fields")
+        if first_ping is not None:
+            code_ = (first_ping.message.get("error") or {}).get("code") if first_ping.kind == "error" else None
+            self.set("client.method_not_found", PASS if code_ == -32601 else FAIL,
+                     "" if code_ == -32601 else f"answered {json.dumps(first_ping.message)[:200]}")
+        else:
+            self.set("client.method_not_found", FAIL, f"no answer to an unknown method {tail}")
+        perm = self.answer(lines, "acpgen-permission")
+        if perm is None:
+            self.set("client.permission", FAIL, f"no answer to session/request_permission {tail}")
+        elif perm.kind == "error" or perm.violations:
+            self.set("client.permission", FAIL, "; ".join(v.render() for v in perm.violations) or str(perm.message.get("error")))
+        else:
+            outcome = (perm.message.get("result") or {}).get("outcome") or {}
+            chosen = outcome.get("optionId")
+            if outcome.get("outcome") == "selected" and chosen not in ("acpgen-allow", "acpgen-reject"):
+                self.set("client.permission", FAIL, f"selected {chosen!r}, which was not offered")
+            else:
+                self.set("client.permission", PASS)
+        self.judge_answer(lines, "acpgen-fs-read", "client.fs.read", "fs.readTextFile not advertised")
+        read = self.answer(lines, "acpgen-fs-read")
+        if read is not None and read.kind == "response":
+            content = (read.message.get("result") or {}).get("content")
+            self.set("client.fs.read.content", PASS if content == FILE_TEXT else FAIL,
+                     "" if content == FILE_TEXT else f"got {str(content)[:120]!r}")
+        else:
+            self.set("client.fs.read.content", SKIP, "no successful read")
+        self.judge_answer(lines, "acpgen-fs-write", "client.fs.write", "fs.writeTextFile not advertised")
+        self.judge_answer(lines, "acpgen-term-create", "client.terminal", "terminal not advertised")
+        for step in ("wait", "output", "release"):
+            if any(line.direction != "event" and f'"acpgen-term-{step}"' in line.raw for line in lines):
+                self.judge_answer(lines, f"acpgen-term-{step}", "client.terminal", "")
+        prompt_answered = any(o.kind == "response" and o.method == "session/prompt"
+                              for line in lines if line.direction != TO_AGENT and line.direction != "event" for o in line.obs)
+        no_answer = [line.raw for line in lines if line.direction == "event" and line.raw == "no-answer"]
+        if prompt_answered and not no_answer:
+            self.set("client.turn", PASS)
+        else:
+            self.set("client.turn", FAIL, f"the turn did not complete {tail}")
+
+    def judge_answer(self, lines: list[Line], request_id: str, rule: str, skip: str) -> None:
+        asked = any(line.direction != TO_AGENT and line.direction != "event" and f'"id":"{request_id}"' in line.raw
+                    for line in lines)
+        if not asked:
+            if skip:
+                self.set(rule, SKIP, skip)
+            return
+        obs = self.answer(lines, request_id)
+        if obs is None:
+            self.set(rule, FAIL, f"no answer to {request_id}")
+        elif obs.kind == "error" or obs.violations:
+            self.set(rule, FAIL, "; ".join(v.render() for v in obs.violations) or f"error {obs.message.get('error')}")
+        else:
+            self.set(rule, PASS)
+
+    def judge_cancel(self, lines: list[Line]) -> None:
+        sent = self.sent(lines)
+        cancel_at = next((i for i, line in enumerate(lines) if line.direction == TO_AGENT
+                          and any(o.method == "session/cancel" for o in line.obs)), None)
+        if cancel_at is None:
+            self.set("client.cancel.sent", FAIL, "no session/cancel within the run")
+            self.set("client.cancel.permission", SKIP, "no session/cancel")
+            self.set("client.cancel.late_update", SKIP, "no session/cancel")
+            return
+        self.set("client.cancel.sent", PASS)
+        perm_at = next((i for i, line in enumerate(lines) if line.direction == TO_AGENT
+                        and any(o.id == "acpgen-permission-pending" and o.kind in ("response", "error") for o in line.obs)), None)
+        if perm_at is None:
+            self.set("client.cancel.permission", FAIL, "the pending permission request was never answered")
+        elif perm_at < cancel_at:
+            self.set("client.cancel.permission", SKIP, "the permission request was answered before the cancel")
+        else:
+            perm = next(o for o in lines[perm_at].obs if o.id == "acpgen-permission-pending")
+            outcome = ((perm.message.get("result") or {}).get("outcome") or {}).get("outcome")
+            self.set("client.cancel.permission", PASS if outcome == "cancelled" else FAIL,
+                     "" if outcome == "cancelled" else f"answered {json.dumps(perm.message)[:200]}")
+        del sent
+        late = self.answer(lines, "acpgen-ping-after-cancel")
+        self.set("client.cancel.late_update", PASS if late is not None else FAIL,
+                 "" if late is not None else "no answer after a late update")
+
+
+async def conform_client(binding: Binding, command: list[str], timeout: float, cancel_args: str | None) -> Report:
+    return await ClientConform(binding, command, timeout, cancel_args).run()
+
+

@@ -1,0 +1,201 @@
+"""The scripted agent that `acpgen conform client` puts in front of a client (standard library only).
+
+    python -m acpgen.kit.fake_agent --log FILE --scenario turn|cancel [--version N] [--read PATH]
+        [--write PATH] [--large BYTES] [--timeout S]
+
+It logs every line it reads and writes (JSONL: direction, raw line) and a few events; the
+conform process judges the client from that log. Its requests carry fixed string ids (`acpgen-...`)
+so that the log says which answer belongs to which step."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import queue
+import sys
+import threading
+import time
+from typing import IO, Any
+
+TO_AGENT, TO_CLIENT = "client->agent", "agent->client"
+
+
+class Agent:
+    def __init__(self, args: argparse.Namespace, log: IO[str]) -> None:
+        self.args = args
+        self.log = log
+        self.inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.answers: dict[str, dict[str, Any]] = {}
+        self.answered = threading.Condition()
+        self.cancelled = threading.Event()
+        self.client_caps: dict[str, Any] = {}
+        self.lock = threading.Lock()
+
+    def record(self, entry: dict[str, Any]) -> None:
+        with self.lock:
+            self.log.write(json.dumps({"t": round(time.monotonic(), 4), **entry}) + "\n")
+            self.log.flush()
+
+    def send(self, message: dict[str, Any]) -> None:
+        line = json.dumps(message, separators=(",", ":"))
+        self.record({"dir": TO_CLIENT, "line": line})
+        with self.lock:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+
+    def read(self) -> None:
+        for raw in sys.stdin.buffer:
+            line = raw.rstrip(b"\n").decode("utf-8", errors="surrogateescape")
+            self.record({"dir": TO_AGENT, "line": line})
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(message, dict):
+                continue
+            if "method" not in message and isinstance(message.get("id"), str):
+                with self.answered:
+                    self.answers[message["id"]] = message
+                    self.answered.notify_all()
+            elif message.get("method") == "session/cancel":
+                self.cancelled.set()
+            else:
+                self.inbox.put(message)
+        self.record({"event": "eof"})
+        self.inbox.put(None)
+
+    def call(self, request_id: str, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        deadline = time.monotonic() + self.args.timeout
+        with self.answered:
+            while request_id not in self.answers:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self.record({"event": "no-answer", "id": request_id})
+                    return None
+                self.answered.wait(left)
+            return self.answers[request_id]
+
+    def update(self, session_id: str, body: dict[str, Any]) -> None:
+        self.send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session_id, "update": body}})
+
+    def reply(self, request_id: object, result: object) -> None:
+        self.send({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    def run(self) -> None:
+        threading.Thread(target=self.read, daemon=True).start()
+        deadline = time.monotonic() + self.args.timeout * 4
+        while time.monotonic() < deadline:
+            try:
+                message = self.inbox.get(timeout=max(deadline - time.monotonic(), 0.01))
+            except queue.Empty:
+                break
+            if message is None:
+                return
+            self.handle(message)
+        self.record({"event": "gave-up"})
+
+    def handle(self, message: dict[str, Any]) -> None:
+        method, request_id = message.get("method"), message.get("id")
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        if "id" not in message:
+            return
+        if method == "initialize":
+            caps = params.get("clientCapabilities")
+            self.client_caps = caps if isinstance(caps, dict) else {}
+            self.reply(request_id, {
+                "protocolVersion": self.args.version,
+                "agentCapabilities": {"loadSession": False, "promptCapabilities": {
+                    "image": False, "audio": False, "embeddedContext": False}},
+                "authMethods": [],
+                "agentInfo": {"name": "acpgen-conform-fake-agent", "version": "1"},
+            })
+        elif method == "session/new":
+            self.reply(request_id, {"sessionId": "acpgen-session-1"})
+        elif method == "session/prompt":
+            session_id = str(params.get("sessionId"))
+            if self.args.scenario == "cancel":
+                self.cancel_turn(request_id, session_id)
+            else:
+                self.turn(request_id, session_id)
+        else:
+            self.send({"jsonrpc": "2.0", "id": request_id,
+                       "error": {"code": -32601, "message": "Method not found", "data": {"method": method}}})
+
+    def ping(self, step: str) -> None:
+        """An unknown method: the answer (-32601) proves the client lived through the step before."""
+        self.call(f"acpgen-ping-{step}", "acpgen/unknown_client_method", {"step": step})
+
+    def turn(self, request_id: object, session_id: str) -> None:
+        text = {"type": "text", "text": "acpgen conform: hello"}
+        self.update(session_id, {"sessionUpdate": "agent_message_chunk", "content": text,
+                                 "acpgenFutureField": {"nested": [1, 2]}, "_meta": {"acpgen": True}})
+        self.ping("fields")
+        self.update(session_id, {"sessionUpdate": "acpgen_future_update", "payload": {"x": 1}})
+        self.ping("variant")
+        self.update(session_id, {"sessionUpdate": "tool_call", "toolCallId": "acpgen-call-1",
+                                 "title": "A future kind of tool", "kind": "acpgen_future_kind", "status": "pending"})
+        self.ping("enum")
+        self.update(session_id, {"sessionUpdate": "agent_message_chunk",
+                                 "content": {"type": "text", "text": "x" * self.args.large}})
+        self.ping("large")
+        self.call("acpgen-permission", "session/request_permission", {
+            "sessionId": session_id,
+            "toolCall": {"toolCallId": "acpgen-call-1", "title": "A future kind of tool"},
+            "options": [{"optionId": "acpgen-allow", "name": "Allow", "kind": "allow_once"},
+                        {"optionId": "acpgen-reject", "name": "Reject", "kind": "reject_once"}],
+        })
+        fs = self.client_caps.get("fs") if isinstance(self.client_caps.get("fs"), dict) else {}
+        if fs.get("readTextFile") and self.args.read:
+            self.call("acpgen-fs-read", "fs/read_text_file", {"sessionId": session_id, "path": self.args.read})
+        if fs.get("writeTextFile") and self.args.write:
+            self.call("acpgen-fs-write", "fs/write_text_file",
+                      {"sessionId": session_id, "path": self.args.write, "content": "written by acpgen conform\n"})
+        if self.client_caps.get("terminal") is True:
+            created = self.call("acpgen-term-create", "terminal/create",
+                                {"sessionId": session_id, "command": sys.executable, "args": ["-c", "print('acpgen')"]})
+            result = created.get("result") if created else None
+            terminal = result.get("terminalId") if isinstance(result, dict) else None
+            if isinstance(terminal, str):
+                ids = {"sessionId": session_id, "terminalId": terminal}
+                self.call("acpgen-term-wait", "terminal/wait_for_exit", ids)
+                self.call("acpgen-term-output", "terminal/output", ids)
+                self.call("acpgen-term-release", "terminal/release", ids)
+        self.update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": "acpgen-call-1", "status": "completed"})
+        self.update(session_id, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "done"}})
+        self.reply(request_id, {"stopReason": "end_turn"})
+
+    def cancel_turn(self, request_id: object, session_id: str) -> None:
+        self.update(session_id, {"sessionUpdate": "agent_message_chunk",
+                                 "content": {"type": "text", "text": "acpgen conform: cancel me"}})
+        self.call("acpgen-permission-pending", "session/request_permission", {
+            "sessionId": session_id,
+            "toolCall": {"toolCallId": "acpgen-call-2", "title": "Pending while cancelled"},
+            "options": [{"optionId": "acpgen-allow", "name": "Allow", "kind": "allow_once"}],
+        })
+        if self.cancelled.wait(self.args.timeout):
+            self.record({"event": "cancel-received"})
+            self.update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": "acpgen-call-2", "status": "failed"})
+            self.ping("after-cancel")
+            self.reply(request_id, {"stopReason": "cancelled"})
+        else:
+            self.reply(request_id, {"stopReason": "end_turn"})
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m acpgen.kit.fake_agent")
+    parser.add_argument("--log", required=True)
+    parser.add_argument("--scenario", default="turn", choices=("turn", "cancel"))
+    parser.add_argument("--version", type=int, default=1)
+    parser.add_argument("--read")
+    parser.add_argument("--write")
+    parser.add_argument("--large", type=int, default=1 << 20)
+    parser.add_argument("--timeout", type=float, default=10.0)
+    args = parser.parse_args()
+    with open(args.log, "w", encoding="utf-8") as log:
+        Agent(args, log).run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
