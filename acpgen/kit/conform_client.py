@@ -188,44 +188,54 @@ class ClientConform:
 
     def judge_turn(self, lines: list[Line], output: str, code: int | None) -> None:
         tail = f"(client exit {code}; output tail:\n{output[-600:]})"
+        dead = ""
         for step, rule in PINGS.items():
             obs = self.answer(lines, f"acpgen-ping-{step}")
-            if obs is None:
+            if dead:
+                self.set(rule, SKIP, f"not reached: {dead}")
+            elif obs is None:
                 self.set(rule, FAIL, f"the client stopped answering after this update {tail}")
+                dead = f"the client stopped at the {rule} step"
             else:
                 self.set(rule, PASS)
+        if dead:
+            for rule in ("client.permission", "client.fs.read", "client.fs.read.content", "client.fs.write", "client.terminal"):
+                self.set(rule, SKIP, f"not reached: {dead}")
         first_ping = self.answer(lines, "acpgen-ping-fields")
         if first_ping is not None:
             code_ = (first_ping.message.get("error") or {}).get("code") if first_ping.kind == "error" else None
             self.set("client.method_not_found", PASS if code_ == -32601 else FAIL,
                      "" if code_ == -32601 else f"answered {json.dumps(first_ping.message)[:200]}")
+        elif dead:
+            self.set("client.method_not_found", SKIP, f"not reached: {dead}")
         else:
             self.set("client.method_not_found", FAIL, f"no answer to an unknown method {tail}")
-        perm = self.answer(lines, "acpgen-permission")
-        if perm is None:
-            self.set("client.permission", FAIL, f"no answer to session/request_permission {tail}")
-        elif perm.kind == "error" or perm.violations:
-            self.set("client.permission", FAIL, "; ".join(v.render() for v in perm.violations) or str(perm.message.get("error")))
-        else:
-            outcome = (perm.message.get("result") or {}).get("outcome") or {}
-            chosen = outcome.get("optionId")
-            if outcome.get("outcome") == "selected" and chosen not in ("acpgen-allow", "acpgen-reject"):
-                self.set("client.permission", FAIL, f"selected {chosen!r}, which was not offered")
+        if not dead:
+            perm = self.answer(lines, "acpgen-permission")
+            if perm is None:
+                self.set("client.permission", FAIL, f"no answer to session/request_permission {tail}")
+            elif perm.kind == "error" or perm.violations:
+                self.set("client.permission", FAIL, "; ".join(v.render() for v in perm.violations) or str(perm.message.get("error")))
             else:
-                self.set("client.permission", PASS)
-        self.judge_answer(lines, "acpgen-fs-read", "client.fs.read", "fs.readTextFile not advertised")
-        read = self.answer(lines, "acpgen-fs-read")
-        if read is not None and read.kind == "response":
-            content = (read.message.get("result") or {}).get("content")
-            self.set("client.fs.read.content", PASS if content == FILE_TEXT else FAIL,
-                     "" if content == FILE_TEXT else f"got {str(content)[:120]!r}")
-        else:
-            self.set("client.fs.read.content", SKIP, "no successful read")
-        self.judge_answer(lines, "acpgen-fs-write", "client.fs.write", "fs.writeTextFile not advertised")
-        self.judge_answer(lines, "acpgen-term-create", "client.terminal", "terminal not advertised")
-        for step in ("wait", "output", "release"):
-            if any(line.direction != "event" and f'"acpgen-term-{step}"' in line.raw for line in lines):
-                self.judge_answer(lines, f"acpgen-term-{step}", "client.terminal", "")
+                outcome = (perm.message.get("result") or {}).get("outcome") or {}
+                chosen = outcome.get("optionId")
+                if outcome.get("outcome") == "selected" and chosen not in ("acpgen-allow", "acpgen-reject"):
+                    self.set("client.permission", FAIL, f"selected {chosen!r}, which was not offered")
+                else:
+                    self.set("client.permission", PASS)
+            self.judge_answer(lines, "acpgen-fs-read", "client.fs.read", "fs.readTextFile not advertised")
+            read = self.answer(lines, "acpgen-fs-read")
+            if read is not None and read.kind == "response":
+                content = (read.message.get("result") or {}).get("content")
+                self.set("client.fs.read.content", PASS if content == FILE_TEXT else FAIL,
+                         "" if content == FILE_TEXT else f"got {str(content)[:120]!r}")
+            else:
+                self.set("client.fs.read.content", SKIP, "no successful read")
+            self.judge_answer(lines, "acpgen-fs-write", "client.fs.write", "fs.writeTextFile not advertised")
+            self.judge_answer(lines, "acpgen-term-create", "client.terminal", "terminal not advertised")
+            for step in ("wait", "output", "release"):
+                if any(line.direction != "event" and f'"acpgen-term-{step}"' in line.raw for line in lines):
+                    self.judge_answer(lines, f"acpgen-term-{step}", "client.terminal", "")
         prompt_answered = any(o.kind == "response" and o.method == "session/prompt"
                               for line in lines if line.direction != TO_AGENT and line.direction != "event" for o in line.obs)
         no_answer = [line.raw for line in lines if line.direction == "event" and line.raw == "no-answer"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import queue
 import sys
 import threading
@@ -40,8 +41,13 @@ class Agent:
         line = json.dumps(message, separators=(",", ":"))
         self.record({"dir": TO_CLIENT, "line": line})
         with self.lock:
-            sys.stdout.write(line + "\n")
-            sys.stdout.flush()
+            try:
+                sys.stdout.write(line + "\n")
+                sys.stdout.flush()
+            except (OSError, ValueError):  # the client went away: the log says what happened
+                self.log.write(json.dumps({"event": "client-gone"}) + "\n")
+                self.log.flush()
+                os._exit(0)
 
     def read(self) -> None:
         for raw in sys.stdin.buffer:
