@@ -6,9 +6,12 @@ import asyncio
 import shutil
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from acpgen.kit.bindings import Binding
 
 EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
 
@@ -23,7 +26,7 @@ JsonOpt = Annotated[Path | None, typer.Option("--json", help="Also write the res
 JunitOpt = Annotated[Path | None, typer.Option("--junit", help="Also write the results as JUnit XML to this file.")]
 
 
-def binding_or_exit(schema: Path | None, target: str | None):  # type: ignore[no-untyped-def]
+def binding_or_exit(schema: Path | None, target: str | None) -> Binding:
     from acpgen.kit.bindings import BindingError, load_binding
 
     try:

@@ -16,7 +16,7 @@ from typing import Any
 
 from acpgen.kit.bindings import Binding
 from acpgen.kit.harness import AgentProcess, Closed, Timeout, WrongId
-from acpgen.kit.observe import Observation, Observer
+from acpgen.kit.observe import Observation, Observer, dig
 from acpgen.kit.report import FAIL, PASS, SKIP, Report, Rule
 
 INIT = "Initialization"
@@ -224,7 +224,8 @@ class AgentConform:
                 self.set("init.version.requested", PASS)
             else:
                 self.set("init.version.requested", FAIL, f"requested {self.version}, answered {answered!r}")
-            self.agent_caps = result.get("agentCapabilities") or result.get("capabilities") or {}
+            caps = result.get("agentCapabilities") or result.get("capabilities")
+            self.agent_caps = caps if isinstance(caps, dict) else {}
         if not self.check_answer("init.capabilities", init):
             self.set("init.version.requested", FAIL, "initialize failed")
             raise Closed(f"initialize failed: {short(init) or init.message.get('error')}")
@@ -238,7 +239,8 @@ class AgentConform:
         await self.close_session(agent, session_id)
 
     async def authenticate(self, agent: AgentProcess, result: dict[str, Any] | None) -> None:
-        methods = (result or {}).get("authMethods") or []
+        methods = dig(result, "authMethods")
+        methods = methods if isinstance(methods, list) else []
         auth_method = "auth/login" if self.version >= 2 else "authenticate"
         if not methods or auth_method not in self.binding.agent_methods:
             self.set("auth.advertised", SKIP, "no auth methods advertised")
@@ -313,8 +315,9 @@ class AgentConform:
         link = {"type": "resource_link", "uri": readme.as_uri(), "name": "README.md", "mimeType": "text/markdown"}
         await self.prompt(agent, client, "prompt.resource_link", session_id, [text, link], "reject")
         await self.prompt(agent, client, "prompt.text", session_id, [text], "cancelled")
-        caps = self.agent_caps.get("promptCapabilities") or (self.agent_caps.get("session") or {}).get("prompt") or {}
-        extra = {
+        caps = dig(self.agent_caps, "promptCapabilities") or dig(self.agent_caps, "session", "prompt")
+        caps = caps if isinstance(caps, dict) else {}
+        extra: dict[str, tuple[str, dict[str, Any]]] = {
             "prompt.image": ("image", {"type": "image", "mimeType": "image/png", "data": PNG_1PX}),
             "prompt.audio": ("audio", {"type": "audio", "mimeType": "audio/wav", "data": WAV_EMPTY}),
             "prompt.resource": ("embeddedContext", {"type": "resource", "resource": {
@@ -383,9 +386,7 @@ class AgentConform:
         self.set("cancel_request.answered", PASS if not obs.violations else FAIL, short(obs))
         error = obs.message.get("error") if obs.kind == "error" else None
         result = obs.message.get("result") if obs.kind == "response" else None
-        if isinstance(error, dict) and error.get("code") == -32800:
-            self.set("cancel_request.honoured", PASS)
-        elif isinstance(result, dict) and result.get("stopReason") == "cancelled":
+        if (isinstance(error, dict) and error.get("code") == -32800) or (isinstance(result, dict) and result.get("stopReason") == "cancelled"):
             self.set("cancel_request.honoured", PASS)
         else:
             self.set("cancel_request.honoured", FAIL, f"the turn ran on: {str(error or result)[:200]}")
@@ -401,11 +402,13 @@ class AgentConform:
                     self.set("session.load", FAIL, "no session/update replayed the history before the answer")
         else:
             self.set("session.load", SKIP, "loadSession not advertised")
-        session_caps = self.agent_caps.get("sessionCapabilities") or self.agent_caps.get("session") or {}
+        session_caps = dig(self.agent_caps, "sessionCapabilities") or dig(self.agent_caps, "session")
+        session_caps = session_caps if isinstance(session_caps, dict) else {}
         if session_caps.get("list") is not None and "session/list" in self.binding.agent_methods:
             obs = await agent.request("session/list", {})
             if self.check_answer("session.list", obs):
-                sessions = (obs.message.get("result") or {}).get("sessions") or []
+                sessions = dig(obs.message, "result", "sessions")
+                sessions = sessions if isinstance(sessions, list) else []
                 ids = {s.get("sessionId") for s in sessions if isinstance(s, dict)}
                 if session_id in ids:
                     self.set("session.list.contains", PASS)
@@ -417,13 +420,13 @@ class AgentConform:
 
     async def rpc_checks(self, agent: AgentProcess, session_id: str) -> None:
         obs = await agent.request("acpgen/no_such_method", {})
-        code = (obs.message.get("error") or {}).get("code") if obs.kind == "error" else None
+        code = dig(obs.message, "error", "code") if obs.kind == "error" else None
         if code == -32601:
             self.set("rpc.method_not_found", PASS)
         else:
             self.set("rpc.method_not_found", FAIL, f"expected error -32601, got {str(obs.message)[:200]}")
         obs = await agent.request("_acpgen/probe", {"from": "acpgen conform"})
-        ecode = (obs.message.get("error") or {}).get("code") if obs.kind == "error" else None
+        ecode = dig(obs.message, "error", "code") if obs.kind == "error" else None
         if obs.kind == "response" or ecode == -32601:
             self.set("ext.method", PASS)
         else:
@@ -444,7 +447,7 @@ class AgentConform:
         await agent.send_raw(b'{"jsonrpc": "2.0", "id": 99, "method": "session/prompt", "params": {\n')
         try:
             obs = await agent.wait_answer(parse_error, "a malformed line", timeout=min(self.timeout, 10))
-            code = (obs.message.get("error") or {}).get("code") if obs.kind == "error" else None
+            code = dig(obs.message, "error", "code") if obs.kind == "error" else None
             if code == -32700:
                 self.set("rpc.parse_error", PASS)
             else:
@@ -468,7 +471,8 @@ class AgentConform:
             self.set("rpc.survives_bad_line", FAIL, f"the session no longer works: {str(obs.message)[:200]}")
 
     async def close_session(self, agent: AgentProcess, session_id: str) -> None:
-        session_caps = self.agent_caps.get("sessionCapabilities") or self.agent_caps.get("session") or {}
+        session_caps = dig(self.agent_caps, "sessionCapabilities") or dig(self.agent_caps, "session")
+        session_caps = session_caps if isinstance(session_caps, dict) else {}
         if session_caps.get("close") is None or "session/close" not in self.binding.agent_methods:
             self.set("session.close", SKIP, "sessionCapabilities.close not advertised")
             return
@@ -502,16 +506,14 @@ class AgentConform:
             answered = result.get("protocolVersion") if isinstance(result, dict) else None
             if rule == "init.version.invalid":
                 if obs.kind == "error":
-                    code = (obs.message.get("error") or {}).get("code")
+                    code = dig(obs.message, "error", "code")
                     self.set(rule, PASS if code == -32602 else FAIL, "" if code == -32602 else f"error code {code}, expected -32602")
                 else:
                     self.set(rule, FAIL, f"accepted protocolVersion {version!r} (answered {answered!r})")
                 return
             if obs.kind != "response" or obs.violations:
                 self.set(rule, FAIL, f"protocolVersion {version!r}: {short(obs) or obs.message.get('error')}")
-            elif rule == "init.version.older" and answered not in (version, latest):
-                self.set(rule, FAIL, f"requested {version}, answered {answered!r} (its latest is {latest})")
-            elif rule == "init.version.newer" and answered != latest:
+            elif (rule == "init.version.older" and answered not in (version, latest)) or (rule == "init.version.newer" and answered != latest):
                 self.set(rule, FAIL, f"requested {version}, answered {answered!r} (its latest is {latest})")
             else:
                 self.set(rule, PASS)

@@ -16,9 +16,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-
 from acpgen.kit.bindings import Binding
-from acpgen.kit.observe import TO_AGENT, Observation, Observer
+from acpgen.kit.observe import TO_AGENT, Observation, Observer, dig
 from acpgen.kit.report import FAIL, PASS, SKIP, Report, Rule
 
 INIT, SETUP, TURN, CANCEL = "Initialization", "Session Setup", "Prompt Turn", "Prompt Turn: Cancellation"
@@ -130,7 +129,7 @@ class ClientConform:
             (workdir / "read-me.txt").write_text(FILE_TEXT, encoding="utf-8")
             scenarios = ["turn"] + (["cancel"] if self.cancel_args is not None else [])
             runs = await asyncio.gather(*(self.run_client(s, workdir) for s in scenarios))
-            for scenario, (lines, code, output) in zip(scenarios, runs):
+            for scenario, (lines, code, output) in zip(scenarios, runs, strict=False):
                 if not lines:
                     self.set("client.initialize_first", FAIL, f"the client never started the agent (exit {code}):\n{output}")
                     continue
@@ -140,8 +139,8 @@ class ClientConform:
                 else:
                     self.judge_cancel(lines)
         if self.cancel_args is None:
-            for rule in ("client.cancel.sent", "client.cancel.permission", "client.cancel.late_update"):
-                self.set(rule, SKIP, "no --cancel-args given: the client was not asked to cancel")
+            for name in ("client.cancel.sent", "client.cancel.permission", "client.cancel.late_update"):
+                self.set(name, SKIP, "no --cancel-args given: the client was not asked to cancel")
         for rule in RULES:
             status, detail = self.results.get(rule.id, (SKIP, "not exercised"))
             self.report.add(rule, status, detail)
@@ -175,12 +174,13 @@ class ClientConform:
             problems = [v.render() for o in found for v in o.violations]
             if method == "session/new":
                 for o in found:
-                    cwd = (o.message.get("params") or {}).get("cwd")
+                    cwd = dig(o.message, "params", "cwd")
                     if isinstance(cwd, str) and not cwd.startswith("/") and not (len(cwd) > 2 and cwd[1] == ":"):
                         problems.append(f"cwd {cwd!r} is not an absolute path")
             if method == "session/prompt":
                 for o in found:
-                    for block in (o.message.get("params") or {}).get("prompt") or []:
+                    blocks = dig(o.message, "params", "prompt")
+                    for block in blocks if isinstance(blocks, list) else []:
                         kind = block.get("type") if isinstance(block, dict) else None
                         if kind not in ("text", "resource_link"):
                             problems.append(f"prompt content {kind!r}, which the agent did not advertise")
@@ -203,7 +203,7 @@ class ClientConform:
                 self.set(rule, SKIP, f"not reached: {dead}")
         first_ping = self.answer(lines, "acpgen-ping-fields")
         if first_ping is not None:
-            code_ = (first_ping.message.get("error") or {}).get("code") if first_ping.kind == "error" else None
+            code_ = dig(first_ping.message, "error", "code") if first_ping.kind == "error" else None
             self.set("client.method_not_found", PASS if code_ == -32601 else FAIL,
                      "" if code_ == -32601 else f"answered {json.dumps(first_ping.message)[:200]}")
         elif dead:
@@ -217,7 +217,8 @@ class ClientConform:
             elif perm.kind == "error" or perm.violations:
                 self.set("client.permission", FAIL, "; ".join(v.render() for v in perm.violations) or str(perm.message.get("error")))
             else:
-                outcome = (perm.message.get("result") or {}).get("outcome") or {}
+                outcome = dig(perm.message, "result", "outcome")
+                outcome = outcome if isinstance(outcome, dict) else {}
                 chosen = outcome.get("optionId")
                 if outcome.get("outcome") == "selected" and chosen not in ("acpgen-allow", "acpgen-reject"):
                     self.set("client.permission", FAIL, f"selected {chosen!r}, which was not offered")
@@ -226,7 +227,7 @@ class ClientConform:
             self.judge_answer(lines, "acpgen-fs-read", "client.fs.read", "fs.readTextFile not advertised")
             read = self.answer(lines, "acpgen-fs-read")
             if read is not None and read.kind == "response":
-                content = (read.message.get("result") or {}).get("content")
+                content = dig(read.message, "result", "content")
                 self.set("client.fs.read.content", PASS if content == FILE_TEXT else FAIL,
                          "" if content == FILE_TEXT else f"got {str(content)[:120]!r}")
             else:
@@ -277,7 +278,7 @@ class ClientConform:
             self.set("client.cancel.permission", SKIP, "the permission request was answered before the cancel")
         else:
             perm = next(o for o in lines[perm_at].obs if o.id == "acpgen-permission-pending")
-            outcome = ((perm.message.get("result") or {}).get("outcome") or {}).get("outcome")
+            outcome = dig(perm.message, "result", "outcome", "outcome")
             self.set("client.cancel.permission", PASS if outcome == "cancelled" else FAIL,
                      "" if outcome == "cancelled" else f"answered {json.dumps(perm.message)[:200]}")
         del sent

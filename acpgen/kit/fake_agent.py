@@ -103,7 +103,8 @@ class Agent:
 
     def handle(self, message: dict[str, Any]) -> None:
         method, request_id = message.get("method"), message.get("id")
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        raw_params = message.get("params")
+        params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
         if "id" not in message:
             return
         if method == "initialize":
@@ -151,7 +152,8 @@ class Agent:
             "options": [{"optionId": "acpgen-allow", "name": "Allow", "kind": "allow_once"},
                         {"optionId": "acpgen-reject", "name": "Reject", "kind": "reject_once"}],
         })
-        fs = self.client_caps.get("fs") if isinstance(self.client_caps.get("fs"), dict) else {}
+        raw_fs = self.client_caps.get("fs")
+        fs: dict[str, Any] = raw_fs if isinstance(raw_fs, dict) else {}
         if fs.get("readTextFile") and self.args.read:
             self.call("acpgen-fs-read", "fs/read_text_file", {"sessionId": session_id, "path": self.args.read})
         if fs.get("writeTextFile") and self.args.write:

@@ -198,3 +198,12 @@ class Observer:
         except RecursionError:
             bad(prefix, "nested too deeply to decode")
         return None
+
+
+def dig(value: object, *keys: str) -> Any:
+    """value[k1][k2]... for untrusted JSON: None as soon as a step is not an object or lacks the key."""
+    for key in keys:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value

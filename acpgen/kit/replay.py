@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from acpgen.kit.bindings import Binding
-from acpgen.kit.harness import AgentProcess, Closed, Timeout
-from acpgen.kit.observe import TO_AGENT, TO_CLIENT, Observation, Observer
+from acpgen.kit.harness import AgentProcess, Closed
+from acpgen.kit.observe import TO_AGENT, TO_CLIENT, Observation, Observer, dig
 
 ID_KEYS = ("sessionId",)
 MAX_DIFFERENCES = 50
@@ -84,7 +84,7 @@ def compare(recorded: object, replayed: object, path: str, out: list[str]) -> No
     elif isinstance(recorded, list) and isinstance(replayed, list):
         if len(recorded) != len(replayed):
             out.append(f"{path}: {len(recorded)} items recorded, {len(replayed)} now")
-        for index, (a, b) in enumerate(zip(recorded, replayed)):
+        for index, (a, b) in enumerate(zip(recorded, replayed, strict=False)):
             compare(a, b, f"{path}[{index}]", out)
     elif shape(recorded) != shape(replayed):
         out.append(f"{path}: recorded {describe(recorded)}, now {describe(replayed)}")
@@ -146,7 +146,7 @@ class Replay:
                 else:
                     self.learn_ids(value, new)
         elif isinstance(recorded, list) and isinstance(replayed, list):
-            for a, b in zip(recorded, replayed):
+            for a, b in zip(recorded, replayed, strict=False):
                 self.learn_ids(a, b)
 
     async def on_request(self, agent: AgentProcess, obs: Observation) -> tuple[object, dict[str, Any] | None]:
@@ -254,9 +254,9 @@ class Replay:
                                 f"{json.dumps(now.get('error', now.get('result')))[:200]}"])
             return
         if "error" in recorded:
-            if (recorded["error"] or {}).get("code") != (now.get("error") or {}).get("code"):
-                self.differ(where, [f"error code {recorded['error'].get('code')} recorded, "
-                                    f"{now['error'].get('code')} now"])
+            if dig(recorded, "error", "code") != dig(now, "error", "code"):
+                self.differ(where, [f"error code {dig(recorded, 'error', 'code')} recorded, "
+                                    f"{dig(now, 'error', 'code')} now"])
             return
         self.learn_ids(recorded.get("result"), now.get("result"))
         lines: list[str] = []
@@ -276,7 +276,7 @@ class Replay:
             a, b = recorded.get(key, []), now.get(key, [])
             if len(a) != len(b):
                 self.differ(f"agent notifications {key}", [f"{len(a)} recorded, {len(b)} now"])
-            for index, (x, y) in enumerate(zip(a, b)):
+            for index, (x, y) in enumerate(zip(a, b, strict=False)):
                 lines: list[str] = []
                 compare(x.get("params"), y.get("params"), "params", lines)
                 self.differ(f"agent notification {key} #{index + 1}", lines)

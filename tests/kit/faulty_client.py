@@ -76,9 +76,7 @@ def main() -> int:
                 answer(message["id"], {"content": Path(str(params["path"])).read_text()})
             except OSError:
                 answer(message["id"], error={"code": -32002, "message": "Resource not found"})
-        elif method == "fs/write_text_file":
-            answer(message["id"], {})
-        elif fault == "no_method_not_found":
+        elif method == "fs/write_text_file" or fault == "no_method_not_found":
             answer(message["id"], {})
         else:
             answer(message["id"], error={"code": -32601, "message": "Method not found"})

@@ -1,0 +1,144 @@
+"""acpgen conform agent|client: the examples pass every MUST; each deliberately broken agent and
+client (tests/kit/faulty_*.py, one fault per run) fails the rule its fault breaks; --json and
+--junit carry the same results."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+KIT = ROOT / "tests" / "kit"
+ACPGEN = [sys.executable, "-m", "acpgen"]
+FAULTY_AGENT = [sys.executable, str(KIT / "faulty_agent.py")]
+FAULTY_CLIENT = [sys.executable, str(KIT / "faulty_client.py")]
+
+# fault -> the rule it must fail (and whether that rule is a MUST, i.e. the exit status is 1)
+AGENT_FAULTS = {
+    "wrong_field_type": ("updates.valid", True),
+    "missing_cancelled": ("cancel.cancelled", True),
+    "stdout_noise": ("stdout.clean", True),
+    "no_method_not_found": ("rpc.method_not_found", True),
+    "dies_on_bad_line": ("rpc.survives_bad_line", True),
+    "answers_notifications": ("rpc.notification_unanswered", True),
+    "fs_unadvertised": ("capabilities.fs", True),
+    "version_echo": ("init.version.newer", True),
+    "bad_stop_reason": ("prompt.stop_reason", True),
+    "no_load_replay": ("session.load", True),
+    "numeric_id": ("jsonrpc.id", True),
+    "hangs_on_eof": ("exit.stdin_closed", False),
+}
+CLIENT_FAULTS = {
+    "no_initialize": ("client.initialize_first", True),
+    "relative_cwd": ("client.session_new", True),
+    "image_prompt": ("client.prompt", True),
+    "wrong_option": ("client.permission", True),
+    "bad_permission_shape": ("client.permission", True),
+    "no_method_not_found": ("client.method_not_found", True),
+    "dies_on_unknown_variant": ("client.unknown_variant", False),
+    "dies_on_unknown_field": ("client.unknown_fields", True),
+    "line_limit_64k": ("client.large_update", False),
+    "allows_after_cancel": ("client.cancel.permission", True),
+    "stdin_noise": ("client.stdin.clean", True),
+}
+
+
+def conform(kind: str, command: list[str], out: Path, *options: str) -> tuple[int, dict[str, Any], str, Path]:
+    report = out.with_suffix(".json")
+    result = subprocess.run([*ACPGEN, "conform", kind, "--json", str(report), "--junit", str(out.with_suffix(".xml")),
+                             "--timeout", "20", *options, "--", *command],
+                            capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert report.is_file(), result.stderr
+    return result.returncode, json.loads(report.read_text()), result.stdout, out.with_suffix(".xml")
+
+
+def statuses(report: dict[str, Any]) -> dict[str, str]:
+    return {c["id"]: c["status"] for c in report["checks"]}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, dict[str, Any], str, Path]]:
+    """Every conform run of this module, three at a time (each takes a few seconds)."""
+    out = tmp_path_factory.mktemp("conform")
+    jobs: dict[str, tuple[str, list[str], tuple[str, ...]]] = {
+        "example-agent": ("agent", [sys.executable, str(ROOT / "examples" / "agent.py")], ()),
+        "example-client": ("client", [sys.executable, str(ROOT / "examples" / "client.py"), "--json"], ("--cancel-args=--cancel",)),
+        "faulty-agent": ("agent", FAULTY_AGENT, ()),
+        "faulty-client": ("client", FAULTY_CLIENT, ("--cancel-args=--cancel",)),
+    }
+    for fault in AGENT_FAULTS:
+        jobs[f"agent:{fault}"] = ("agent", [*FAULTY_AGENT, fault], ())
+    for fault in CLIENT_FAULTS:
+        jobs[f"client:{fault}"] = ("client", [*FAULTY_CLIENT, "--fault", fault], ("--cancel-args=--cancel",))
+    with ThreadPoolExecutor(3) as pool:
+        futures = {name: pool.submit(conform, kind, command, out / name.replace(":", "-"), *options)
+                   for name, (kind, command, options) in jobs.items()}
+        return {name: future.result() for name, future in futures.items()}
+
+
+def test_example_agent_passes_every_must(runs: dict[str, Any]) -> None:
+    code, report, table, _ = runs["example-agent"]
+    assert code == 0 and report["ok"], table
+    got = statuses(report)
+    # What the example agent advertises is exercised, not skipped.
+    for rule in ("session.load", "session.list", "session.close", "auth.advertised", "cancel.cancelled",
+                 "permission.allow", "permission.reject", "permission.cancelled", "rpc.parse_error"):
+        assert got[rule] == "pass", (rule, table)
+    assert got["prompt.image"] == "skipped"  # not advertised
+
+
+def test_example_client_passes_every_must(runs: dict[str, Any]) -> None:
+    code, report, table, _ = runs["example-client"]
+    assert code == 0 and report["ok"], table
+    got = statuses(report)
+    for rule in ("client.permission", "client.fs.read", "client.fs.write", "client.cancel.permission",
+                 "client.large_update", "client.unknown_variant", "client.method_not_found"):
+        assert got[rule] == "pass", (rule, table)
+
+
+@pytest.mark.parametrize("kind", ["agent", "client"])
+def test_the_faulty_peers_without_a_fault_pass(runs: dict[str, Any], kind: str) -> None:
+    code, report, table, _ = runs[f"faulty-{kind}"]
+    assert code == 0, table
+    assert not [c for c in report["checks"] if c["status"] == "fail"], table
+
+
+@pytest.mark.parametrize("fault", sorted(AGENT_FAULTS))
+def test_conform_agent_catches_each_fault(runs: dict[str, Any], fault: str) -> None:
+    rule, must = AGENT_FAULTS[fault]
+    code, report, table, _ = runs[f"agent:{fault}"]
+    assert statuses(report)[rule] == "fail", table
+    assert code == (1 if must else 0), table
+
+
+@pytest.mark.parametrize("fault", sorted(CLIENT_FAULTS))
+def test_conform_client_catches_each_fault(runs: dict[str, Any], fault: str) -> None:
+    rule, must = CLIENT_FAULTS[fault]
+    code, report, table, _ = runs[f"client:{fault}"]
+    assert statuses(report)[rule] == "fail", table
+    if must:
+        assert code == 1, table
+    else:  # a SHOULD fault: the run still fails when it takes a MUST step down with it
+        assert report["ok"] == (code == 0), table
+
+
+def test_reports_agree_and_name_their_rules(runs: dict[str, Any]) -> None:
+    _, report, table, junit = runs["agent:missing_cancelled"]
+    failed = {c["id"] for c in report["checks"] if c["status"] == "fail"}
+    assert "cancel.cancelled" in failed
+    for check in report["checks"]:
+        assert check["level"] in ("MUST", "SHOULD") and check["section"] and check["rule"]
+        assert check["id"] in table
+    assert "FAIL  MUST    cancel.cancelled" in table
+    suite = ET.parse(junit).getroot()
+    assert int(suite.get("failures", -1)) == report["counts"]["fail"] == len(failed)
+    assert int(suite.get("skipped", -1)) == report["counts"]["skipped"]
+    assert {case.get("name") for case in suite if case.find("failure") is not None} == {
+        f"{c['id']} ({c['level']})" for c in report["checks"] if c["status"] == "fail"}
