@@ -154,3 +154,19 @@ def test_analyser_skips_decoding_an_overlong_line_and_goes_on() -> None:
     assert reports[0] == "agent->client: a line longer than 100 bytes was forwarded but is not decoded"
     assert "params.sessionId: required key is missing" in reports[1]
     assert analyser.messages == 1
+
+
+def test_observer_decodes_with_the_v2_binding() -> None:
+    from acpgen.kit.bindings import load_binding
+    from acpgen.kit.observe import TO_AGENT, Observer
+
+    observer = Observer(load_binding(target="v2"))
+    [good] = observer.feed(TO_AGENT, json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": 2, "info": {"name": "c", "version": "1"}, "capabilities": {}}}))
+    assert good.violations == []
+    [v1_shaped] = observer.feed(TO_AGENT, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": 1, "clientCapabilities": {}}}))
+    assert [(v.path, v.message) for v in v1_shaped.violations] == [("params.info", "required key is missing")]
+    # session/load is gone in v2: a v1 client's call is reported as unknown.
+    [load] = observer.feed(TO_AGENT, '{"jsonrpc":"2.0","id":2,"method":"session/load","params":{}}')
+    assert load.violations[0].path == "method"

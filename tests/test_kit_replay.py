@@ -1,0 +1,64 @@
+"""acpgen replay: a session recorded with `acpgen inspect --trace` replays against the same agent
+with no difference (ids and session ids remapped, the agent's requests answered from the
+recording), and differences in shape are reported with their JSON path."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+AGENT = [sys.executable, str(ROOT / "examples" / "agent.py")]
+ACPGEN = [sys.executable, "-m", "acpgen"]
+
+
+@pytest.fixture(scope="module")
+def trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    work = tmp_path_factory.mktemp("replay")
+    (work / "README.md").write_text("# replayed\n", encoding="utf-8")
+    path = work / "trace.jsonl"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "client.py"), "--json", "--cwd", str(work),
+         *ACPGEN, "inspect", "--trace", str(path), "--", *AGENT],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "ACP_EXAMPLE_PAUSE_S": "0"})
+    assert result.returncode == 0, result.stderr
+    return path
+
+
+def replay(trace: Path, *agent: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*ACPGEN, "replay", str(trace), "--timeout", "20", "--", *agent],
+                          capture_output=True, text=True, timeout=180, cwd=ROOT,
+                          env={**os.environ, "ACP_EXAMPLE_PAUSE_S": "0"})
+
+
+def test_replay_reproduces_a_recorded_session_against_the_example_agent(trace: Path) -> None:
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    session_ids = {json.loads(r["line"])["result"]["sessionId"] for r in records
+                   if r.get("method") == "session/new" and r["kind"] == "response"}
+    assert len(session_ids) == 1  # the replayed agent hands out another one: it must be remapped
+    result = replay(trace, *AGENT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "match the trace in shape" in result.stdout
+
+
+def test_replay_reports_where_another_agent_differs(trace: Path) -> None:
+    faulty = [sys.executable, str(ROOT / "tests" / "kit" / "faulty_agent.py"), "wrong_field_type"]
+    result = replay(trace, *faulty)
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert any(line.startswith("agent notification session/update:agent_message_chunk #1: "
+                               "params.update.content.text: recorded string, now number") for line in lines), lines
+    assert any(line.startswith("answer to initialize (recorded id 0): result.agentCapabilities") for line in lines), lines
+
+
+def test_replay_refuses_a_file_that_is_not_a_trace(tmp_path: Path) -> None:
+    bad = tmp_path / "not-a-trace.jsonl"
+    bad.write_text('{"hello": 1}\n', encoding="utf-8")
+    result = replay(bad, *AGENT)
+    assert result.returncode == 2
+    assert "line 1 is not a trace record" in result.stderr and "Traceback" not in result.stderr
