@@ -36,6 +36,15 @@ def binding_or_exit(schema: Path | None, target: str | None) -> Binding:
         raise typer.Exit(EXIT_ERROR) from None
 
 
+def v1_only(binding: Binding, what: str) -> None:
+    """The conform scripts speak protocol v1 (the v2 draft changes the turn, permission and
+    capability shapes); inspect and replay decode any version."""
+    if binding.protocol_version != 1:
+        typer.echo(f"error: {what} scripts speak ACP protocol version 1; {binding.name} is version "
+                   f"{binding.protocol_version}. Use `acpgen inspect --target v2` to check a v2 session.", err=True)
+        raise typer.Exit(EXIT_ERROR)
+
+
 def need_command(command: list[str] | None) -> list[str]:
     if not command:
         typer.echo("error: give the program to run after `--`, e.g. `-- python my_agent.py`", err=True)
@@ -53,9 +62,11 @@ def inspect(
     trace: Annotated[Path | None, typer.Option("--trace", help="Write every line as JSONL (time, direction, raw line, decoded kind, violations).")] = None,
     report: Annotated[Path | None, typer.Option("--report", help="Write violations to this file instead of stderr.")] = None,
 ) -> None:
-    """Run an agent behind a transparent stdio proxy that decodes every message both ways and reports
-    each violation (direction, method, id, JSON path, what was expected). Put it where an editor
-    starts the agent: command `acpgen`, args `["inspect", "--", "my-agent"]`."""
+    """Run an agent behind a transparent stdio proxy that checks every message both ways.
+
+    Each violation is reported (direction, method, id, JSON path, what was expected) on stderr or
+    in --report. Put it where an editor starts the agent: command `acpgen`, args
+    `["inspect", "--", "my-agent"]`. The exit status is the agent's."""
     from acpgen.kit.inspect import run_inspect
 
     command = need_command(command)
@@ -75,12 +86,14 @@ def conform_agent(
     junit: JunitOpt = None,
     timeout: TimeoutOpt = 20.0,
 ) -> None:
-    """Drive an agent through scripted scenarios; print each check with its rule (MUST/SHOULD and
-    spec section). Exit 0 only when every MUST holds."""
+    """Drive an agent through scripted scenarios and check each protocol rule.
+
+    Each check names its rule (MUST/SHOULD and spec section). Exit 0 only when every MUST holds."""
     from acpgen.kit.conform_agent import conform_agent as run
 
     command = need_command(command)
     binding = binding_or_exit(schema, target)
+    v1_only(binding, "conform agent")
     result = asyncio.run(run(binding, command, timeout))
     sys.stdout.write(result.table())
     result.write(json_out, junit)
@@ -99,12 +112,15 @@ def conform_client(
         "--cancel-args", help="Extra arguments that make the client cancel its turn (e.g. '--cancel'), "
         "inserted before the fake agent's command for the cancellation scenario.")] = None,
 ) -> None:
-    """Start the client with a scripted fake agent (its command appended to CMD, or put where an
-    argument is `{agent}`) and check what the client sends and answers."""
+    """Start a client with a scripted fake agent and check what it sends and answers.
+
+    The fake agent's command is appended to CMD (or put where an argument is `{agent}`).
+    Exit 0 only when every MUST holds."""
     from acpgen.kit.conform_client import conform_client as run
 
     command = need_command(command)
     binding = binding_or_exit(schema, target)
+    v1_only(binding, "conform client")
     result = asyncio.run(run(binding, command, timeout, cancel_args))
     sys.stdout.write(result.table())
     result.write(json_out, junit)
@@ -118,8 +134,10 @@ def replay(
     target: TargetOpt = None,
     timeout: TimeoutOpt = 20.0,
 ) -> None:
-    """Replay a trace's client side against an agent (ids and session ids remapped) and report where
-    the agent's answers differ in shape. Exit 0 when none differ."""
+    """Replay a recorded trace's client side against an agent and compare its answers.
+
+    Request ids and session ids are remapped; differences in shape (keys, JSON types) are listed
+    with their path. Exit 0 when there are none."""
     from acpgen.kit.replay import ReplayError, run_replay
 
     command = need_command(command)
