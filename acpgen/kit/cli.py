@@ -37,10 +37,10 @@ def binding_or_exit(schema: Path | None, target: str | None) -> Binding:
 
 
 def v1_only(binding: Binding, what: str) -> None:
-    """The conform scripts speak protocol v1 (the v2 draft changes the turn, permission and
-    capability shapes); inspect and replay decode any version."""
+    """The fake agent of `conform client` speaks protocol v1 (the v2 draft changes the turn,
+    permission and capability shapes); inspect, replay and `conform agent` take any version."""
     if binding.protocol_version != 1:
-        typer.echo(f"error: {what} scripts speak ACP protocol version 1; {binding.name} is version "
+        typer.echo(f"error: {what} speaks ACP protocol version 1; {binding.name} is version "
                    f"{binding.protocol_version}. Use `acpgen inspect --target v2` to check a v2 session.", err=True)
         raise typer.Exit(EXIT_ERROR)
 
@@ -93,7 +93,6 @@ def conform_agent(
 
     command = need_command(command)
     binding = binding_or_exit(schema, target)
-    v1_only(binding, "conform agent")
     result = asyncio.run(run(binding, command, timeout))
     sys.stdout.write(result.table())
     result.write(json_out, junit)

@@ -142,6 +142,7 @@ class AgentConform:
         self.results: dict[str, tuple[str, str]] = {}
         self.agent_caps: dict[str, Any] = {}
         self.latest: int | None = None
+        self.initialized = asyncio.Event()
 
     # -- bookkeeping -----------------------------------------------------------------------------
 
@@ -188,19 +189,10 @@ class AgentConform:
     # -- scenarios -------------------------------------------------------------------------------
 
     async def run(self) -> Report:
+        """The main session, the capability-less client and the version probes run side by side
+        (the version probes once the main initialize said which version is the agent's latest)."""
         try:
-            main = Client(self.client_capabilities(True), self.workdir)
-            agent = await self.spawn(main)
-            try:
-                await self.main_scenario(agent, main)
-                self.set("run.completes", PASS)
-            except (Closed, Timeout) as exc:
-                self.set("run.completes", FAIL, f"the scripted session stopped: {exc}\n{agent.stderr_text()[-600:]}")
-                for rule in RULES:
-                    if rule.id not in self.results and not rule.id.startswith(("init.version.", "capabilities.", "exit.", "stdout.", "updates.", "messages.")):
-                        self.set(rule.id, SKIP, f"not reached: {exc}")
-            await self.exit_check(agent)
-            await asyncio.gather(self.version_scenarios(), self.capability_scenario())
+            await asyncio.gather(self.main_run(), self.version_scenarios(), self.capability_scenario())
         finally:
             for agent in self.processes:
                 await agent.kill()
@@ -210,6 +202,22 @@ class AgentConform:
             status, detail = self.results.get(rule.id, (SKIP, "not exercised"))
             self.report.add(rule, status, detail)
         return self.report
+
+    async def main_run(self) -> None:
+        main = Client(self.client_capabilities(True), self.workdir)
+        agent = await self.spawn(main)
+        try:
+            await self.main_scenario(agent, main)
+            self.set("run.completes", PASS)
+        except (Closed, Timeout) as exc:
+            self.set("run.completes", FAIL, f"the scripted session stopped: {exc}\n{agent.stderr_text()[-600:]}")
+            for rule in RULES:
+                if rule.id not in self.results and not rule.id.startswith(
+                        ("init.version.", "capabilities.", "exit.", "stdout.", "updates.", "messages.")):
+                    self.set(rule.id, SKIP, f"not reached: {exc}")
+        finally:
+            self.initialized.set()
+        await self.exit_check(agent)
 
     async def initialize(self, agent: AgentProcess, version: object, full: bool = True) -> Observation:
         return await agent.request("initialize", self.init_params(version, full))
@@ -226,17 +234,36 @@ class AgentConform:
                 self.set("init.version.requested", FAIL, f"requested {self.version}, answered {answered!r}")
             caps = result.get("agentCapabilities") or result.get("capabilities")
             self.agent_caps = caps if isinstance(caps, dict) else {}
+        self.initialized.set()
         if not self.check_answer("init.capabilities", init):
             self.set("init.version.requested", FAIL, "initialize failed")
             raise Closed(f"initialize failed: {short(init) or init.message.get('error')}")
-        await self.authenticate(agent, result)
-        session_id = await self.new_session(agent)
-        await self.prompts(agent, client, session_id)
-        await self.cancel(agent, client, session_id)
-        await self.cancel_request(agent, session_id)
-        await self.load_and_list(agent, session_id)
+        if self.version >= 2:
+            await self.v2_turn_rules_skipped()
+            session_id = await self.new_session(agent)
+            text = {"type": "text", "text": "Hello from acpgen conform."}
+            await self.prompt(agent, client, "prompt.text", session_id, [text])
+        else:
+            await self.authenticate(agent, result)
+            session_id = await self.new_session(agent)
+            await self.prompts(agent, client, session_id)
+            await self.cancel(agent, client, session_id)
+            await self.cancel_request(agent, session_id)
+            await self.load_and_list(agent, session_id)
         await self.rpc_checks(agent, session_id)
         await self.close_session(agent, session_id)
+
+    async def v2_turn_rules_skipped(self) -> None:
+        """The v2 draft acknowledges a prompt with a message id and reports the turn through
+        state updates; the v1 turn scripts (stop reasons, cancellation, permission, fs, load) do
+        not apply, and the v2 ones are not written yet."""
+        why = "the v2 draft's prompt lifecycle is not scripted yet (protocol-level checks only)"
+        for rule in ("auth.advertised", "prompt.resource_link", "prompt.image", "prompt.audio",
+                     "prompt.resource", "prompt.stop_reason", "cancel.cancelled", "permission.allow",
+                     "permission.reject", "permission.cancelled", "session.load", "session.list",
+                     "session.list.contains", "session.close", "cancel_request.answered",
+                     "cancel_request.honoured"):
+            self.set(rule, SKIP, why)
 
     async def authenticate(self, agent: AgentProcess, result: dict[str, Any] | None) -> None:
         methods = dig(result, "authMethods")
@@ -299,7 +326,7 @@ class AgentConform:
 
     def check_stop_reason(self, obs: Observation) -> None:
         result = obs.message.get("result") if obs.kind == "response" else None
-        if obs.kind != "response":
+        if obs.kind != "response" or self.version >= 2:
             return
         if not isinstance(result, dict) or "stopReason" not in result:
             self.set("prompt.stop_reason", FAIL, f"result has no stopReason: {str(result)[:200]}")
@@ -488,6 +515,7 @@ class AgentConform:
             self.set("exit.stdin_closed", FAIL, f"exited with status {code}")
 
     async def version_scenarios(self) -> None:
+        await self.initialized.wait()
         latest = self.latest if self.latest is not None else self.version
         older = max(self.version - 1, 0)
         cases = [("init.version.older", older), ("init.version.newer", self.version + 1000),
@@ -522,6 +550,10 @@ class AgentConform:
 
     async def capability_scenario(self) -> None:
         """A client that advertises neither fs nor terminal: the agent must not use them."""
+        if self.version >= 2:
+            for rule in ("capabilities.fs", "capabilities.terminal"):
+                self.set(rule, SKIP, "v1 capabilities (v2 has no fs methods; its terminal methods differ)")
+            return
         client = Client(self.client_capabilities(False), self.workdir)
         agent = await self.spawn(client)
         try:
