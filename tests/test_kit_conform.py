@@ -19,6 +19,14 @@ KIT = ROOT / "tests" / "kit"
 ACPGEN = [sys.executable, "-m", "acpgen"]
 FAULTY_AGENT = [sys.executable, str(KIT / "faulty_agent.py")]
 FAULTY_CLIENT = [sys.executable, str(KIT / "faulty_client.py")]
+PEERS = ROOT / "tests" / "peers"
+# What the official SDKs' peers (tests/peers) fail, as README.md reports it.
+SDK_FAILURES = {
+    "ts-agent": {"cancel_request.honoured"},
+    "py-agent": {"rpc.parse_error", "init.version.invalid", "cancel_request.honoured"},
+    "ts-client": set(),
+    "py-client": set(),
+}
 
 # fault -> the rule it must fail (and whether that rule is a MUST, i.e. the exit status is 1)
 AGENT_FAULTS = {
@@ -65,13 +73,17 @@ def statuses(report: dict[str, Any]) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, dict[str, Any], str, Path]]:
-    """Every conform run of this module, five at a time (each takes a few seconds, mostly waiting)."""
+    """Every conform run of this module, four at a time (each takes a few seconds, mostly waiting)."""
     out = tmp_path_factory.mktemp("conform")
     jobs: dict[str, tuple[str, list[str], tuple[str, ...]]] = {
         "example-agent": ("agent", [sys.executable, str(ROOT / "examples" / "agent.py")], ()),
         "example-client": ("client", [sys.executable, str(ROOT / "examples" / "client.py"), "--json"], ("--cancel-args=--cancel",)),
         "faulty-agent": ("agent", FAULTY_AGENT, ()),
         "faulty-client": ("client", FAULTY_CLIENT, ("--cancel-args=--cancel",)),
+        "ts-agent": ("agent", ["node", str(PEERS / "ts_agent.mjs")], ()),
+        "py-agent": ("agent", [sys.executable, str(PEERS / "py_agent.py")], ()),
+        "ts-client": ("client", ["node", str(PEERS / "ts_client.mjs")], ("--cancel-args=--cancel",)),
+        "py-client": ("client", [sys.executable, str(PEERS / "py_client.py")], ("--cancel-args=--cancel",)),
         "v2-agent": ("agent", [sys.executable, str(KIT / "v2_agent.py")], ("--target", "v2")),
         "v1-agent-as-v2": ("agent", [sys.executable, str(ROOT / "examples" / "agent.py")], ("--target", "v2")),
     }
@@ -79,7 +91,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, dict[
         jobs[f"agent:{fault}"] = ("agent", [*FAULTY_AGENT, fault], ())
     for fault in CLIENT_FAULTS:
         jobs[f"client:{fault}"] = ("client", [*FAULTY_CLIENT, "--fault", fault], ("--cancel-args=--cancel",))
-    with ThreadPoolExecutor(5) as pool:
+    with ThreadPoolExecutor(4) as pool:
         futures = {name: pool.submit(conform, kind, command, out / name.replace(":", "-"), *options)
                    for name, (kind, command, options) in jobs.items()}
         return {name: future.result() for name, future in futures.items()}
@@ -157,3 +169,19 @@ def test_conform_agent_runs_the_protocol_level_checks_with_the_v2_binding(runs: 
     # A v1 agent checked against v2 answers version 1 and cannot read v2's initialize.
     code, report, table, _ = runs["v1-agent-as-v2"]
     assert code == 1 and statuses(report)["init.version.requested"] == "fail", table
+
+
+def test_conform_client_refuses_a_v2_binding() -> None:
+    result = subprocess.run([*ACPGEN, "conform", "client", "--target", "v2", "--", *FAULTY_CLIENT],
+                            capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert result.returncode == 2
+    assert "speaks ACP protocol version 1; acp_v2 is version 2" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("peer", sorted(SDK_FAILURES))
+def test_the_sdk_peers_fail_what_the_readme_says(runs: dict[str, Any], peer: str) -> None:
+    code, report, table, _ = runs[peer]
+    failed = {c["id"] for c in report["checks"] if c["status"] == "fail"}
+    assert failed == SDK_FAILURES[peer], table
+    must = any(c["status"] == "fail" and c["level"] == "MUST" for c in report["checks"])
+    assert code == (1 if must else 0)

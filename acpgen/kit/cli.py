@@ -21,7 +21,8 @@ TargetOpt = Annotated[str | None, typer.Option(
     "--target", help="A bundled binding: v1 (default) or v2.")]
 CommandArg = Annotated[list[str], typer.Argument(
     metavar="-- CMD [ARGS]...", help="The program to run, after `--`.", show_default=False)]
-TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Seconds to wait for each answer.")]
+TimeoutOpt = Annotated[float, typer.Option(
+    "--timeout", help="Seconds to wait for each answer (the first one, which includes the program's start: three times this).")]
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="Also write the results as JSON to this file.")]
 JunitOpt = Annotated[Path | None, typer.Option("--junit", help="Also write the results as JUnit XML to this file.")]
 

@@ -33,6 +33,8 @@ TRANSPORT = "Transports: stdio"
 RPC = "JSON-RPC 2.0"
 RFD_CANCEL = "Request Cancellation ($/cancel_request)"
 SCHEMA = "Schema"
+STARTUP = 3
+"""initialize may take this many times --timeout: it includes the agent's start."""
 
 R = Rule
 RULES = [
@@ -220,7 +222,8 @@ class AgentConform:
         await self.exit_check(agent)
 
     async def initialize(self, agent: AgentProcess, version: object, full: bool = True) -> Observation:
-        return await agent.request("initialize", self.init_params(version, full))
+        # The first answer also waits for the agent to start (imports, a loaded machine).
+        return await agent.request("initialize", self.init_params(version, full), timeout=self.timeout * STARTUP)
 
     async def main_scenario(self, agent: AgentProcess, client: Client) -> None:
         init = await self.initialize(agent, self.version)

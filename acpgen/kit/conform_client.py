@@ -93,7 +93,7 @@ class ClientConform:
     async def run_client(self, scenario: str, workdir: Path) -> tuple[list[Line], int | None, str]:
         log = workdir / f"{scenario}.jsonl"
         read, write = workdir / "read-me.txt", workdir / f"written-{scenario}.txt"
-        agent = fake_agent_command(log, scenario, self.binding, read, write, min(self.timeout, 10))
+        agent = fake_agent_command(log, scenario, self.binding, read, write, self.timeout)
         extra = self.cancel_args if scenario == "cancel" and self.cancel_args is not None else []
         proc = await asyncio.create_subprocess_exec(
             *client_command(self.command, agent, extra), stdin=asyncio.subprocess.DEVNULL,
