@@ -84,7 +84,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, dict[
         "py-agent": ("agent", [sys.executable, str(PEERS / "py_agent.py")], ()),
         "ts-client": ("client", ["node", str(PEERS / "ts_client.mjs")], ("--cancel-args=--cancel",)),
         "py-client": ("client", [sys.executable, str(PEERS / "py_client.py")], ("--cancel-args=--cancel",)),
-        "v2-agent": ("agent", [sys.executable, str(KIT / "v2_agent.py")], ("--target", "v2")),
+        "v2-agent": ("agent", [sys.executable, str(ROOT / "examples" / "agent_v2.py")], ("--target", "v2")),
         "v1-agent-as-v2": ("agent", [sys.executable, str(ROOT / "examples" / "agent.py")], ("--target", "v2")),
     }
     for fault in AGENT_FAULTS:

@@ -61,6 +61,8 @@ class AgentProcess:
         self.tasks: list[asyncio.Task[None]] = []
         self.on_line: Callable[[str, bytes], None] | None = None
         self.orphans: list[Observation] = []
+        self.other_version: int | None = None
+        """Set when the agent answered initialize in another protocol version than the observer's."""
 
     async def start(self, command: list[str], env: dict[str, str] | None = None, cwd: str | None = None) -> None:
         self.proc = await asyncio.create_subprocess_exec(
