@@ -61,7 +61,7 @@ CLIENT_FAULTS = {
 def conform(kind: str, command: list[str], out: Path, *options: str) -> tuple[int, dict[str, Any], str, Path]:
     report = out.with_suffix(".json")
     result = subprocess.run([*ACPGEN, "conform", kind, "--json", str(report), "--junit", str(out.with_suffix(".xml")),
-                             "--timeout", "20", *options, "--", *command],
+                             "--timeout", "30", *options, "--", *command],
                             capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert report.is_file(), result.stderr
     return result.returncode, json.loads(report.read_text()), result.stdout, out.with_suffix(".xml")
