@@ -106,6 +106,7 @@ class Builder:
         self.defs: dict[str, Any] = raw_defs if isinstance(raw_defs, dict) else {}
         self.nodes: dict[str, Node] = {}
         self.claims: dict[str, str] = {}  # python name -> pointer that claimed it
+        self.by_pointer: dict[str, str] = {}  # pointer -> the python name it got
         self.def_class: dict[str, str] = {}
         self.def_types: dict[str, TypeRef] = {}
         self.flattening: list[str] = []
@@ -115,32 +116,54 @@ class Builder:
 
     # -- names -----------------------------------------------------------------------------
 
-    def claim(self, name: str, pointer: str) -> str:
-        name = self.renames.get(pointer, name)
+    def claim(self, name: str, pointer: str, given: bool = False) -> str:
+        """The Python name of the type defined at `pointer`. A `$defs` key or a `rename` is given:
+        a clash with another given name (or a reserved one) is an error naming both pointers. A
+        derived name that is taken gets the first free numeric suffix instead."""
         if pointer in self.renames:
+            name, given = self.renames[pointer], True
             self.used_renames.add(pointer)
-        if name.endswith(tuple("0123456789")) and pointer not in self.renames:
-            base = pointer.rsplit("/", 1)[-1]
-            if not base.endswith(tuple("0123456789")):
-                self.diags.warning("numbered-name", pointer, f"derived name {name!r} ends in a digit")
-        if name in naming.RESERVED_CLASS_NAMES:
-            self.diags.error(
-                "reserved-name", pointer,
-                f"the name {name!r} is used by the generated package itself",
-                RENAME_HINT.format(pointer=pointer),
-            )
-        elif name in self.claims and self.claims[name] != pointer:
-            other = self.claims[name]
-            self.diags.error(
-                "name-collision", pointer,
-                f"{pointer} and {other} both want the Python name {name!r}",
-                RENAME_HINT.format(pointer=pointer),
-            )
+        elif pointer in self.by_pointer:
+            return self.by_pointer[pointer]
+        if given:
+            if name in naming.RESERVED_CLASS_NAMES:
+                self.diags.error(
+                    "reserved-name", pointer,
+                    f"the name {name!r} is used by the generated package itself",
+                    RENAME_HINT.format(pointer=pointer),
+                )
+            elif name in self.claims and self.claims[name] != pointer:
+                other = self.claims[name]
+                self.diags.error(
+                    "name-collision", pointer,
+                    f"{pointer} and {other} both want the Python name {name!r}",
+                    RENAME_HINT.format(pointer=pointer),
+                )
+        else:
+            name = self.free_name(name, pointer)
         self.claims.setdefault(name, pointer)
+        self.by_pointer.setdefault(pointer, name)
         return name
 
+    def free_name(self, name: str, pointer: str) -> str:
+        """`name`, or `name2`, `name3`, ... when a type already holds it (or it is reserved)."""
+        if name not in self.claims and name not in naming.RESERVED_CLASS_NAMES:
+            return name
+        for number in range(2, len(self.claims) + 3):
+            candidate = f"{name}{number}"
+            if candidate not in self.claims and candidate not in naming.RESERVED_CLASS_NAMES:
+                holder = self.claims.get(name, "the generated package")
+                self.diags.warning(
+                    "name-suffixed", pointer,
+                    f"the derived name {name!r} is taken by {holder}; this type is named {candidate!r}",
+                    RENAME_HINT.format(pointer=pointer),
+                )
+                return candidate
+        raise AssertionError("unreachable: one of len(claims) + 1 candidates is free")
+
     def claim_first(self, candidates: list[str], pointer: str) -> str:
-        """The first candidate nobody holds yet (tag + union, then union + tag); else a collision."""
+        """The first candidate nobody holds yet (tag + union, then union + tag); else the first
+        one with a numeric suffix."""
         if pointer not in self.renames:
             for name in candidates:
                 if name not in self.claims and name not in naming.RESERVED_CLASS_NAMES:
@@ -154,7 +177,7 @@ class Builder:
 
     def build(self) -> None:
         for key in self.defs:
-            self.def_class[key] = self.claim(naming.class_name(key), self.def_pointer(key))
+            self.def_class[key] = self.claim(naming.class_name(key), self.def_pointer(key), given=True)
         for key in sorted(self.defs):
             self.def_types[key] = self.define_def(key)
         unused = sorted(set(self.renames) - self.used_renames - set(self.field_pointers))
@@ -367,11 +390,11 @@ class Builder:
     def common_struct(self, s: dict[str, Any], pointer: str, union: str, tag: str) -> str:
         """A private struct of the properties beside an open union, which its `other` variant
         (kept raw) checks as every variant does; "" when there are none."""
-        name = f"_{union}Common"
+        name = self.claim(f"_{union}Common", pointer_join(pointer, "properties"))
         fields = [f for f in self.common_fields(s, pointer, name) if f.wire != tag]
         if not fields:
             return ""
-        self.add(Struct(self.claim(name, pointer_join(pointer, "properties")), pointer, "", tuple(fields)))
+        self.add(Struct(name, pointer, "", tuple(fields)))
         return name
 
     @staticmethod
@@ -381,6 +404,25 @@ class Builder:
         props = s.get("properties")
         prop = props.get(tag) if isinstance(props, dict) else None
         return isinstance(prop, dict) and prop.get("x-deserialize-default-on-error") is True
+
+    def variant_label(self, alts: list[Any], index: int, pointer: str, named: bool) -> str:
+        """The label an anonymous variant's name is built from (`naming.variant_label`); a
+        positional one is a warning when it names a class (`named`, or an inline object)."""
+        def ref_name(alt: Any) -> str | None:
+            target = self.resolve_def(alt)
+            return target[0] if target else None
+
+        label, source = naming.variant_label(alts, index, self.flat_properties, ref_name)
+        alt = alts[index]
+        makes_class = named or (isinstance(alt, dict) and ("properties" in alt or union_alternatives(alt) is not None))
+        if source == "position" and makes_class and pointer not in self.renames:
+            self.diags.warning(
+                "positional-name", pointer,
+                "nothing in this union variant gives it a name (no title, $ref, tag const or distinguishing property), "
+                "so its class is named by its position",
+                RENAME_HINT.format(pointer=pointer),
+            )
+        return label
 
     @staticmethod
     def variant_names(label: str, union: str) -> list[str]:
@@ -399,13 +441,14 @@ class Builder:
         for index, alt in enumerate(alts):
             alt_pointer = pointer_join(pointer, keyword, index)
             title = alt.get("title", "") if isinstance(alt, dict) else ""
+            label = self.variant_label(alts, index, alt_pointer, named=has_common)
             if has_common:
-                vname = self.claim_first(self.variant_names(title or f"variant {chr(65 + index)}", name), alt_pointer)
+                vname = self.claim_first(self.variant_names(label, name), alt_pointer)
                 fields = self.variant_fields(s, alt, pointer, alt_pointer, vname, skip=None)
                 self.add(Struct(vname, alt_pointer, doc(alt), tuple(fields), union=name, keeps_extra=self.keeps_extra(alt)))
                 vtype = TypeRef.named(vname)
             else:
-                vtype = self.type_of(alt, alt_pointer, name + naming.pascal(title or "variant"))
+                vtype = self.type_of(alt, alt_pointer, name + naming.pascal(label))
             variants.append(Variant(vtype, None, title))
         if any(v.type.kind == "nullable" for v in variants):
             self.diags.warning("nullable-variant", pointer, "a nullable variant inside a union; null is tried in order")

@@ -1,12 +1,20 @@
-"""Name policy. Class names: `$defs` keys first, then tag const + union, then title + union, then
-parent + field. Python attribute names: snake_case of the wire name, keyword- and builtin-safe.
-A clash is reported with both JSON pointers; it is never resolved with a number suffix."""
+"""Name policy.
+
+Class names: every `$defs` key (and every `rename`) is a name the schema or the user gives; the
+generator derives the rest: an anonymous union variant by the cascade in `variant_label` (title,
+`$ref` name, tag `const`, the property only it requires, its single property, the property only it
+has, its JSON type, and its position only as a last resort), a nested object by parent + field.
+Two given names that clash are an error naming both pointers; a derived name that is taken gets
+the first free numeric suffix (`Name2`, `Name3`, ... in schema order, so the result is
+deterministic). Python attribute names: snake_case of the wire name, keyword- and builtin-safe."""
 
 from __future__ import annotations
 
 import keyword
 import re
 import unicodedata
+from collections.abc import Callable, Mapping
+from typing import Any
 
 # Names the generated modules define or import next to the models.
 RESERVED_CLASS_NAMES = frozenset(
@@ -90,3 +98,48 @@ def handler_name(method: str) -> str:
     """Wire method -> interface method name: `session/new` -> `session_new`, `$/cancel_request`
     -> `cancel_request`."""
     return snake(method.replace("$/", "").replace("/", "_"))
+
+
+# How `variant_label` found a label, in the order it tries them.
+LABEL_SOURCES = ("title", "ref", "tag", "required", "property", "only-property", "type", "position")
+
+
+def variant_label(
+    alts: list[Any], index: int, props_of: Callable[[Any], Mapping[str, Any]],
+    ref_name: Callable[[Any], str | None],
+) -> tuple[str, str]:
+    """(label, source) for alternative `index` of a union: the first of its title, the `$defs`
+    name it references, its tag `const`, the property only it requires (a JSON-RPC response's
+    `result` / `error`), its single property, the property only it has, its JSON type; else its
+    position (the caller warns). `props_of` gives an alternative's properties (through `allOf`)."""
+    alt = alts[index]
+    if not isinstance(alt, dict):
+        return f"variant {index}", "position"
+    title = alt.get("title")
+    if isinstance(title, str) and words(title):
+        return title, "title"
+    ref = ref_name(alt)
+    if ref and words(ref):
+        return ref, "ref"
+    props = props_of(alt)
+    for key, p in props.items():
+        if isinstance(p, dict) and isinstance(p.get("const"), str) and words(p["const"]):
+            return p["const"], "tag"
+    others = [a for i, a in enumerate(alts) if i != index]
+    required = [r for r in alt.get("required", []) if isinstance(r, str)] if isinstance(alt.get("required"), list) else []
+    required_elsewhere = {r for a in others if isinstance(a, dict) and isinstance(a.get("required"), list)
+                          for r in a["required"] if isinstance(r, str)}
+    only_required = [r for r in required if r not in required_elsewhere and words(r)]
+    if only_required:
+        return only_required[0], "required"
+    named = [k for k in props if words(k)]
+    if len(props) == 1 and named:
+        return named[0], "property"
+    props_elsewhere = {k for a in others for k in props_of(a)}
+    only = [k for k in named if k not in props_elsewhere]
+    if only:
+        return only[0], "only-property"
+    kind = alt.get("type")
+    if isinstance(kind, str) and words(kind) and not props:
+        return kind, "type"
+    return f"variant {index}", "position"
