@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import difflib
+import sys
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from acpgen.config import Target
@@ -25,8 +28,57 @@ class Result:
         return self.files is not None and not any(d.level == "error" for d in self.diagnostics)
 
 
+# Deeply nested schemas recurse deeply (JSON parsing, the meta-schema check, the IR, rendering): the
+# stages run in a thread with a large stack and a high recursion limit, and the loader refuses
+# documents nested deeper than acpgen.load.MAX_DEPTH, so RecursionError is never reached in practice.
+STACK_BYTES = 512 * 1024 * 1024
+RECURSION_LIMIT = 60_000
+
+
+def guarded(target: Target, stage: Callable[[], Result]) -> Result:
+    """Run a stage so that no exception becomes a traceback: a deep stack, and any failure
+    reported as a diagnostic on the schema file (the previous output is untouched)."""
+    outcome: list[Result] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(stage())
+        except BaseException as exc:  # reported below, as a diagnostic
+            failure.append(exc)
+
+    old_limit = sys.getrecursionlimit()
+    old_stack = threading.stack_size()
+    try:
+        threading.stack_size(STACK_BYTES)
+        sys.setrecursionlimit(max(old_limit, RECURSION_LIMIT))
+        worker = threading.Thread(target=run, name="acpgen-build")
+        worker.start()
+        worker.join()
+    finally:
+        threading.stack_size(old_stack)
+        sys.setrecursionlimit(old_limit)
+    if outcome:
+        return outcome[0]
+    exc = failure[0] if failure else RuntimeError("the build thread ended without a result")
+    if isinstance(exc, KeyboardInterrupt):
+        raise exc
+    diags = Diagnostics(str(target.schema))
+    if isinstance(exc, RecursionError):
+        diags.error("too-deep", "", "the schema nests too deeply to generate code for",
+                    "flatten the schema: move nested object schemas into `$defs` and reference them")
+    else:
+        diags.error("internal-error", "", f"acpgen failed on this schema: {type(exc).__name__}: {exc}",
+                    "this is a bug in acpgen; please report it with the schema (the previous output is untouched)")
+    return Result(target, None, diags.items)
+
+
 def generate(target: Target) -> Result:
     """Everything but the write: the files the target should contain, or the reasons it cannot."""
+    return guarded(target, lambda: generate_unguarded(target))
+
+
+def generate_unguarded(target: Target) -> Result:
     loaded, reports = load_schema(
         target.schema,
         target.unstable if target.include_unstable else None,
@@ -58,7 +110,11 @@ def generate(target: Target) -> Result:
 
 
 def build(target: Target) -> Result:
-    result = generate(target)
+    return guarded(target, lambda: build_unguarded(target))
+
+
+def build_unguarded(target: Target) -> Result:
+    result = generate_unguarded(target)
     if result.files is None:
         return result
     diags = Diagnostics(str(target.output))

@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 from acpgen.diagnostics import Diagnostics, pointer_join
 from acpgen.ir import naming
@@ -78,6 +79,21 @@ def is_null_schema(s: Any) -> bool:
 def union_alternatives(s: Mapping[str, Any]) -> list[Any] | None:
     alts = s.get("oneOf", s.get("anyOf"))
     return alts if isinstance(alts, list) and alts else None
+
+
+def type_array_as_union(s: dict[str, Any], types: list[Any]) -> dict[str, Any]:
+    """`{type: [a, b, ...], ...}` as the union it means: one alternative per type, each with the
+    other keywords (a single type stays a plain schema)."""
+    if len(types) == 1:
+        return {**s, "type": types[0]}
+    shared = {k: v for k, v in s.items() if k not in ("type", "description", "title")}
+    outer = {k: s[k] for k in ("description", "title") if k in s}
+    return {**outer, "anyOf": [{**shared, "type": t} if t != "null" else {"type": "null"} for t in types]}
+
+
+def ref_fragment(ref: str) -> str:
+    """The JSON pointer of a local `#...` reference, percent-escapes decoded (RFC 6901 section 6)."""
+    return unquote(ref[1:])
 
 
 def doc(s: Any) -> str:
@@ -212,6 +228,9 @@ class Builder:
                 self.diags.error("false-schema", pointer, "a `false` schema accepts nothing",
                                  "remove the definition or give it a type")
             return self.add(Alias(name, pointer, doc(s), TypeRef("any"), def_name))
+        types = s.get("type")
+        if isinstance(types, list) and union_alternatives(s) is None and "enum" not in s and "const" not in s:
+            return self.classify(name, type_array_as_union(s, types), pointer, def_name)
         alts = union_alternatives(s)
         if "enum" in s or (alts and self.enum_like(alts)):
             return self.add(self.make_enum(name, s, pointer, def_name))
@@ -296,9 +315,10 @@ class Builder:
         if ref is None and isinstance(s.get("allOf"), list) and len(s["allOf"]) == 1 and "properties" not in s:
             inner = s["allOf"][0]
             ref = inner.get("$ref") if isinstance(inner, dict) else None
-        prefix = f"#/{self.defs_key}/"
-        if isinstance(ref, str) and ref.startswith(prefix):
-            key = ref[len(prefix):].replace("~1", "/").replace("~0", "~")
+        prefix = f"/{self.defs_key}/"
+        fragment = ref_fragment(ref) if isinstance(ref, str) and ref.startswith("#") else ""
+        if fragment.startswith(prefix) and "/" not in fragment[len(prefix):]:
+            key = fragment[len(prefix):].replace("~1", "/").replace("~0", "~")
             if key in self.defs:
                 return key, self.defs[key]
         return None
@@ -636,12 +656,19 @@ class Builder:
                              "move the recursive part into `$defs` so it gets a name")
             return TypeRef("any")
         node: Any = self.document
-        for part in ref[2:].split("/"):
-            part = part.replace("~1", "/").replace("~0", "~")
-            node = node[int(part)] if isinstance(node, list) else node[part]
+        fragment = ref_fragment(ref)
+        try:
+            for part in fragment[1:].split("/"):
+                part = part.replace("~1", "/").replace("~0", "~")
+                node = node[int(part)] if isinstance(node, list) else node[part]
+        except (KeyError, IndexError, ValueError, TypeError):
+            self.diags.error("unresolvable-ref", pointer_join(pointer, "$ref"),
+                             f"`$ref` {ref!r} does not resolve to anything in this document",
+                             "point it at an existing definition such as `#/$defs/Name`")
+            return TypeRef("any")
         self.inline_refs.append(ref)
         try:
-            return self.type_of(node, ref[1:], naming.pascal(ref.rsplit("/", 1)[-1]))
+            return self.type_of(node, fragment, naming.pascal(fragment.rsplit("/", 1)[-1]) or "Ref")
         finally:
             self.inline_refs.pop()
 

@@ -63,6 +63,9 @@ def read_json_file(path: Path, diags: Diagnostics) -> Any:
         return None
     try:
         return json.loads(raw)
+    except RecursionError:
+        diags.error("too-deep", "", "the JSON nests too deeply to be read",
+                    "flatten the schema: move nested schemas into `$defs` and reference them")
     except UnicodeDecodeError as exc:
         diags.error("invalid-json", "", f"the file is not UTF-8 text: {exc.reason} at byte {exc.start}",
                     "save the schema as UTF-8 JSON")
@@ -83,9 +86,31 @@ def read_schema_file(path: Path, diags: Diagnostics) -> SchemaFile | None:
                     f"the root of a schema must be a JSON object, found {json_type(document)}",
                     "an ACP schema is an object with a `$defs` map of definitions")
         return None
+    deep = too_deep(document)
+    if deep is not None:
+        diags.error("too-deep", deep, f"the document nests more than {MAX_DEPTH} levels deep here",
+                    "flatten the schema: move nested schemas into `$defs` and reference them")
+        return None
     check_meta_schema(document, diags)
     check_refs(document, diags)
     return SchemaFile(path, document, hashlib.sha256(path.read_bytes()).hexdigest())
+
+
+MAX_DEPTH = 1000  # JSON nesting levels (a schema level is two: `properties` / name)
+
+
+def too_deep(document: Any) -> str | None:
+    """The JSON pointer of the first value nested deeper than MAX_DEPTH, else None (no recursion)."""
+    stack: list[tuple[Any, int, tuple[str | int, ...]]] = [(document, 0, ())]
+    while stack:
+        node, depth, path = stack.pop()
+        if depth > MAX_DEPTH:
+            return pointer_join("", *path)
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1, (*path, k)) for k, v in node.items() if isinstance(v, (dict, list)))
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1, (*path, i)) for i, v in enumerate(node) if isinstance(v, (dict, list)))
+    return None
 
 
 def check_meta_schema(document: dict[str, Any], diags: Diagnostics) -> None:

@@ -110,6 +110,18 @@ _BODY_NAMES = frozenset({"type", "isinstance", "len", "data", "cls", "self", "e"
                          "dict", "str", "int", "float", "bool", "object", "expected", "missing"})
 
 
+UNION_CHUNK = 50
+
+
+def balanced_union(names: list[str]) -> str:
+    """`A | B | ...`; a long union is grouped in parentheses (chunks of UNION_CHUNK, recursively),
+    since Python compiles a flat chain of N `|` into an N-deep tree and fails past ~1000 operands."""
+    if len(names) <= UNION_CHUNK:
+        return " | ".join(names)
+    chunks = [names[i:i + UNION_CHUNK] for i in range(0, len(names), UNION_CHUNK)]
+    return balanced_union([f"({' | '.join(chunk)})" for chunk in chunks])
+
+
 def local_name(py: str) -> str:
     return py + "_" if py in _BODY_NAMES else py
 
@@ -131,8 +143,8 @@ class ContextBuilder:
         self.emit = Emitter(package)
 
     def union_ann(self, u: Union_) -> str:
-        names = list(dict.fromkeys(self.emit.ann(v.type) for v in u.variants))
-        return " | ".join(sorted(names, key=lambda n: n == "None"))
+        names = sorted(dict.fromkeys(self.emit.ann(v.type) for v in u.variants), key=lambda n: n == "None")
+        return balanced_union(names)
 
     def field_view(self, f: Field, owner: str) -> FieldView:
         e = self.emit
