@@ -12,6 +12,8 @@ import typer
 from acpgen import __version__
 from acpgen.config import Target, load_config
 from acpgen.diagnostics import Diagnostic, Diagnostics
+from acpgen.ir.naming import is_safe_identifier
+from acpgen.write import real_folder
 
 EXIT_OK, EXIT_STALE, EXIT_ERROR = 0, 1, 2
 
@@ -39,13 +41,10 @@ def root(
 
 
 def report(diagnostics: list[Diagnostic], verbose: bool, quiet: bool = False) -> None:
-    """Errors always; warnings with -v, else a count of them (none with -q)."""
+    """Errors always; warnings too, as compilers and linters print them, unless -q."""
     for d in diagnostics:
-        if d.level == "error" or verbose:
+        if d.level == "error" or not quiet or verbose:
             typer.echo(d.render(), err=True)
-    warnings = sum(d.level == "warning" for d in diagnostics)
-    if warnings and not verbose and not quiet:
-        typer.echo(f"({warnings} warning(s); -v shows them)", err=True)
 
 
 def resolve_targets(
@@ -54,7 +53,12 @@ def resolve_targets(
     allow_foreign: bool,
 ) -> list[Target]:
     if schema is not None:
-        pkg = package or (output.name if output else schema.stem.replace(".", "_"))
+        pkg = package or (real_folder(output).name if output else schema.stem.replace(".", "_"))
+        if not is_safe_identifier(pkg):
+            source = "--package" if package else "the package name taken from the output folder's name"
+            typer.echo(f"error[bad-package]: {source} must be a Python identifier that is not a keyword, "
+                       f"got {pkg!r}\n  hint: pass --package NAME, e.g. --package acp_v1", err=True)
+            raise typer.Exit(EXIT_ERROR)
         out = output or Path("generated") / pkg
         parts = ["acpgen build", str(schema.as_posix()), "--output", out.as_posix(), "--package", pkg]
         if unstable:
@@ -100,8 +104,8 @@ ConfigOpt = Annotated[Path, typer.Option("--config", help="pyproject.toml holdin
 TargetOpt = Annotated[list[str] | None, typer.Option("--target", "-t", help="Only this configured target (repeatable).")]
 ForeignOpt = Annotated[bool, typer.Option("--allow-foreign", help="Write into a folder holding files acpgen does not own (they are kept).")]
 KeepUnknownOpt = Annotated[bool, typer.Option("--keep-unknown", help="Keep keys the schema does not define and re-encode them.")]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only.")]
-VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Print warnings too.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only (no warnings, no progress).")]
+VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Print warnings even with -q.")]
 
 
 @app.command()
@@ -223,7 +227,7 @@ def diff(
     old_target, old_label = diff_side(old, "OLD", config, no_unstable)
     new_target, new_label = diff_side(new, "NEW", config, no_unstable)
     result, diagnostics = diff_targets(old_target, new_target, old_label, new_label, ignore_unstable)
-    report(diagnostics, verbose)
+    report(diagnostics, verbose, quiet=not verbose)  # diff: warnings of the two builds only with -v
     if result is None:
         typer.echo("acpgen diff: a schema could not be built; nothing compared", err=True)
         raise typer.Exit(EXIT_ERROR)

@@ -15,6 +15,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from acpgen.diagnostics import Diagnostics
+from acpgen.ir.naming import is_safe_identifier
 
 
 @dataclass(frozen=True)
@@ -113,15 +114,16 @@ def parse_target(name: str, table: Any, root: Path, diags: Diagnostics) -> Targe
                         f"add `{key} = ...`: {TARGET_KEYS[key][1]}")
             ok = False
     package = table.get("package", name)
-    if isinstance(package, str) and not package.isidentifier():
+    if isinstance(package, str) and not is_safe_identifier(package):
         diags.error("config-bad-value", f"/tool/acpgen/targets/{name}/package",
-                    f"`{where}.package` must be a valid Python identifier, got {package!r}")
+                    f"`{where}.package` must be a Python identifier that is not a keyword, got {package!r}",
+                    "e.g. package = \"acp_v1\"")
         ok = False
     for key in ("rename",):
         for pointer, new in (table.get(key) or {}).items() if isinstance(table.get(key), dict) else []:
-            if not isinstance(new, str) or not new.isidentifier():
+            if not isinstance(new, str) or not is_safe_identifier(new):
                 diags.error("config-bad-value", f"/tool/acpgen/targets/{name}/{key}",
-                            f"`{where}.{key}.{pointer!r}` must be a Python identifier, got {new!r}")
+                            f"`{where}.{key}.{pointer!r}` must be a Python identifier that is not a keyword, got {new!r}")
                 ok = False
     hooks = table.get("hooks")
     for pointer, target in hooks.items() if isinstance(hooks, dict) else []:

@@ -14,7 +14,7 @@ from acpgen.ir import IrOptions, build_package
 from acpgen.load import load_schema
 from acpgen.render import render_package
 from acpgen.render.format import format_sources
-from acpgen.write import read_tree, recover, write_tree
+from acpgen.write import output_problem, read_tree, recover, write_tree
 
 
 @dataclass
@@ -79,6 +79,12 @@ def generate(target: Target) -> Result:
 
 
 def generate_unguarded(target: Target) -> Result:
+    inputs = [p for p in (target.schema, target.unstable, target.meta, target.templates) if p is not None]
+    problem = output_problem(target.output, inputs)
+    if problem is not None:
+        diags = Diagnostics(str(target.output))
+        diags.error(problem[0], "", problem[1], problem[2])
+        return Result(target, None, diags.items)
     loaded, reports = load_schema(
         target.schema,
         target.unstable if target.include_unstable else None,

@@ -50,6 +50,7 @@ def aside_path(target: Path) -> Path:
 
 def recover(target: Path) -> None:
     """Finish or undo a swap that a killed build left half done."""
+    target = real_folder(target)
     aside = aside_path(target)
     if aside.exists():
         if target.exists():
@@ -58,7 +59,32 @@ def recover(target: Path) -> None:
             os.replace(aside, target)
 
 
+def real_folder(target: Path) -> Path:
+    """The folder a build writes: a symlinked output folder is followed, so the folder it points
+    to is updated and the link stays a link."""
+    return Path(os.path.realpath(target))
+
+
+def output_problem(target: Path, inputs: list[Path]) -> tuple[str, str, str] | None:
+    """(code, message, hint) when `target` cannot be an output folder: an existing file, the
+    filesystem root, or a folder holding one of the build's own inputs."""
+    real = real_folder(target)
+    if real.exists() and not real.is_dir():
+        return ("output-not-a-folder", f"the output {target} is a file, not a folder",
+                "pass -o/--output a folder (it is created when missing), e.g. -o generated/acp")
+    if real.parent == real:
+        return ("output-is-root", f"the output {target} is the filesystem root",
+                "pass -o/--output a folder of its own, e.g. -o generated/acp")
+    for path in inputs:
+        source = Path(os.path.realpath(path))
+        if source == real or real in source.parents:
+            return ("output-holds-input", f"the output folder {target} holds {path}, an input of this build",
+                    "write the package to a folder of its own, e.g. -o generated/acp; the whole folder is replaced on every build")
+    return None
+
+
 def write_tree(target: Path, files: dict[str, str], diags: Diagnostics, *, allow_foreign: bool = False) -> bool:
+    target = real_folder(target)
     recover(target)
     foreign = foreign_entries(target)
     if foreign and not allow_foreign:
@@ -107,6 +133,7 @@ def write_tree(target: Path, files: dict[str, str], diags: Diagnostics, *, allow
 
 def read_tree(target: Path) -> dict[str, str]:
     """The files acpgen owns in `target`, as they are on disk now."""
+    target = real_folder(target)
     owned = owned_files(target)
     if owned is None:
         return {}

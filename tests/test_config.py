@@ -63,10 +63,10 @@ def acpgen(args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch) -> Resul
             "`tool.acpgen.targets.acp.templates` names 'my-templates', which is not an existing folder",
         ], id="missing-templates-folder"),
         pytest.param(TARGET + 'package = "my-acp"\n', [
-            "`tool.acpgen.targets.acp.package` must be a valid Python identifier, got 'my-acp'",
+            "`tool.acpgen.targets.acp.package` must be a Python identifier that is not a keyword, got 'my-acp'",
         ], id="bad-package"),
         pytest.param(TARGET + 'rename = { "/$defs/ToolKind" = "tool kind" }\n', [
-            "`tool.acpgen.targets.acp.rename.'/$defs/ToolKind'` must be a Python identifier, got 'tool kind'",
+            "`tool.acpgen.targets.acp.rename.'/$defs/ToolKind'` must be a Python identifier that is not a keyword, got 'tool kind'",
         ], id="bad-rename"),
         pytest.param("[tool.black]\nline-length = 1\n", [
             "pyproject.toml#/tool/acpgen: error[config-missing]: no [tool.acpgen] table",

@@ -87,7 +87,7 @@ def type_array_as_union(s: dict[str, Any], types: list[Any]) -> dict[str, Any]:
     if len(types) == 1:
         return {**s, "type": types[0]}
     shared = {k: v for k, v in s.items() if k not in ("type", "description", "title")}
-    outer = {k: s[k] for k in ("description", "title") if k in s}
+    outer: dict[str, Any] = {k: s[k] for k in ("description", "title") if k in s}
     return {**outer, "anyOf": [{**shared, "type": t} if t != "null" else {"type": "null"} for t in types]}
 
 
@@ -139,6 +139,9 @@ class Builder:
         if pointer in self.renames:
             name, given = self.renames[pointer], True
             self.used_renames.add(pointer)
+            if not naming.is_safe_identifier(name):
+                self.diags.error("bad-rename", pointer, f"{name!r} is not a Python identifier (or is a keyword)",
+                                 "pick a valid class name")
         elif pointer in self.by_pointer:
             return self.by_pointer[pointer]
         if given:
@@ -554,8 +557,9 @@ class Builder:
         if pointer in self.renames:
             self.used_renames.add(pointer)
         py = self.renames.get(pointer, naming.snake(key))
-        if not py.isidentifier():
-            self.diags.error("bad-rename", pointer, f"{py!r} is not a Python identifier", "pick a valid name")
+        if not naming.is_safe_identifier(py):
+            self.diags.error("bad-rename", pointer, f"{py!r} is not a Python identifier (or is a keyword)",
+                             "pick a valid name")
         t = self.type_of(p, pointer, owner + naming.pascal(key))
         nullable = t.kind == "nullable"
         if nullable and t.item is not None:

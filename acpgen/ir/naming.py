@@ -122,7 +122,7 @@ def variant_label(
     if ref and words(ref):
         return ref, "ref"
     props = props_of(alt)
-    for key, p in props.items():
+    for p in props.values():
         if isinstance(p, dict) and isinstance(p.get("const"), str) and words(p["const"]):
             return p["const"], "tag"
     others = [a for i, a in enumerate(alts) if i != index]
@@ -143,3 +143,10 @@ def variant_label(
     if isinstance(kind, str) and words(kind) and not props:
         return kind, "type"
     return f"variant {index}", "position"
+
+
+def is_safe_identifier(name: str) -> bool:
+    """A name usable as written in generated code: an identifier, not a keyword (soft keywords
+    included), and already in NFKC form (Python would silently normalise it otherwise)."""
+    return (name.isidentifier() and not keyword.iskeyword(name) and not keyword.issoftkeyword(name)
+            and unicodedata.normalize("NFKC", name) == name)

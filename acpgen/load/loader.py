@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,6 +92,11 @@ def read_schema_file(path: Path, diags: Diagnostics) -> SchemaFile | None:
         diags.error("too-deep", deep, f"the document nests more than {MAX_DEPTH} levels deep here",
                     "flatten the schema: move nested schemas into `$defs` and reference them")
         return None
+    for pointer, value in non_finite_numbers(document):
+        diags.error("non-finite-number", pointer, f"{value} is not a JSON number (JSON has no infinity or NaN)",
+                    "use a finite number, or leave the keyword out (no `maximum` means no upper bound)")
+    if diags.errors:
+        return None
     check_meta_schema(document, diags)
     check_refs(document, diags)
     return SchemaFile(path, document, hashlib.sha256(path.read_bytes()).hexdigest())
@@ -111,6 +117,22 @@ def too_deep(document: Any) -> str | None:
         elif isinstance(node, list):
             stack.extend((v, depth + 1, (*path, i)) for i, v in enumerate(node) if isinstance(v, (dict, list)))
     return None
+
+
+def non_finite_numbers(document: Any) -> list[tuple[str, str]]:
+    """(pointer, spelling) of every NaN / Infinity / overflowing number (`1e400`) in the document:
+    Python's JSON reader accepts them, the JSON standard and the generated code do not."""
+    found: list[tuple[str, str]] = []
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(document, ())]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            found.append((pointer_join("", *path), "NaN" if math.isnan(node) else "an infinite number"))
+        elif isinstance(node, dict):
+            stack.extend((v, (*path, k)) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, (*path, i)) for i, v in enumerate(node))
+    return sorted(found)
 
 
 def check_meta_schema(document: dict[str, Any], diags: Diagnostics) -> None:

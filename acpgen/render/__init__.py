@@ -23,6 +23,7 @@ from acpgen.ir.model import Package, Struct
 from acpgen.render.cache import bytecode_cache
 from acpgen.render.codegen import constant_name, decoder_name
 from acpgen.render.context import ContextBuilder, docstring
+from acpgen.render.text import comment_text, fstring_text
 
 # Output file -> template. Every generated package has exactly these files.
 OUTPUTS = {
@@ -122,6 +123,8 @@ def make_environment(user_templates: Path | None = None) -> Environment:
     )
     env.filters["pyrepr"] = repr
     env.filters["docstring"] = docstring
+    env.filters["comment"] = comment_text
+    env.filters["fstring"] = fstring_text
     env.filters["decoder"] = decoder_name
     env.filters["constant"] = constant_name
     env.filters["hook_alias"] = hook_alias

@@ -9,6 +9,7 @@ from typing import Any
 from acpgen.ir.model import Alias, Enum, Field, Method, Package, Struct, TypeRef, Union_
 from acpgen.render.codegen import Decode, Emitter, Helper, decoder_name
 from acpgen.render.protocol import protocol_view
+from acpgen.render.text import docstring_body
 
 UNSTABLE_NOTE = "Unstable: only in the unstable schema; it may change or go away."
 
@@ -131,10 +132,7 @@ def docstring(text: str, unstable: bool = False) -> str:
     text = text.strip()
     if unstable and "**UNSTABLE**" not in text:
         text = f"{UNSTABLE_NOTE}\n\n{text}" if text else UNSTABLE_NOTE
-    text = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
-    if text.endswith('"'):
-        text += " "
-    return text
+    return docstring_body(text)
 
 
 class ContextBuilder:
