@@ -50,6 +50,13 @@ KNOWN_KEYWORDS = frozenset(
 )
 
 
+# Keywords that only annotate (no effect on which values are valid) and the object keywords that
+# make `$ref` + siblings a composition.
+ANNOTATIONS = frozenset({"description", "title", "default", "examples", "deprecated", "readOnly", "writeOnly",
+                         "$comment"})
+OBJECT_KEYWORDS = frozenset({"properties", "allOf", "required", "additionalProperties", "anyOf", "oneOf"})
+
+
 @dataclass
 class StableIndex:
     """What the stable file defines, so the unstable build can mark what only it adds."""
@@ -79,6 +86,24 @@ def is_null_schema(s: Any) -> bool:
 def union_alternatives(s: Mapping[str, Any]) -> list[Any] | None:
     alts = s.get("oneOf", s.get("anyOf"))
     return alts if isinstance(alts, list) and alts else None
+
+
+def default_problem(value: Any, p: Any, document: Mapping[str, Any], defs_key: str) -> str | None:
+    """Why `value` does not validate against the property schema `p` (local `$ref`s resolved
+    against the document's definitions), or None when it does or cannot be checked."""
+    from jsonschema import Draft202012Validator
+
+    if not isinstance(p, dict):
+        return None
+    schema = {**p, defs_key: document.get(defs_key, {})}
+    try:
+        error = next(iter(Draft202012Validator(schema).iter_errors(value)), None)
+    except Exception:  # a reference outside `$defs`, an odd regex: not checkable here, so not checked
+        return None
+    if error is None:
+        return None
+    where = "/".join(str(x) for x in error.absolute_path)
+    return f"{error.message}{f' (at {where})' if where else ''}"
 
 
 def type_array_as_union(s: dict[str, Any], types: list[Any]) -> dict[str, Any]:
@@ -254,6 +279,7 @@ class Builder:
             return self.add(Alias(name, pointer, doc(s), self.type_of(all_of[0], pointer_join(pointer, "allOf", 0), name), def_name))
         if "properties" in s or isinstance(all_of, list):
             fields = self.object_fields(s, pointer, name)
+            self.check_required(s, fields, pointer, None)
             return self.add(Struct(name, pointer, doc(s), tuple(fields), def_name, keeps_extra=self.keeps_extra(s)))
         return self.add(Alias(name, pointer, doc(s), self.type_of(s, pointer, name), def_name))
 
@@ -455,7 +481,37 @@ class Builder:
         own = self.object_fields(alt, alt_pointer, owner, skip=skip) if isinstance(alt, dict) else []
         common = self.common_fields(s, pointer, owner)
         wires = {f.wire for f in own} | ({skip} if skip is not None else set())
-        return own + [f for f in common if f.wire not in wires]
+        fields = own + [f for f in common if f.wire not in wires]
+        self.check_required(alt, fields, alt_pointer, skip)
+        return fields
+
+    def required_names(self, s: Any, depth: int = 0) -> list[tuple[str, str]]:
+        """(name, pointer of the `required` list) for every name `s` requires, through allOf."""
+        if not isinstance(s, dict) or depth > 16:
+            return []
+        out: list[tuple[str, str]] = []
+        for member in s.get("allOf", []) if isinstance(s.get("allOf"), list) else []:
+            target = self.resolve_def(member)
+            out += self.required_names(target[1] if target else member, depth + 1)
+        if isinstance(s.get("$ref"), str) and (target := self.resolve_def({"$ref": s["$ref"]})):
+            out += self.required_names(target[1], depth + 1)
+        if isinstance(s.get("required"), list):
+            out += [(r, "") for r in s["required"] if isinstance(r, str)]
+        return out
+
+    def check_required(self, s: Any, fields: list[Field], pointer: str, skip: str | None) -> None:
+        """A required name no property declares: its presence is not checked (weaker), so warn."""
+        if any(f.flatten for f in fields):
+            return  # the keys of a flattened union are not fields here
+        wires = {f.wire for f in fields} | ({skip} if skip else set())
+        missing = sorted({name for name, _ in self.required_names(s)} - wires)
+        if missing:
+            self.diags.warning(
+                "required-undeclared", pointer_join(pointer, "required"),
+                f"`required` names {', '.join(map(repr, missing))}, which no `properties` declares: "
+                "the decoder does not check that the key is present, and its value is not kept",
+                "declare the property (any schema, e.g. `true`) or remove it from `required`",
+            )
 
     def untagged_union(self, name: str, s: dict[str, Any], alts: list[Any], pointer: str, def_name: str) -> Union_:
         keyword = "oneOf" if "oneOf" in s else "anyOf"
@@ -482,11 +538,20 @@ class Builder:
     def object_fields(self, s: Any, pointer: str, owner: str, skip: str | None = None, outer_required: frozenset[str] = frozenset()) -> list[Field]:
         if not isinstance(s, dict):
             return []
-        required = outer_required | frozenset(r for r in s.get("required", []) if isinstance(r, str))
+        required = outer_required | frozenset(
+            r for r in (s["required"] if isinstance(s.get("required"), list) else []) if isinstance(r, str))
         fields: list[Field] = []
         all_of: list[Any] = s["allOf"] if isinstance(s.get("allOf"), list) else []
-        for index, member in enumerate(all_of):
-            member_pointer = pointer_join(pointer, "allOf", index)
+        members = [(member, pointer_join(pointer, "allOf", index)) for index, member in enumerate(all_of)]
+        if isinstance(s.get("$ref"), str):  # `$ref` beside `properties`: both apply, as in allOf
+            members.insert(0, ({"$ref": s["$ref"]}, pointer))
+        if isinstance(s.get("additionalProperties"), dict) and s["additionalProperties"] and "properties" in s:
+            self.diags.warning(
+                "additional-properties-unchecked", pointer_join(pointer, "additionalProperties"),
+                "keys beyond the listed properties are accepted without this schema's check, and not kept",
+                "list the keys as properties, or set keep_unknown to keep them (still unchecked)",
+            )
+        for member, member_pointer in members:
             target = self.resolve_def(member)
             if target is not None:
                 key, schema = target
@@ -532,12 +597,40 @@ class Builder:
         self.field_pointers.add(pointer)
         return Field("", py, TypeRef.named(self.def_class[key]), True, False, doc(self.defs[key]), pointer, flatten=True)
 
+    def placeholder_names(self, fields: list[Field]) -> list[Field]:
+        """A property whose wire name has no letters or digits (`_`, `""`, `-`) gets the derived
+        name `field`; when that is taken, the first free `field_2`, `field_3`, ..."""
+        placeholders = [f for f in fields if not f.flatten and not naming.words(f.wire)
+                        and f.pointer not in self.renames]
+        if not placeholders:
+            return fields
+        used = {f.py for f in fields if all(f is not p for p in placeholders)}
+        renamed: dict[int, Field] = {}
+        for f in placeholders:
+            name, number = f.py, 2
+            while name in used:
+                name, number = f"{f.py}_{number}", number + 1
+            used.add(name)
+            renamed[id(f)] = dataclasses.replace(f, py=name)
+        return [renamed.get(id(f), f) for f in fields]
+
     def dedupe(self, fields: list[Field], owner: str) -> list[Field]:
+        fields = self.placeholder_names(fields)
         out: list[Field] = []
-        wires: set[str] = set()
+        wires: dict[str, int] = {}  # wire name -> index in out
         pys: dict[str, Field] = {}
         for f in fields:
             if f.wire and f.wire in wires:
+                kept = out[wires[f.wire]]
+                if (kept.type, kept.nullable) != (f.type, f.nullable):
+                    self.diags.error(
+                        "conflicting-property", f.pointer,
+                        f"property {f.wire!r} of {owner} is defined twice with different types: here and at "
+                        f"{kept.pointer}; a value cannot satisfy both as the generated class would need",
+                        "give both definitions the same schema (or drop one)",
+                    )
+                elif f.required and not kept.required:
+                    out[wires[f.wire]] = dataclasses.replace(kept, required=True)
                 continue
             if f.py in pys:
                 other = pys[f.py]
@@ -547,7 +640,7 @@ class Builder:
                     RENAME_HINT.format(pointer=f.pointer).replace("NewName", "new_name"),
                 )
                 continue
-            wires.add(f.wire)
+            wires[f.wire] = len(out)
             pys[f.py] = f
             out.append(f)
         return out
@@ -565,8 +658,10 @@ class Builder:
         if nullable and t.item is not None:
             t = t.item
         default = p.get("default", NO_DEFAULT) if isinstance(p, dict) else NO_DEFAULT
+        if default is not NO_DEFAULT:
+            default = self.checked_default(default, p, pointer_join(pointer, "default"), "the schema's")
         if pointer in self.extra_defaults:
-            default = self.extra_defaults[pointer]
+            default = self.checked_default(self.extra_defaults[pointer], p, pointer, "the `defaults` entry")
             self.used_renames.add(pointer)
         if t.kind == "literal" and default is NO_DEFAULT:
             default = t.const
@@ -583,6 +678,19 @@ class Builder:
             hook=self.hooks.get(pointer, ""),
         )
 
+    def checked_default(self, value: Any, p: Any, pointer: str, source: str) -> Any:
+        """A default must be a value of its property: an ill-typed one would make the generated
+        constructor ill-typed (or decode valid input wrongly), so it is an error."""
+        problem = default_problem(value, p, self.document, self.defs_key)
+        if problem is None:
+            return value
+        self.diags.error(
+            "bad-default", pointer,
+            f"{source} default {json.dumps(value)[:80]} is not a valid value of this property: {problem}",
+            "fix the default (or the property's type)",
+        )
+        return NO_DEFAULT
+
     # -- type expressions ------------------------------------------------------------------
 
     def type_of(self, p: Any, pointer: str, hint: str) -> TypeRef:
@@ -592,6 +700,19 @@ class Builder:
             self.diags.error("bad-schema", pointer, f"expected a schema object, found {p!r}", "use an object or `true`")
             return TypeRef("any")
         if "$ref" in p:
+            siblings = sorted(k for k in p if k not in ANNOTATIONS and k != "$ref" and not k.startswith("x-"))
+            if set(siblings) & OBJECT_KEYWORDS:
+                # `$ref` beside object keywords is a conjunction (2020-12): both halves, as allOf.
+                merged = {k: v for k, v in p.items() if k != "$ref"}
+                merged["allOf"] = [{"$ref": p["$ref"]}, *(p["allOf"] if isinstance(p.get("allOf"), list) else [])]
+                return self.inline(hint, merged, pointer)
+            if siblings:
+                self.diags.warning(
+                    "ref-siblings-ignored", pointer,
+                    f"{', '.join(siblings)} beside `$ref` {'is' if len(siblings) == 1 else 'are'} not enforced: "
+                    "the value is decoded as the referenced type alone",
+                    "move the keywords into the referenced definition (or into an allOf beside the $ref)",
+                )
             return self.ref_type(p["$ref"], pointer)
         all_of = p.get("allOf")
         if isinstance(all_of, list) and len(all_of) == 1 and "properties" not in p and "type" not in p:
@@ -607,10 +728,10 @@ class Builder:
                 return TypeRef.nullable(self.inline(hint, inner, pointer))
             return self.inline(hint, p, pointer)
         if "const" in p:
-            return TypeRef("literal", const=p["const"])
-        if "enum" in p:
+            return self.literal(p["const"], pointer_join(pointer, "const"))
+        if "enum" in p and isinstance(p["enum"], list):
             values = [v for v in p["enum"] if v is not None]
-            base = TypeRef("literal", const=values[0]) if len(values) == 1 else self.inline(hint, {**p, "enum": values}, pointer)
+            base = self.literal(values[0], pointer_join(pointer, "enum", 0)) if len(values) == 1 else self.inline(hint, {**p, "enum": values}, pointer)
             return TypeRef.nullable(base) if None in p["enum"] else base
         types = p.get("type")
         if isinstance(types, list):
@@ -637,6 +758,19 @@ class Builder:
             if isinstance(extra, dict) and extra:
                 return TypeRef("map", item=self.type_of(extra, pointer_join(pointer, "additionalProperties"), hint + "Value"))
             return TypeRef("object")
+        return TypeRef("any")
+
+    def literal(self, value: Any, pointer: str) -> TypeRef:
+        """A `const`: a Literal for a string, integer, boolean or null; any other JSON value (an
+        object, array or fraction) cannot be a Literal, so it is accepted as any value, with a warning."""
+        if value is None or isinstance(value, (str, int)):
+            return TypeRef("literal", const=value)
+        self.diags.warning(
+            "unsupported-const", pointer,
+            f"a `const` that is {'a number with a fraction' if isinstance(value, float) else 'an object or array'} "
+            "is not checked: any JSON value is accepted here (and kept as it is)",
+            "use a string, integer or boolean const, or an enum of strings",
+        )
         return TypeRef("any")
 
     def inline(self, hint: str, s: dict[str, Any], pointer: str) -> TypeRef:

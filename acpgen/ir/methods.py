@@ -3,6 +3,7 @@ the routing definitions say whether it is a request, a notification or a result.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -106,9 +107,53 @@ def collect_methods(
         unstable = stable_methods is not None and (wire, notification) not in stable_methods
         description = defs[params].get("description", "") if isinstance(defs[params], dict) else ""
         methods.append(Method(wire, handler_name(wire), side, params, result, notification, unstable, description))
+    methods = unique_handlers(methods, defs_key, diags)
     if meta is not None:
         check_meta(meta, methods, diags)
     return methods
+
+
+# What the generated connection classes define besides the proxies (rpc.py.j2's public members):
+# a handler of that name would override them.
+CONNECTION_MEMBERS = frozenset({"close", "closed", "wait_closed", "ext_method", "ext_notification"})
+
+
+def handling_classes(side: str) -> tuple[str, ...]:
+    """The interface (and connection) classes a method of this `x-side` gets a handler on: the
+    agent's for agent, both and protocol methods, the client's for client, both and protocol ones."""
+    if side in ("both", "protocol"):
+        return ("agent", "client")
+    return (side,) if side in ("agent", "client") else ()  # other sides (proxy) get no handler class
+
+
+def unique_handlers(methods: list[Method], defs_key: str, diags: Diagnostics) -> list[Method]:
+    """Handler names that neither shadow the connection's own members (a trailing `_`) nor each
+    other (`a/b` and `a_b`: the later in wire order gets `_2`, with a warning naming both)."""
+    taken: dict[str, dict[str, Method]] = {}  # handling class -> handler name -> method
+
+    def holder(name: str, groups: tuple[str, ...]) -> Method | None:
+        return next((taken[g][name] for g in groups if name in taken.get(g, {})), None)
+
+    out: list[Method] = []
+    for m in methods:
+        groups = handling_classes(m.side)
+        name = m.handler + "_" if m.handler in CONNECTION_MEMBERS else m.handler
+        other = holder(name, groups)
+        if other is not None:
+            number = 2
+            while holder(f"{name}_{number}", groups) is not None:
+                number += 1
+            diags.warning(
+                "handler-suffixed", pointer_join("", defs_key, m.params),
+                f"methods {other.wire!r} ({pointer_join('', defs_key, other.params)}) and {m.wire!r} both map to "
+                f"the handler name {name!r}; {m.wire!r} is handled by {name}_{number}",
+                "rename one of the wire methods if you control the schema",
+            )
+            name = f"{name}_{number}"
+        for g in groups:
+            taken.setdefault(g, {})[name] = m
+        out.append(dataclasses.replace(m, handler=name) if name != m.handler else m)
+    return out
 
 
 def check_meta(meta: Mapping[str, Any], methods: list[Method], diags: Diagnostics) -> None:

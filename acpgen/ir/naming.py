@@ -16,12 +16,20 @@ import unicodedata
 from collections.abc import Callable, Mapping
 from typing import Any
 
-# Names the generated modules define or import next to the models.
+# Names the generated package defines, exports or imports next to the models (its `__init__`
+# re-exports every model beside them, and models.py imports the typing and codec names): a `$defs`
+# key with one of these names gets a trailing `_` (TYPES / DECODERS still use the schema's name),
+# so no schema can shadow them. tests/test_hostile_schemas.py checks this list against a built
+# package.
 RESERVED_CLASS_NAMES = frozenset(
     {
         "UNSET", "Unset", "ValidationError", "JsonValue", "TYPES", "DECODERS", "METHODS",
         "AGENT_METHODS", "CLIENT_METHODS", "MethodInfo", "decode", "encode", "dataclass", "field",
         "Literal", "Any", "Callable", "TypeAlias", "Enum", "Final", "Agent", "Client",
+        "ACPGEN_VERSION", "PROTOCOL_VERSION", "SCHEMA_SOURCES", "SCHEMA_TITLE", "UNSTABLE_TYPES",
+        "AgentSideConnection", "ClientSideConnection", "ConnectionClosedError", "RequestError",
+        "SkipHook", "UnstableAgent", "UnstableClient", "TYPE_CHECKING", "Mapping", "annotations",
+        "encode_value", "replace", "set_skip_hook", "run_agent", "spawn_agent", "importlib",
     }
 )
 # Builtins a generated module may use that a class name could shadow (`except KeyError:` must
@@ -77,8 +85,9 @@ def class_name(text: str) -> str:
         out = unicodedata.normalize("NFKC", text)
     else:
         out = pascal(text) or "Definition"
-    # `None` (a $defs key) or `KeyError` would break or shadow what the generated code uses.
-    return out + "_" if out in BUILTIN_CLASS_NAMES or keyword.iskeyword(out) else out
+    # `None` (a $defs key), `KeyError` or `Literal` would break or shadow what the generated code uses.
+    reserved = out in BUILTIN_CLASS_NAMES or out in RESERVED_CLASS_NAMES or keyword.iskeyword(out)
+    return out + "_" if reserved else out
 
 
 def member_name(value: str | int, title: str = "") -> str:

@@ -123,8 +123,13 @@ def balanced_union(names: list[str]) -> str:
     return balanced_union([f"({' | '.join(chunk)})" for chunk in chunks])
 
 
-def local_name(py: str) -> str:
-    return py + "_" if py in _BODY_NAMES else py
+def local_name(py: str, module_names: frozenset[str] = frozenset()) -> str:
+    """The local a field is decoded into: never a name the body calls, nor a class of the module
+    (a property `日本` of type `日本` would otherwise shadow the class it is decoded with)."""
+    out = py + "_" if py in _BODY_NAMES else py
+    while out in module_names:
+        out += "_"
+    return out
 
 
 def docstring(text: str, unstable: bool = False) -> str:
@@ -139,6 +144,7 @@ class ContextBuilder:
     def __init__(self, package: Package) -> None:
         self.package = package
         self.emit = Emitter(package)
+        self.module_names = frozenset(n.name for n in package.nodes)
 
     def union_ann(self, u: Union_) -> str:
         names = sorted(dict.fromkeys(self.emit.ann(v.type) for v in u.variants), key=lambda n: n == "None")
@@ -148,7 +154,7 @@ class ContextBuilder:
         e = self.emit
         if f.flatten:
             dec = e.decode(f.type)
-            return FieldView(f, e.ann(f.type), local_name(f.py), "", "", "", "", dec, "", f"self.{f.py}.to_dict()")
+            return FieldView(f, e.ann(f.type), local_name(f.py, self.module_names), "", "", "", "", dec, "", f"self.{f.py}.to_dict()")
         dec = e.decode_skipping(f.type) if f.skip_invalid_items else e.decode(f.type)
         if f.skip_invalid_items and dec.call.startswith("_dec_skip_"):
             dec = Decode(call=dec.call.replace("({x})", f"({{x}}, {owner + '.' + f.py!r})"))
@@ -161,7 +167,7 @@ class ContextBuilder:
         enc = e.encode(f.type, f"self.{f.py}")
         if f.nullable and enc != f"self.{f.py}":
             enc = f"None if self.{f.py} is None else {enc}"
-        return FieldView(f, e.field_ann(f), local_name(f.py), *e.init_default(f), default_expr,
+        return FieldView(f, e.field_ann(f), local_name(f.py, self.module_names), *e.init_default(f), default_expr,
                          null_expr, dec, fallback, enc)
 
     def struct_view(self, s: Struct) -> StructView:
