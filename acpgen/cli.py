@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import shlex
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -50,17 +51,22 @@ def report(diagnostics: list[Diagnostic], verbose: bool, quiet: bool = False) ->
 def resolve_targets(
     schema: Path | None, output: Path | None, package: str | None, unstable: Path | None,
     no_unstable: bool, meta: Path | None, templates: Path | None, config: Path, names: list[str],
-    allow_foreign: bool,
+    allow_foreign: bool, keep_unknown: bool = False,
 ) -> list[Target]:
+    """The targets `build` and `check` work on (one option set for both), each with the command
+    that regenerates it exactly (the provenance header prints it)."""
+    flags = [*(["--templates", templates.as_posix()] if templates else []),
+             *(["--allow-foreign"] if allow_foreign else []), *(["--keep-unknown"] if keep_unknown else [])]
     if schema is not None:
         pkg = package or (real_folder(output).name if output else schema.stem.replace(".", "_"))
         if not is_safe_identifier(pkg):
-            source = "--package" if package else "the package name taken from the output folder's name"
+            source = ("--package" if package else "the package name taken from the output folder's name" if output
+                      else "the package name taken from the schema file's name")
             typer.echo(f"error[bad-package]: {source} must be a Python identifier that is not a keyword, "
                        f"got {pkg!r}\n  hint: pass --package NAME, e.g. --package acp_v1", err=True)
             raise typer.Exit(EXIT_ERROR)
         out = output or Path("generated") / pkg
-        parts = ["acpgen build", str(schema.as_posix()), "--output", out.as_posix(), "--package", pkg]
+        parts = ["acpgen", "build", schema.as_posix(), "--output", out.as_posix(), "--package", pkg]
         if unstable:
             parts += ["--unstable", unstable.as_posix()]
         if no_unstable:
@@ -70,7 +76,8 @@ def resolve_targets(
         target = Target(
             name=pkg, schema=schema, output=out, package=pkg, unstable=unstable, meta=meta,
             include_unstable=not no_unstable, find_unstable=unstable is None and not no_unstable,
-            templates=templates, allow_foreign=allow_foreign, command=" ".join(parts),
+            templates=templates, allow_foreign=allow_foreign, keep_unknown=keep_unknown,
+            command=" ".join(shlex.quote(p) for p in [*parts, *flags]),
         )
         return [target]
     diags = Diagnostics(str(config))
@@ -85,9 +92,12 @@ def resolve_targets(
                        f"(known: {', '.join(t.name for t in targets)})", err=True)
             raise typer.Exit(EXIT_ERROR)
         targets = [t for t in targets if t.name in names]
-    if templates is not None or allow_foreign:
+    if flags:
         targets = [
-            Target(**{**t.__dict__, "templates": templates or t.templates, "allow_foreign": allow_foreign or t.allow_foreign})
+            dataclasses.replace(
+                t, templates=templates or t.templates, allow_foreign=allow_foreign or t.allow_foreign,
+                keep_unknown=keep_unknown or t.keep_unknown, command=" ".join([t.command, *map(shlex.quote, flags)]),
+            )
             for t in targets
         ]
     return targets
@@ -103,7 +113,7 @@ TemplatesOpt = Annotated[Path | None, typer.Option("--templates", help="Folder w
 ConfigOpt = Annotated[Path, typer.Option("--config", help="pyproject.toml holding the tool.acpgen table.")]
 TargetOpt = Annotated[list[str] | None, typer.Option("--target", "-t", help="Only this configured target (repeatable).")]
 ForeignOpt = Annotated[bool, typer.Option("--allow-foreign", help="Write into a folder holding files acpgen does not own (they are kept).")]
-KeepUnknownOpt = Annotated[bool, typer.Option("--keep-unknown", help="Keep keys the schema does not define and re-encode them.")]
+KeepUnknownOpt = Annotated[bool, typer.Option("--keep-unknown", help="Generated classes keep keys the schema does not define and re-encode them.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print errors only (no warnings, no progress).")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Print warnings even with -q.")]
 
@@ -120,9 +130,7 @@ def build(
     from acpgen.pipeline import build as run_build
 
     targets = resolve_targets(schema, output, package, unstable, no_unstable, meta, templates, config,
-                              target or [], allow_foreign)
-    if keep_unknown:
-        targets = [dataclasses.replace(t, keep_unknown=True) for t in targets]
+                              target or [], allow_foreign, keep_unknown)
     failed = False
     for index, t in enumerate(targets, 1):
         result = run_build(t)
@@ -140,21 +148,22 @@ def check(
     schema: SchemaArg = None, output: OutputOpt = None, package: PackageOpt = None,
     unstable: UnstableOpt = None, no_unstable: NoUnstableOpt = False, meta: MetaOpt = None,
     templates: TemplatesOpt = None, config: ConfigOpt = Path("pyproject.toml"), target: TargetOpt = None,
-    quiet: QuietOpt = False, verbose: VerboseOpt = False,
+    allow_foreign: ForeignOpt = False, keep_unknown: KeepUnknownOpt = False, quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
-    """Regenerate in memory and compare with disk: 0 fresh, 1 stale (with a diff), 2 error."""
-    from acpgen.pipeline import generate, stale_files
+    """Regenerate in memory and compare with disk: 0 fresh, 1 stale (with a diff), 2 error (also
+    whatever `build` would refuse). Takes the same options as `build`."""
+    from acpgen.pipeline import check_target
 
     targets = resolve_targets(schema, output, package, unstable, no_unstable, meta, templates, config,
-                              target or [], False)
+                              target or [], allow_foreign, keep_unknown)
     code = EXIT_OK
     for t in targets:
-        result = generate(t)
+        result, stale, diff = check_target(t)
         report(result.diagnostics, verbose, quiet)
         if not result.ok or result.files is None:
             code = EXIT_ERROR
             continue
-        stale, diff = stale_files(t, result.files)
         if stale:
             code = max(code, EXIT_STALE)
             typer.echo(f"{t.name}: {t.output} is stale: {', '.join(stale)}", err=True)

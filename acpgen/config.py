@@ -3,6 +3,7 @@ that name the key."""
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -87,7 +88,21 @@ def load_config(pyproject: Path, diags: Diagnostics) -> list[Target]:
         target = parse_target(name, table, root, diags)
         if target is not None:
             targets.append(target)
+    check_overlaps(targets, diags)
     return targets
+
+
+def check_overlaps(targets: list[Target], diags: Diagnostics) -> None:
+    """Two targets writing the same folder (or one inside the other) would replace each other's
+    output on every build: a config error naming both."""
+    real = [(t, Path(os.path.realpath(t.output))) for t in targets]
+    for index, (t, out) in enumerate(real):
+        for other, other_out in real[:index]:
+            if out == other_out or other_out in out.parents or out in other_out.parents:
+                how = "the same folder" if out == other_out else "folders inside one another"
+                diags.error("config-overlapping-output", f"/tool/acpgen/targets/{t.name}/output",
+                            f"targets `{other.name}` and `{t.name}` write {how} ({other.output} and {t.output})",
+                            "give every target an output folder of its own, side by side")
 
 
 def parse_target(name: str, table: Any, root: Path, diags: Diagnostics) -> Target | None:

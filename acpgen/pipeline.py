@@ -14,7 +14,7 @@ from acpgen.ir import IrOptions, build_package
 from acpgen.load import load_schema
 from acpgen.render import render_package
 from acpgen.render.format import format_sources
-from acpgen.write import output_problem, read_tree, recover, write_tree
+from acpgen.write import check_foreign, output_problem, read_tree, recover, write_tree
 
 
 @dataclass
@@ -134,6 +134,26 @@ def stale_files(target: Target, files: dict[str, str]) -> tuple[list[str], str]:
     """Files on disk that differ from `files`, and a unified diff of the difference. A swap that a
     killed build left half done is finished or undone first, as the next build would."""
     recover(target.output)
+    return compare_tree(target, files)
+
+
+def check_target(target: Target) -> tuple[Result, list[str], str]:
+    """What `acpgen check` does for one target: generate in memory, refuse what `build` would
+    refuse (a folder holding foreign files), and compare with the files on disk."""
+    result = generate(target)
+    if not result.ok or result.files is None:
+        return result, [], ""
+    diags = Diagnostics(str(target.output))
+    recover(target.output)
+    if not check_foreign(target.output, diags, target.allow_foreign):
+        result.diagnostics += diags.items
+        result.files = None
+        return result, [], ""
+    stale, diff = compare_tree(target, result.files)
+    return result, stale, diff
+
+
+def compare_tree(target: Target, files: dict[str, str]) -> tuple[list[str], str]:
     on_disk = read_tree(target.output)
     stale: list[str] = []
     diff: list[str] = []

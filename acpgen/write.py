@@ -83,16 +83,25 @@ def output_problem(target: Path, inputs: list[Path]) -> tuple[str, str, str] | N
     return None
 
 
-def write_tree(target: Path, files: dict[str, str], diags: Diagnostics, *, allow_foreign: bool = False) -> bool:
-    target = real_folder(target)
-    recover(target)
-    foreign = foreign_entries(target)
+def check_foreign(target: Path, diags: Diagnostics, allow_foreign: bool) -> bool:
+    """False (and an error) when `target` holds files acpgen did not write and that is not allowed:
+    `build` refuses such a folder, so `check` does too."""
+    foreign = foreign_entries(real_folder(target))
     if foreign and not allow_foreign:
         diags.error(
             "foreign-files", "",
             f"{target} holds files acpgen did not write: {', '.join(foreign[:10])}",
             "move them elsewhere, pick another output folder, or pass --allow-foreign to keep them beside the output",
         )
+        return False
+    return True
+
+
+def write_tree(target: Path, files: dict[str, str], diags: Diagnostics, *, allow_foreign: bool = False) -> bool:
+    target = real_folder(target)
+    recover(target)
+    foreign = foreign_entries(target)
+    if not check_foreign(target, diags, allow_foreign):
         return False
     staging = target.with_name(f".{target.name}.acpgen-new")
     try:
