@@ -32,10 +32,22 @@ CORPUS = ROOT / "tests" / "hostile"
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 
+DEFAULT_ARGS = ["build", "{schema}", "-o", "out", "--package", "hostile", "--no-unstable", "-v"]
+
+
+def case_args(case: Path) -> list[str]:
+    """The command line of a case: `<case>.args` (a JSON list, `{schema}` for the schema's file
+    name) when present, else DEFAULT_ARGS."""
+    args_file = case.with_suffix(".args")
+    args = json.loads(args_file.read_text(encoding="utf-8")) if args_file.exists() else DEFAULT_ARGS
+    return [a.replace("{schema}", case.name) for a in args]
+
+
 def run_cli(case: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
     shutil.copy(case, tmp_path / case.name)
+    (tmp_path / "a_file.txt").write_text("not a folder\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(app, ["build", case.name, "-o", "out", "--package", "hostile", "--no-unstable", "-v"])
+    result = CliRunner().invoke(app, case_args(case))
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
     return result.exit_code, result.stderr
 
@@ -50,10 +62,48 @@ def test_hostile_schema_gives_the_exact_diagnostic(case: Path, tmp_path: Path, m
     assert got == expected_file.read_text(encoding="utf-8")
     assert "Traceback" not in stderr
     if code == 2:
-        # Every error names the file and a JSON pointer (or the file alone for whole-file errors).
+        # Every error names the file (the schema, or the output folder for a folder problem) and
+        # a JSON pointer (or the file alone for whole-file errors).
         errors = [line for line in stderr.splitlines() if "error[" in line]
-        assert errors and all(line.startswith(f"{case.name}") for line in errors)
+        assert errors
+        if not case.with_suffix(".args").exists():
+            assert all(line.startswith(case.name) for line in errors)
         assert not (tmp_path / "out").exists()
+    else:
+        # Exit 0: the package imports (and tests below type-check them all at once).
+        assert code == 0
+        assert_imports(tmp_path / "out", case.stem)
+
+
+def assert_imports(out: Path, stem: str) -> None:
+    package = f"hostile_import_{uuid.uuid4().hex[:8]}"
+    shutil.copytree(out, out.parent / package)
+    sys.path.insert(0, str(out.parent))
+    try:
+        importlib.invalidate_caches()
+        module = importlib.import_module(package)
+        assert set(module.TYPES) == set(module.DECODERS), stem
+    finally:
+        sys.path.remove(str(out.parent))
+        for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+            del sys.modules[name]
+
+
+def test_every_hostile_case_that_builds_passes_mypy_strict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never a type error after exit 0: every case that builds, type-checked in one mypy run."""
+    built = []
+    for case in sorted(CORPUS.glob("*.json")):
+        if case.with_suffix(".args").exists() or not case.with_suffix(".out").read_text().startswith("exit: 0"):
+            continue
+        package = "h_" + case.stem
+        target = Target(name=package, schema=case, output=tmp_path / package, package=package,
+                        include_unstable=False, find_unstable=False, command="test")
+        assert build(target).ok, case.name
+        built.append(package)
+    assert len(built) >= 10
+    mypy = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull,
+                           *built], cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    assert mypy.returncode == 0, mypy.stdout[-3000:]
 
 
 def test_every_corpus_case_has_its_expected_output() -> None:

@@ -224,6 +224,7 @@ class Builder:
             self.def_class[key] = self.claim(naming.class_name(key), self.def_pointer(key), given=True)
         for key in sorted(self.defs):
             self.def_types[key] = self.define_def(key)
+        self.unshadow_classes()
         unused = sorted(set(self.renames) - self.used_renames - set(self.field_pointers))
         for pointer in unused:
             self.diags.error("unknown-rename", pointer, "a rename names a JSON pointer that defines nothing",
@@ -233,6 +234,25 @@ class Builder:
                 self.diags.error(f"unknown-{key[:-1]}", pointer,
                                  f"`{key}` names a JSON pointer that is no property of an object type",
                                  "point it at a property, e.g. `/$defs/Name/properties/field`")
+
+    def unshadow_classes(self) -> None:
+        """An attribute named like a class of the module (a property `日本` of type `日本`) would
+        shadow that class in its own class body's annotations: it gets a trailing `_`."""
+        classes = set(self.nodes)
+        for name, node in list(self.nodes.items()):
+            if not isinstance(node, Struct) or not any(f.py in classes for f in node.fields):
+                continue
+            taken = {f.py for f in node.fields}
+            fields = []
+            for f in node.fields:
+                if f.py in classes and f.pointer not in self.renames:
+                    py = f.py + "_"
+                    while py in taken or py in classes:
+                        py += "_"
+                    taken.add(py)
+                    f = dataclasses.replace(f, py=py)
+                fields.append(f)
+            self.nodes[name] = dataclasses.replace(node, fields=tuple(fields))
 
     def define_def(self, key: str) -> TypeRef:
         name = self.def_class[key]
@@ -323,12 +343,16 @@ class Builder:
                 self.diags.error("mixed-enum", pointer, f"enum value {json.dumps(value)} is not a string like the others",
                                  "make every value of the enum the same JSON type")
                 continue
-            py = naming.member_name(value, title)
-            if py in seen:
-                self.diags.error("name-collision", pointer,
-                                 f"enum values {seen[py]!r} and {value!r} both become member {py}",
-                                 "rename one of the values in the schema")
-                continue
+            if value in seen.values():
+                continue  # a repeated value is one member
+            py = base_py = naming.member_name(value, title)
+            number = 2
+            while py in seen:
+                py, number = f"{base_py}_{number}", number + 1
+            if py != base_py:
+                self.diags.warning("member-suffixed", pointer,
+                                   f"enum values {seen[base_py]!r} and {value!r} both make the member name {base_py}; "
+                                   f"{value!r} is member {py}", "the wire values are unaffected")
             seen[py] = value
             unstable = known is not None and value not in known
             members.append(EnumMember(py, value, description, unstable))
@@ -763,7 +787,9 @@ class Builder:
     def literal(self, value: Any, pointer: str) -> TypeRef:
         """A `const`: a Literal for a string, integer, boolean or null; any other JSON value (an
         object, array or fraction) cannot be a Literal, so it is accepted as any value, with a warning."""
-        if value is None or isinstance(value, (str, int)):
+        if value is None:
+            return TypeRef("null")
+        if isinstance(value, (str, int)):
             return TypeRef("literal", const=value)
         self.diags.warning(
             "unsupported-const", pointer,

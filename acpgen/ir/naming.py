@@ -58,20 +58,27 @@ def words(text: str) -> list[str]:
     return _WORD.findall(unicodedata.normalize("NFKC", text))
 
 
+def identifier_chars(text: str) -> str:
+    """`text` in NFKC form with the characters an identifier cannot hold dropped (case mapping can
+    produce combining marks or leave a name Python would normalise differently when it parses it)."""
+    text = unicodedata.normalize("NFKC", text)
+    return "".join(ch for ch in text if ("a" + ch).isidentifier())
+
+
 def pascal(text: str) -> str:
     """`agent_message_chunk` -> `AgentMessageChunk`; `McpServer` stays; punctuation is dropped."""
-    out = "".join(w[:1].upper() + w[1:] for w in words(text))
-    if out and not out[0].isalpha():
+    out = identifier_chars("".join(w[:1].upper() + w[1:] for w in words(text)))
+    if out and not out.isidentifier():
         out = "Value" + out
     return out
 
 
 def snake(text: str) -> str:
     """`sessionId` -> `session_id`, `_meta` -> `meta`, `HTTPHeaders` -> `http_headers`."""
-    out = "_".join(w.lower() for w in words(text))
+    out = identifier_chars("_".join(w.lower() for w in words(text))).strip("_")
     if not out:
         out = "field"
-    if out[0].isdigit():
+    if not out.isidentifier():
         out = "f_" + out
     if keyword.iskeyword(out) or keyword.issoftkeyword(out) or out in RESERVED_FIELD_NAMES:
         out += "_"
@@ -93,10 +100,10 @@ def class_name(text: str) -> str:
 def member_name(value: str | int, title: str = "") -> str:
     """An enum member: UPPER_SNAKE of the value, or of the title for integer values."""
     source = title if (title and not isinstance(value, str)) else str(value)
-    out = "_".join(w.upper() for w in words(source))
+    out = identifier_chars("_".join(w.upper() for w in words(source))).strip("_")
     if not out:
         out = "VALUE"
-    if out[0].isdigit():
+    if not out.isidentifier():
         out = "VALUE_" + out
     if keyword.iskeyword(out.lower()) and out.lower() == out:
         out += "_"

@@ -89,7 +89,7 @@ def read_schema_file(path: Path, diags: Diagnostics) -> SchemaFile | None:
         return None
     deep = too_deep(document)
     if deep is not None:
-        diags.error("too-deep", deep, f"the document nests more than {MAX_DEPTH} levels deep here",
+        diags.error("too-deep", deep, f"the document nests more than {MAX_DEPTH} levels deep below this point",
                     "flatten the schema: move nested schemas into `$defs` and reference them")
         return None
     for pointer, value in non_finite_numbers(document):
@@ -111,7 +111,7 @@ def too_deep(document: Any) -> str | None:
     while stack:
         node, depth, path = stack.pop()
         if depth > MAX_DEPTH:
-            return pointer_join("", *path)
+            return pointer_join("", *path[:2])  # the definition it is in: the full path is 1000 steps
         if isinstance(node, dict):
             stack.extend((v, depth + 1, (*path, k)) for k, v in node.items() if isinstance(v, (dict, list)))
         elif isinstance(node, list):

@@ -146,8 +146,9 @@ class Emitter:
         c = t.constraints
         if t.kind == "literal":
             kind = type(t.const).__name__
-            return Decode(f"type({{x}}) is not {kind} or {{x}} != {t.const!r}", repr(t.const),
-                          accept=f"type({{x}}) is {kind} and {{x}} == {t.const!r}")
+            const = repr(t.const).replace("{", "{{").replace("}", "}}")  # these are str.format templates
+            return Decode(f"type({{x}}) is not {kind} or {{x}} != {const}", repr(t.const),
+                          accept=f"type({{x}}) is {kind} and {{x}} == {const}")
         base = {
             "str": ("type({x}) is not str", "type({x}) is str"),
             "int": ("type({x}) is not int", "type({x}) is int"),

@@ -31,6 +31,15 @@ class FieldView:
         return getattr(self.f, name)
 
     @property
+    def stored(self) -> str:
+        """What from_dict stores: the local, or the constant itself for a required `const` field
+        (its check leaves the local typed `str`, which a `Literal[...]` attribute does not accept)."""
+        t = self.f.type
+        if t.kind == "literal" and self.f.required and not self.f.nullable and not self.f.flatten:
+            return repr(t.const)
+        return self.local
+
+    @property
     def may_be_unset(self) -> bool:
         """The attribute itself can hold UNSET (an optional field without a schema default)."""
         return self.init_default == "UNSET" and not self.init_fill

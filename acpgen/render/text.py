@@ -55,7 +55,9 @@ def escape_in_string(text: str, quote: str, keep: str = "") -> str:
 def docstring_body(text: str) -> str:
     """The body of a `\"\"\"...\"\"\"` docstring whose value is exactly `text`: newlines and tabs
     kept; a run of three or more quotes, or quotes at the very end, escaped (so nothing closes the
-    literal early), other quotes left readable."""
+    literal early), other quotes left readable. A lone surrogate (JSON allows `\\ud800`, Unicode
+    text does not) becomes U+FFFD: a class cannot be created with one in its docstring."""
+    text = "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
     out = escape_in_string(text, "", keep="\n\t")
     return _QUOTE_RUN.sub(lambda m: '\\"' * len(m.group()), out)
 
