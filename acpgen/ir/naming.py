@@ -51,6 +51,9 @@ RESERVED_FIELD_NAMES = frozenset(
      "unknown_fields"}
 )
 
+# Names that read like digits (`l`, `O`, `I`): linters refuse them as names (E741, E742).
+AMBIGUOUS = frozenset({"l", "O", "I"})
+
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z0-9]|\b|_|$)|[A-Z]?[a-z0-9]+|[A-Z]+|[^\W_]+", re.UNICODE)
 
 
@@ -80,7 +83,7 @@ def snake(text: str) -> str:
         out = "field"
     if not out.isidentifier():
         out = "f_" + out
-    if keyword.iskeyword(out) or keyword.issoftkeyword(out) or out in RESERVED_FIELD_NAMES:
+    if keyword.iskeyword(out) or keyword.issoftkeyword(out) or out in RESERVED_FIELD_NAMES or out in AMBIGUOUS:
         out += "_"
     return out
 
@@ -93,7 +96,8 @@ def class_name(text: str) -> str:
     else:
         out = pascal(text) or "Definition"
     # `None` (a $defs key), `KeyError` or `Literal` would break or shadow what the generated code uses.
-    reserved = out in BUILTIN_CLASS_NAMES or out in RESERVED_CLASS_NAMES or keyword.iskeyword(out)
+    reserved = (out in BUILTIN_CLASS_NAMES or out in RESERVED_CLASS_NAMES or keyword.iskeyword(out)
+                or out in AMBIGUOUS)
     return out + "_" if reserved else out
 
 
@@ -105,7 +109,7 @@ def member_name(value: str | int, title: str = "") -> str:
         out = "VALUE"
     if not out.isidentifier():
         out = "VALUE_" + out
-    if keyword.iskeyword(out.lower()) and out.lower() == out:
+    if (keyword.iskeyword(out.lower()) and out.lower() == out) or out in AMBIGUOUS:
         out += "_"
     return out
 
