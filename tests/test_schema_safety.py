@@ -99,7 +99,7 @@ def test_random_text_in_every_slot_builds_imports_passes_ruff_and_stays_text(
 
         doc = pkg.models.Doc.__doc__
         assert inspect.cleandoc(doc or "") == readable(description), (doc, description)
-        assert pkg.SCHEMA_TITLE == title
+        assert title == pkg.SCHEMA_TITLE
         assert pkg.SCHEMA_SOURCES[0][0] == file_name + ".json"
         wire = {prop: "x", "mode": values[0]}
         assert pkg.encode(pkg.decode("Doc", wire)) == wire
