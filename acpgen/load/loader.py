@@ -87,12 +87,13 @@ def read_schema_file(path: Path, diags: Diagnostics) -> SchemaFile | None:
                     f"the root of a schema must be a JSON object, found {json_type(document)}",
                     "an ACP schema is an object with a `$defs` map of definitions")
         return None
-    deep = too_deep(document)
+    deep, non_finite = quick_scan(document)
+    deep = too_deep(document) if deep else None
     if deep is not None:
         diags.error("too-deep", deep, f"the document nests more than {MAX_DEPTH} levels deep below this point",
                     "flatten the schema: move nested schemas into `$defs` and reference them")
         return None
-    for pointer, value in non_finite_numbers(document):
+    for pointer, value in non_finite_numbers(document) if non_finite else ():
         diags.error("non-finite-number", pointer, f"{value} is not a JSON number (JSON has no infinity or NaN)",
                     "use a finite number, or leave the keyword out (no `maximum` means no upper bound)")
     if diags.errors:
@@ -103,6 +104,26 @@ def read_schema_file(path: Path, diags: Diagnostics) -> SchemaFile | None:
 
 
 MAX_DEPTH = 1000  # JSON nesting levels (a schema level is two: `properties` / name)
+
+
+def quick_scan(document: Any) -> tuple[bool, bool]:
+    """(nested deeper than MAX_DEPTH, holds a non-finite number) in one walk that builds no paths;
+    the slower walks that find the pointers run only when one is true."""
+    deep = non_finite = False
+    stack: list[tuple[Any, int]] = [(document, 0)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if type(node) is dict else node
+        for child in children:
+            kind = type(child)
+            if kind is dict or kind is list:
+                if depth >= MAX_DEPTH:
+                    deep = True
+                else:
+                    stack.append((child, depth + 1))
+            elif kind is float and not math.isfinite(child):
+                non_finite = True
+    return deep, non_finite
 
 
 def too_deep(document: Any) -> str | None:
