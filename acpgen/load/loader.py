@@ -87,8 +87,8 @@ def read_schema_file(path: Path, diags: Diagnostics) -> SchemaFile | None:
                     f"the root of a schema must be a JSON object, found {json_type(document)}",
                     "an ACP schema is an object with a `$defs` map of definitions")
         return None
-    deep, non_finite = quick_scan(document)
-    deep = too_deep(document) if deep else None
+    nested, non_finite = quick_scan(document)
+    deep = too_deep(document) if nested else None
     if deep is not None:
         diags.error("too-deep", deep, f"the document nests more than {MAX_DEPTH} levels deep below this point",
                     "flatten the schema: move nested schemas into `$defs` and reference them")

@@ -185,11 +185,16 @@ class ContextBuilder:
     def union_view(self, u: Union_) -> UnionView:
         e = self.emit
         ann = self.union_ann(u)
-        members = tuple((e.ann(v.type), e.decode(v.type)) for v in u.variants)
+        members: list[tuple[str, Decode]] = []
+        for v in u.variants:
+            dec = e.decode(v.type)
+            members.append((e.ann(v.type), dec))
+            if not dec.check and not dec.call:
+                break  # a variant that accepts any value: the ones after it can never be reached
         dispatch = tuple(
             (v.tag_value, e.decode(v.type).call.replace("({x})", "")) for v in u.variants if v.tag_value is not None
         )
-        return UnionView(u, ann, members, dispatch)
+        return UnionView(u, ann, tuple(members), dispatch)
 
     def aliases(self) -> list[AliasView]:
         """Type aliases (plain and union) in an order where each follows what it names."""
