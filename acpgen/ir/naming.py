@@ -30,6 +30,7 @@ RESERVED_CLASS_NAMES = frozenset(
         "AgentSideConnection", "ClientSideConnection", "ConnectionClosedError", "RequestError",
         "SkipHook", "UnstableAgent", "UnstableClient", "TYPE_CHECKING", "Mapping", "annotations",
         "encode_value", "replace", "set_skip_hook", "run_agent", "spawn_agent", "importlib",
+        "AcpApp", "AgentRouter", "Limits", "RemoteAgentError",
     }
 )
 # Builtins a generated module may use that a class name could shadow (`except KeyError:` must
