@@ -8,12 +8,9 @@ characters (NUL, CR, ...), the Unicode line and paragraph separators, and lone s
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
-
-# Characters a Python tokenizer, an editor or ruff may take as a line end, besides "\n".
-_LINE_BREAKS = frozenset("\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
-
 
 # Quotes that could close a triple-quoted literal: three or more in a row, or any at the end. An
 # escaped quote (`\\"`) is never part of a run, since the backslash before it is doubled already.
@@ -27,29 +24,31 @@ def _escape_char(ch: str) -> str:
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
-def _unsafe(ch: str, keep: str) -> bool:
-    if ch in keep:
-        return False
-    if ch in _LINE_BREAKS:
-        return True
-    category = unicodedata.category(ch)
-    return category in ("Cc", "Cs", "Zl", "Zp")  # control characters, lone surrogates, separators
+# Control characters (Cc, which holds every line break but \u2028/\u2029), the line and paragraph
+# separators (Zl, Zp) and lone surrogates (Cs): never written as they are.
+_UNSAFE = "\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff"
+_UNSAFE_CHAR = re.compile(f"[{_UNSAFE}]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@functools.cache
+def _pattern(quote: str, keep: str) -> re.Pattern[str]:
+    """The characters `escape_in_string` rewrites: a backslash, the quote, unsafe ones not kept."""
+    kept = "".join(f"(?!{re.escape(ch)})" for ch in keep)
+    return re.compile(f"\\\\{'|' + re.escape(quote) if quote else ''}|{kept}[{_UNSAFE}]")
+
+
+def _replace(match: re.Match[str]) -> str:
+    ch = match.group()
+    if ch == "\\":
+        return "\\\\"
+    return _escape_char(ch) if _UNSAFE_CHAR.match(ch) else "\\" + ch  # else: the quote
 
 
 def escape_in_string(text: str, quote: str, keep: str = "") -> str:
     """`text` as the body of a (non-raw) string literal delimited by `quote`: backslashes and
     the quote character escaped, unsafe characters as `\\x..` / `\\u..` escapes."""
-    out = []
-    for ch in text:
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == quote:
-            out.append("\\" + ch)
-        elif _unsafe(ch, keep):
-            out.append(_escape_char(ch))
-        else:
-            out.append(ch)
-    return "".join(out)
+    return _pattern(quote, keep).sub(_replace, text)
 
 
 def docstring_body(text: str) -> str:
@@ -57,7 +56,7 @@ def docstring_body(text: str) -> str:
     kept; a run of three or more quotes, or quotes at the very end, escaped (so nothing closes the
     literal early), other quotes left readable. A lone surrogate (JSON allows `\\ud800`, Unicode
     text does not) becomes U+FFFD: a class cannot be created with one in its docstring."""
-    text = "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
+    text = _SURROGATE.sub("\ufffd", text)
     out = escape_in_string(text, "", keep="\n\t")
     return _QUOTE_RUN.sub(lambda m: '\\"' * len(m.group()), out)
 
