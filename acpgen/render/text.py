@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 
 # Quotes that could close a triple-quoted literal: three or more in a row, or any at the end. An
 # escaped quote (`\\"`) is never part of a run, since the backslash before it is doubled already.
