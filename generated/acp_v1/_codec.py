@@ -2,14 +2,26 @@
 # Regenerate with: acpgen build --target acp_v1
 # Do not edit by hand: changes are lost on the next build.
 
-"""Wire codec support shared by the generated models: UNSET, ValidationError, JSON checks."""
+"""Shared by the generated models: the Model base class, UNSET, ValidationError, JSON checks."""
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import logging
+import types
+import typing
 from collections.abc import Callable
-from typing import Final, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar
+
+if TYPE_CHECKING:
+    from typing_extensions import Self, dataclass_transform
+else:
+
+    def dataclass_transform(**_: object) -> Any:
+        """Read by type checkers only (typing has it from Python 3.11 on)."""
+        return lambda decorator: decorator
+
 
 JsonValue: TypeAlias = bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
 """Any JSON value, as `json.loads` returns it."""
@@ -113,39 +125,315 @@ def report_skipped(owner: str, index: int, error: ValidationError) -> None:
 
 
 _T = TypeVar("_T")
+_M = TypeVar("_M", bound="Model")
+
+
+@dataclass_transform(kw_only_default=True, field_specifiers=(dataclasses.field,))
+def model(cls: type[_M]) -> type[_M]:
+    """Make a generated class a dataclass: `fields`, `asdict`, `astuple` and `replace` work.
+
+    Keyword-only fields in `__slots__`; the constructor, equality and repr come from `Model`
+    (generating them per class would cost about 1 ms a class at import)."""
+    return _DATACLASS(cls)
+
+
+_DATACLASS: Final = dataclasses.dataclass(
+    init=False, repr=False, eq=False, match_args=False, kw_only=True, slots=True
+)
+_MISSING: Final = dataclasses.MISSING
+_PLANS: dict[type, tuple[tuple[str, object, object], ...]] = {}
+
+
+def _plan(cls: type) -> tuple[tuple[str, object, object], ...]:
+    """(name, default, default factory) of each field, computed once per class."""
+    plan = _PLANS.get(cls)
+    if plan is None:
+        plan = _PLANS[cls] = tuple(
+            (f.name, f.default, f.default_factory) for f in dataclasses.fields(cls)
+        )
+    return plan
+
+
+class Model:
+    """The base of every generated object type (each a dataclass, see `model`).
+
+    Keyword-only construction with the schema defaults, value equality over the fields
+    (unhashable, as a dataclass with `eq=True`), a repr, and `to_dict`: the wire form, where a
+    value that does not fit its field raises ValidationError naming where it is."""
+
+    __slots__ = ()
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, **values: object) -> None:
+        for name, default, factory in _plan(type(self)):
+            if name in values:
+                value = values.pop(name)
+            elif default is not _MISSING:
+                value = default
+            elif factory is not _MISSING:
+                value = factory()  # type: ignore[operator]
+            else:
+                raise TypeError(
+                    f"{type(self).__name__}() missing required keyword argument: {name!r}"
+                )
+            setattr(self, name, value)
+        if values:
+            raise TypeError(
+                f"{type(self).__name__}() got unexpected keyword arguments: {', '.join(values)}"
+            )
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name, _, _ in _plan(type(self)))
+
+    def __repr__(self) -> str:
+        values = ", ".join(f"{name}={getattr(self, name)!r}" for name, _, _ in _plan(type(self)))
+        return f"{type(self).__qualname__}({values})"
+
+    def to_dict(self) -> dict[str, object]:
+        """This value as JSON-compatible data (`json.dumps` writes it)."""
+        try:
+            return self._encode()
+        except Exception as exc:  # the fast path checks little: find what did not fit, and where
+            raise encode_error(self, exc) from None
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        """Decode JSON data (as `json.loads` returns it); raises ValidationError naming where."""
+        raise NotImplementedError
+
+    def _encode(self) -> dict[str, object]:
+        raise NotImplementedError
+
+
+class Tagged(Model):
+    """A union variant that is its `$defs` type plus the tag (`class HttpMcpServer(Tagged,
+    McpServerHttp)`): decoding checks the tag, encoding writes it first."""
+
+    __slots__ = ()
+    TAG: typing.ClassVar[tuple[str, str]]
+    """(wire name, value) of the tag."""
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        key, value = cls.TAG
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        if data.get(key) != value:
+            raise ValidationError(f"expected {value!r}", key)
+        return super().from_dict(data)
+
+    def _encode(self) -> dict[str, object]:
+        key, value = self.TAG
+        out: dict[str, object] = {key: value}
+        out.update(super()._encode())
+        return out
+
+
+def encode_variant(value: Model, classes: tuple[type[Model], ...]) -> dict[str, object]:
+    """A union member: only a variant class writes the tag the peer dispatches on."""
+    if isinstance(value, classes):
+        return value._encode()
+    raise ValidationError(f"{type(value).__name__} is no variant of this union")
+
+
+def not_bool(value: _T) -> _T:
+    """An integer enum value: `True` equals 1 but is no integer on the wire."""
+    if type(value) is bool:
+        raise expected("an integer", value)
+    return value
 
 
 def replace(value: _T, /, **changes: object) -> _T:
-    """A copy of a generated object with some fields changed (what `dataclasses.replace` does).
-
-    The generated classes are slotted classes, not dataclasses: `type(value).__slots__` names the
-    fields, and the copy is made through the keyword-only constructor."""
-    names: tuple[str, ...] = getattr(type(value), "__slots__", ())
-    unknown = sorted(set(changes) - set(names))
+    """`dataclasses.replace`: a copy of a generated object with some fields changed."""
+    if not dataclasses.is_dataclass(value) or isinstance(value, type):
+        raise TypeError(f"replace() needs a generated object, not {type(value).__name__}")
+    names = {f.name for f in dataclasses.fields(value)}
+    unknown = sorted(set(changes) - names)
     if unknown:
         raise TypeError(f"{type(value).__name__} has no field named {', '.join(unknown)}")
-    fields = {name: getattr(value, name) for name in names}
-    fields.update(changes)
-    make: Callable[..., _T] = type(value)
-    return make(**fields)
+    copy: _T = dataclasses.replace(value, **changes)
+    return copy
 
 
 def encode_value(value: object) -> object:
-    """Any model value (dataclass, enum, union, list, map or scalar) as JSON-compatible data."""
+    """Any model value (dataclass, enum, union, list, map or scalar) as JSON-compatible data.
+
+    Raises ValidationError (naming where) for a value that does not fit, and for nothing else."""
     to_dict = getattr(value, "to_dict", None)
     if to_dict is not None:
         result: object = to_dict()
         return result
     if isinstance(value, enum.Enum):
         if value is UNSET:
-            raise ValueError("UNSET marks an absent field; it has no wire form")
+            raise ValidationError("UNSET marks an absent field; it has no wire form")
         member_value: object = value.value
         return member_value
     if isinstance(value, list):
-        return [encode_value(item) for item in value]
+        return [_at(index, item) for index, item in enumerate(value)]
     if isinstance(value, dict):
-        return {key: encode_value(item) for key, item in value.items()}
+        return {key: _at(key, item) for key, item in value.items()}
     return value
+
+
+def _at(segment: str | int, value: object) -> object:
+    try:
+        return encode_value(value)
+    except ValidationError as e:
+        raise e.at(segment) from None
+
+
+# -- the slow path of to_dict: where a value does not fit its field ---------------------------
+
+_HINTS: dict[type, dict[str, object]] = {}
+
+
+def encode_error(value: Model, exc: Exception) -> ValidationError:
+    """The error for a value whose fast encode failed: its first field (depth first) whose value
+    the annotation does not accept, with the path to it."""
+    try:
+        found = _misfit(value, type(value), ())
+    except RecursionError:
+        found = None
+    if found is not None:
+        return found
+    if isinstance(exc, ValidationError):
+        return exc
+    return ValidationError(f"cannot encode {type(value).__name__}: {type(exc).__name__}: {exc}")
+
+
+def _hints(cls: type) -> dict[str, object]:
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = typing.get_type_hints(cls)
+    return hints
+
+
+def _name(value: object) -> str:
+    return (
+        type(value).__name__
+        if isinstance(value, Model)
+        else _JSON_TYPES.get(type(value), type(value).__name__)
+    )
+
+
+def _misfit(value: object, hint: object, path: tuple[str | int, ...]) -> ValidationError | None:
+    origin = typing.get_origin(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        options = typing.get_args(hint)
+        for option in options:
+            if _shallow_fits(value, option):
+                return _misfit(value, option, path)
+        choices = ", ".join(getattr(o, "__name__", str(o)) for o in options)
+        hint_text = ""
+        for option in options:
+            if (
+                isinstance(option, type)
+                and isinstance(value, Model)
+                and issubclass(option, type(value))
+            ):
+                hint_text = f"; construct {option.__name__}, the variant that adds the tag"
+        return ValidationError(f"expected one of {choices}, got {_name(value)}{hint_text}", *path)
+    if origin is list:
+        if type(value) is not list:
+            return ValidationError(f"expected a list, got {_name(value)}", *path)
+        (item,) = typing.get_args(hint)
+        for index, member in enumerate(value):
+            found = _misfit(member, item, (*path, index))
+            if found is not None:
+                return found
+        return None
+    if origin is dict:
+        if not isinstance(value, dict):
+            return ValidationError(f"expected a dict, got {_name(value)}", *path)
+        _, item = typing.get_args(hint)
+        for key, member in value.items():
+            if type(key) is not str:
+                return ValidationError(f"expected string keys, got {_name(key)}", *path)
+            found = _misfit(member, item, (*path, key))
+            if found is not None:
+                return found
+        return None
+    if origin is typing.Literal:
+        if any(type(value) is type(c) and value == c for c in typing.get_args(hint)):
+            return None
+        return ValidationError(
+            f"expected {' or '.join(map(repr, typing.get_args(hint)))}, got {value!r}", *path
+        )
+    if isinstance(hint, typing.ForwardRef) or hint is typing.Any:
+        return _not_json(value, path)
+    if isinstance(hint, type):
+        if issubclass(hint, Model):
+            if not isinstance(value, hint):
+                return ValidationError(f"expected {hint.__name__}, got {_name(value)}", *path)
+            hints = _hints(type(value))
+            for f in dataclasses.fields(value):  # type: ignore[arg-type]
+                found = _misfit(getattr(value, f.name), hints[f.name], (*path, f.name))
+                if found is not None:
+                    return found
+            return None
+        if issubclass(hint, enum.Enum):
+            if isinstance(value, hint):
+                return None
+            base = str if issubclass(hint, str) else int
+            if type(value) is base and value in hint._value2member_map_:
+                return None
+            allowed = ", ".join(repr(m.value) for m in hint)
+            return ValidationError(f"expected a {hint.__name__} ({allowed}), got {value!r}", *path)
+        if hint is float:
+            ok = type(value) is float or type(value) is int
+        elif hint is type(None):
+            ok = value is None
+        else:
+            ok = type(value) is hint
+        return (
+            None
+            if ok
+            else ValidationError(
+                f"expected {_JSON_TYPES.get(hint, hint.__name__)}, got {_name(value)}", *path
+            )
+        )
+    return None
+
+
+def _shallow_fits(value: object, option: object) -> bool:
+    """Whether `value` is of the kind `option` names (its parts are checked after)."""
+    origin = typing.get_origin(option) or option
+    if origin is typing.Literal:
+        return any(type(value) is type(c) and value == c for c in typing.get_args(option))
+    if isinstance(option, typing.ForwardRef) or option is typing.Any:
+        return _not_json(value, ()) is None
+    if not isinstance(origin, type):
+        return False
+    if issubclass(origin, enum.Enum) and not isinstance(value, origin):
+        base = str if issubclass(origin, str) else int
+        return type(value) is base and value in origin._value2member_map_
+    if origin is float:
+        return type(value) is float or type(value) is int
+    if origin in (int, str, bool):
+        return type(value) is origin
+    return isinstance(value, origin)
+
+
+def _not_json(value: object, path: tuple[str | int, ...]) -> ValidationError | None:
+    if value is None or type(value) in (str, int, float, bool):
+        return None
+    if type(value) is list:
+        for index, item in enumerate(value):
+            found = _not_json(item, (*path, index))
+            if found is not None:
+                return found
+        return None
+    if type(value) is dict:
+        for key, item in value.items():
+            if type(key) is not str:
+                return ValidationError(f"expected string keys, got {_name(key)}", *path)
+            found = _not_json(item, (*path, key))
+            if found is not None:
+                return found
+        return None
+    return ValidationError(f"expected a JSON value, got {_name(value)}", *path)
 
 
 def decode_any(data: object) -> JsonValue:
