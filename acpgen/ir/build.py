@@ -362,7 +362,7 @@ class Builder:
                 # A tagless `$ref X` is X itself: no second class for the same type.
                 default, null_default = self.def_class[payload], tag_schema is not None
                 unstable = stable_variants is not None and default not in stable_variants
-                variants.append(Variant(TypeRef.named(default), None, title, unstable))
+                variants.append(Variant(TypeRef.named(default), None, title, unstable, doc(alt)))
                 continue
             elif tag_schema is None or is_null_schema(tag_schema):
                 vname = self.claim_first(self.variant_names(title or "default", name), alt_pointer)

@@ -127,6 +127,7 @@ class Variant:
     tag_value: str | None = None
     title: str = ""
     unstable: bool = False
+    description: str = ""  # the variant's own prose where no class of its own carries it
 
 
 @dataclass(frozen=True)

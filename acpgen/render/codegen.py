@@ -460,6 +460,8 @@ class Emitter:
         out: list[str] = []
         if f.required:
             # A missing key raises KeyError, which from_dict turns into `missing` once for all keys.
+            if p.dec.call is not None and not (p.hook or p.on_null or f.nullable):
+                return self.decode_value(p, "if", "", source=f"data[{w}]")
             out.append(f"{x} = data[{w}]")
             if p.hook:
                 out.append(f"{x} = {p.hook}({x})")
@@ -488,15 +490,16 @@ class Emitter:
         guard = f"{x} is not {unset}" + (f" and {x} is not None" if f.nullable else "")
         return out + self.decode_value(p, "if", guard)
 
-    def decode_value(self, p: FieldPlan, keyword: str, guard: str) -> list[str]:
-        """Decode the local under `guard` (a condition; "" for none; "else" after a branch)."""
+    def decode_value(self, p: FieldPlan, keyword: str, guard: str, source: str = "") -> list[str]:
+        """Decode the local (or `source`, read into it) under `guard` (a condition; "" for none;
+        "else" after a branch)."""
         x, dec = p.local, p.dec
         if dec.check is not None:
             cond = f"{guard} and ({dec.invalid(x)})" if guard not in ("", "else") else dec.invalid(x)
             return [f"{'elif' if guard == 'else' else keyword} {cond}:", f"    {self.on_error(p)}"]
         if dec.call is None:
             return []
-        body = ["try:", f"    {x} = {dec.expr(x)}",
+        body = ["try:", f"    {x} = {dec.expr(source or x)}",
                 f"except {self.use('ValidationError')}{'' if p.fallback else ' as e'}:", f"    {self.on_error(p)}"]
         if guard == "else":
             return ["else:", *indent(body)]

@@ -134,13 +134,18 @@ class ContextBuilder:
         for node in self.package.nodes:
             if isinstance(node, Alias):
                 ann = e.ann(node.target)
+                description = node.description
                 refs = self.refs(node.target)
             elif isinstance(node, Union_):
                 ann = self.union_ann(node)
+                description = "\n\n".join([node.description] + [
+                    f"`{v.type.name}`{f' ({v.title})' if v.title else ''}: {v.description}"
+                    for v in node.variants if v.description
+                ]).strip()
                 refs = set().union(*(self.refs(v.type) for v in node.variants))
             else:
                 continue
-            views[node.name] = AliasView(node.name, ann, node.description, node.unstable, False)
+            views[node.name] = AliasView(node.name, ann, description, node.unstable, False)
             deps[node.name] = refs
         alias_names = set(views)
         sorter = graphlib.TopologicalSorter({n: sorted(deps[n] & alias_names - {n}) for n in sorted(views)})

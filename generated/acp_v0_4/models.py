@@ -23,9 +23,11 @@ from ._codec import (
     Unset,
     ValidationError,
     encode_variant,
+    enum_decoder,
     expected,
     missing,
     model,
+    tagged_decoder,
 )
 
 
@@ -261,9 +263,8 @@ class AgentMessageChunkSessionUpdate(Model):
         if data.get("sessionUpdate") != "agent_message_chunk":
             raise ValidationError("expected 'agent_message_chunk'", "sessionUpdate")
         try:
-            content = data["content"]
             try:
-                content = _dec_content_block(content)
+                content = _dec_content_block(data["content"])
             except ValidationError as e:
                 raise e.at("content") from None
         except KeyError as e:
@@ -293,9 +294,8 @@ class AgentThoughtChunkSessionUpdate(Model):
         if data.get("sessionUpdate") != "agent_thought_chunk":
             raise ValidationError("expected 'agent_thought_chunk'", "sessionUpdate")
         try:
-            content = data["content"]
             try:
-                content = _dec_content_block(content)
+                content = _dec_content_block(data["content"])
             except ValidationError as e:
                 raise e.at("content") from None
         except KeyError as e:
@@ -700,9 +700,8 @@ class AvailableCommandsUpdateSessionUpdate(Model):
         if data.get("sessionUpdate") != "available_commands_update":
             raise ValidationError("expected 'available_commands_update'", "sessionUpdate")
         try:
-            available_commands = data["availableCommands"]
             try:
-                available_commands = _dec_list_available_command(available_commands)
+                available_commands = _dec_list_available_command(data["availableCommands"])
             except ValidationError as e:
                 raise e.at("availableCommands") from None
         except KeyError as e:
@@ -901,9 +900,8 @@ class ContentToolCallContent(Model):
         if data.get("type") != "content":
             raise ValidationError("expected 'content'", "type")
         try:
-            content = data["content"]
             try:
-                content = _dec_content_block(content)
+                content = _dec_content_block(data["content"])
             except ValidationError as e:
                 raise e.at("content") from None
         except KeyError as e:
@@ -1168,9 +1166,8 @@ class EmbeddedResource(Model):
                     annotations = Annotations.from_dict(annotations)
                 except ValidationError as e:
                     raise e.at("annotations") from None
-            resource = data["resource"]
             try:
-                resource = _dec_embedded_resource_resource(resource)
+                resource = _dec_embedded_resource_resource(data["resource"])
             except ValidationError as e:
                 raise e.at("resource") from None
         except KeyError as e:
@@ -1345,9 +1342,8 @@ class HttpMcpServer(Model):
         if data.get("type") != "http":
             raise ValidationError("expected 'http'", "type")
         try:
-            headers = data["headers"]
             try:
-                headers = _dec_list_http_header(headers)
+                headers = _dec_list_http_header(data["headers"])
             except ValidationError as e:
                 raise e.at("headers") from None
             name = data["name"]
@@ -1738,9 +1734,8 @@ class LoadSessionRequest(Model):
             cwd = data["cwd"]
             if type(cwd) is not str:
                 raise expected("a string", cwd, "cwd")
-            mcp_servers = data["mcpServers"]
             try:
-                mcp_servers = _dec_list_mcp_server(mcp_servers)
+                mcp_servers = _dec_list_mcp_server(data["mcpServers"])
             except ValidationError as e:
                 raise e.at("mcpServers") from None
             session_id = data["sessionId"]
@@ -1946,9 +1941,8 @@ class NewSessionRequest(Model):
             cwd = data["cwd"]
             if type(cwd) is not str:
                 raise expected("a string", cwd, "cwd")
-            mcp_servers = data["mcpServers"]
             try:
-                mcp_servers = _dec_list_mcp_server(mcp_servers)
+                mcp_servers = _dec_list_mcp_server(data["mcpServers"])
             except ValidationError as e:
                 raise e.at("mcpServers") from None
         except KeyError as e:
@@ -2060,9 +2054,8 @@ class PermissionOption(Model):
             raise expected("an object", data)
         try:
             meta = data.get("_meta", UNSET)
-            kind = data["kind"]
             try:
-                kind = _dec_permission_option_kind(kind)
+                kind = _dec_permission_option_kind(data["kind"])
             except ValidationError as e:
                 raise e.at("kind") from None
             name = data["name"]
@@ -2116,9 +2109,8 @@ class Plan(Model):
             raise expected("an object", data)
         try:
             meta = data.get("_meta", UNSET)
-            entries = data["entries"]
             try:
-                entries = _dec_list_plan_entry(entries)
+                entries = _dec_list_plan_entry(data["entries"])
             except ValidationError as e:
                 raise e.at("entries") from None
         except KeyError as e:
@@ -2167,14 +2159,12 @@ class PlanEntry(Model):
             content = data["content"]
             if type(content) is not str:
                 raise expected("a string", content, "content")
-            priority = data["priority"]
             try:
-                priority = _dec_plan_entry_priority(priority)
+                priority = _dec_plan_entry_priority(data["priority"])
             except ValidationError as e:
                 raise e.at("priority") from None
-            status = data["status"]
             try:
-                status = _dec_plan_entry_status(status)
+                status = _dec_plan_entry_status(data["status"])
             except ValidationError as e:
                 raise e.at("status") from None
         except KeyError as e:
@@ -2219,9 +2209,8 @@ class PlanSessionUpdate(Model):
             raise ValidationError("expected 'plan'", "sessionUpdate")
         try:
             meta = data.get("_meta", UNSET)
-            entries = data["entries"]
             try:
-                entries = _dec_list_plan_entry(entries)
+                entries = _dec_list_plan_entry(data["entries"])
             except ValidationError as e:
                 raise e.at("entries") from None
         except KeyError as e:
@@ -2343,9 +2332,8 @@ class PromptRequest(Model):
             raise expected("an object", data)
         try:
             meta = data.get("_meta", UNSET)
-            prompt = data["prompt"]
             try:
-                prompt = _dec_list_content_block(prompt)
+                prompt = _dec_list_content_block(data["prompt"])
             except ValidationError as e:
                 raise e.at("prompt") from None
             session_id = data["sessionId"]
@@ -2387,9 +2375,8 @@ class PromptResponse(Model):
             raise expected("an object", data)
         try:
             meta = data.get("_meta", UNSET)
-            stop_reason = data["stopReason"]
             try:
-                stop_reason = _dec_stop_reason(stop_reason)
+                stop_reason = _dec_stop_reason(data["stopReason"])
             except ValidationError as e:
                 raise e.at("stopReason") from None
         except KeyError as e:
@@ -2605,17 +2592,15 @@ class RequestPermissionRequest(Model):
             raise expected("an object", data)
         try:
             meta = data.get("_meta", UNSET)
-            options = data["options"]
             try:
-                options = _dec_list_permission_option(options)
+                options = _dec_list_permission_option(data["options"])
             except ValidationError as e:
                 raise e.at("options") from None
             session_id = data["sessionId"]
             if type(session_id) is not str:
                 raise expected("a string", session_id, "sessionId")
-            tool_call = data["toolCall"]
             try:
-                tool_call = ToolCallUpdate.from_dict(tool_call)
+                tool_call = ToolCallUpdate.from_dict(data["toolCall"])
             except ValidationError as e:
                 raise e.at("toolCall") from None
         except KeyError as e:
@@ -2654,9 +2639,8 @@ class RequestPermissionResponse(Model):
             raise expected("an object", data)
         try:
             meta = data.get("_meta", UNSET)
-            outcome = data["outcome"]
             try:
-                outcome = _dec_request_permission_outcome(outcome)
+                outcome = _dec_request_permission_outcome(data["outcome"])
             except ValidationError as e:
                 raise e.at("outcome") from None
         except KeyError as e:
@@ -2704,9 +2688,8 @@ class ResourceContentBlock(Model):
                     annotations = Annotations.from_dict(annotations)
                 except ValidationError as e:
                     raise e.at("annotations") from None
-            resource = data["resource"]
             try:
-                resource = _dec_embedded_resource_resource(resource)
+                resource = _dec_embedded_resource_resource(data["resource"])
             except ValidationError as e:
                 raise e.at("resource") from None
         except KeyError as e:
@@ -3031,9 +3014,8 @@ class SessionModeState(Model):
             raise expected("an object", data)
         try:
             meta = data.get("_meta", UNSET)
-            available_modes = data["availableModes"]
             try:
-                available_modes = _dec_list_session_mode(available_modes)
+                available_modes = _dec_list_session_mode(data["availableModes"])
             except ValidationError as e:
                 raise e.at("availableModes") from None
             current_mode_id = data["currentModeId"]
@@ -3080,9 +3062,8 @@ class SessionModelState(Model):
             raise expected("an object", data)
         try:
             meta = data.get("_meta", UNSET)
-            available_models = data["availableModels"]
             try:
-                available_models = _dec_list_model_info(available_models)
+                available_models = _dec_list_model_info(data["availableModels"])
             except ValidationError as e:
                 raise e.at("availableModels") from None
             current_model_id = data["currentModelId"]
@@ -3132,9 +3113,8 @@ class SessionNotification(Model):
             session_id = data["sessionId"]
             if type(session_id) is not str:
                 raise expected("a string", session_id, "sessionId")
-            update = data["update"]
             try:
-                update = _dec_session_update(update)
+                update = _dec_session_update(data["update"])
             except ValidationError as e:
                 raise e.at("update") from None
         except KeyError as e:
@@ -3316,9 +3296,8 @@ class SseMcpServer(Model):
         if data.get("type") != "sse":
             raise ValidationError("expected 'sse'", "type")
         try:
-            headers = data["headers"]
             try:
-                headers = _dec_list_http_header(headers)
+                headers = _dec_list_http_header(data["headers"])
             except ValidationError as e:
                 raise e.at("headers") from None
             name = data["name"]
@@ -3368,17 +3347,15 @@ class StdioMcpServer(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            args = data["args"]
             try:
-                args = _dec_list_str(args)
+                args = _dec_list_str(data["args"])
             except ValidationError as e:
                 raise e.at("args") from None
             command = data["command"]
             if type(command) is not str:
                 raise expected("a string", command, "command")
-            env = data["env"]
             try:
-                env = _dec_list_env_variable(env)
+                env = _dec_list_env_variable(data["env"])
             except ValidationError as e:
                 raise e.at("env") from None
             name = data["name"]
@@ -4248,9 +4225,8 @@ class UserMessageChunkSessionUpdate(Model):
         if data.get("sessionUpdate") != "user_message_chunk":
             raise ValidationError("expected 'user_message_chunk'", "sessionUpdate")
         try:
-            content = data["content"]
             try:
-                content = _dec_content_block(content)
+                content = _dec_content_block(data["content"])
             except ValidationError as e:
                 raise e.at("content") from None
         except KeyError as e:
@@ -4644,96 +4620,32 @@ ToolCallId: TypeAlias = str
 """Unique identifier for a tool call within a session."""
 
 
-_PERMISSION_OPTION_KIND_VALUES: Final[dict[str, PermissionOptionKind]] = {
-    member.value: member for member in PermissionOptionKind
-}
+_PERMISSION_OPTION_KIND_VALUES: Final = {member.value: member for member in PermissionOptionKind}
+_dec_permission_option_kind = enum_decoder(PermissionOptionKind, str)
 
 
-def _dec_permission_option_kind(data: object) -> PermissionOptionKind:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _PERMISSION_OPTION_KIND_VALUES.get(data)
-    if member is not None:
-        return member
-    raise ValidationError(f"unknown PermissionOptionKind value {data!r}")
+_PLAN_ENTRY_PRIORITY_VALUES: Final = {member.value: member for member in PlanEntryPriority}
+_dec_plan_entry_priority = enum_decoder(PlanEntryPriority, str)
 
 
-_PLAN_ENTRY_PRIORITY_VALUES: Final[dict[str, PlanEntryPriority]] = {
-    member.value: member for member in PlanEntryPriority
-}
+_PLAN_ENTRY_STATUS_VALUES: Final = {member.value: member for member in PlanEntryStatus}
+_dec_plan_entry_status = enum_decoder(PlanEntryStatus, str)
 
 
-def _dec_plan_entry_priority(data: object) -> PlanEntryPriority:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _PLAN_ENTRY_PRIORITY_VALUES.get(data)
-    if member is not None:
-        return member
-    raise ValidationError(f"unknown PlanEntryPriority value {data!r}")
+_ROLE_VALUES: Final = {member.value: member for member in Role}
+_dec_role = enum_decoder(Role, str)
 
 
-_PLAN_ENTRY_STATUS_VALUES: Final[dict[str, PlanEntryStatus]] = {
-    member.value: member for member in PlanEntryStatus
-}
+_STOP_REASON_VALUES: Final = {member.value: member for member in StopReason}
+_dec_stop_reason = enum_decoder(StopReason, str)
 
 
-def _dec_plan_entry_status(data: object) -> PlanEntryStatus:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _PLAN_ENTRY_STATUS_VALUES.get(data)
-    if member is not None:
-        return member
-    raise ValidationError(f"unknown PlanEntryStatus value {data!r}")
+_TOOL_CALL_STATUS_VALUES: Final = {member.value: member for member in ToolCallStatus}
+_dec_tool_call_status = enum_decoder(ToolCallStatus, str)
 
 
-_ROLE_VALUES: Final[dict[str, Role]] = {member.value: member for member in Role}
-
-
-def _dec_role(data: object) -> Role:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _ROLE_VALUES.get(data)
-    if member is not None:
-        return member
-    raise ValidationError(f"unknown Role value {data!r}")
-
-
-_STOP_REASON_VALUES: Final[dict[str, StopReason]] = {member.value: member for member in StopReason}
-
-
-def _dec_stop_reason(data: object) -> StopReason:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _STOP_REASON_VALUES.get(data)
-    if member is not None:
-        return member
-    raise ValidationError(f"unknown StopReason value {data!r}")
-
-
-_TOOL_CALL_STATUS_VALUES: Final[dict[str, ToolCallStatus]] = {
-    member.value: member for member in ToolCallStatus
-}
-
-
-def _dec_tool_call_status(data: object) -> ToolCallStatus:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _TOOL_CALL_STATUS_VALUES.get(data)
-    if member is not None:
-        return member
-    raise ValidationError(f"unknown ToolCallStatus value {data!r}")
-
-
-_TOOL_KIND_VALUES: Final[dict[str, ToolKind]] = {member.value: member for member in ToolKind}
-
-
-def _dec_tool_kind(data: object) -> ToolKind:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _TOOL_KIND_VALUES.get(data)
-    if member is not None:
-        return member
-    raise ValidationError(f"unknown ToolKind value {data!r}")
+_TOOL_KIND_VALUES: Final = {member.value: member for member in ToolKind}
+_dec_tool_kind = enum_decoder(ToolKind, str)
 
 
 def _dec_agent_notification(data: object) -> AgentNotification:
@@ -4967,27 +4879,16 @@ _CONTENT_BLOCK_CLASSES: Final = (
     ResourceContentBlock,
 )
 
-_CONTENT_BLOCK_VARIANTS: Final[dict[str, Callable[[object], ContentBlock]]] = {
-    "text": TextContentBlock.from_dict,
-    "image": ImageContentBlock.from_dict,
-    "audio": AudioContentBlock.from_dict,
-    "resource_link": ResourceLinkContentBlock.from_dict,
-    "resource": ResourceContentBlock.from_dict,
-}
-
-
-def _dec_content_block(data: object) -> ContentBlock:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _CONTENT_BLOCK_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        raise ValidationError(f"unknown type {tag!r}", "type")
-    if tag is UNSET:
-        raise missing("type")
-    raise expected("a string", tag, "type")
+_dec_content_block: Final[Callable[[object], ContentBlock]] = tagged_decoder(
+    "type",
+    {
+        "text": TextContentBlock.from_dict,
+        "image": ImageContentBlock.from_dict,
+        "audio": AudioContentBlock.from_dict,
+        "resource_link": ResourceLinkContentBlock.from_dict,
+        "resource": ResourceContentBlock.from_dict,
+    },
+)
 
 
 _EMBEDDED_RESOURCE_RESOURCE_CLASSES: Final = (
@@ -5021,28 +4922,14 @@ _MCP_SERVER_CLASSES: Final = (
     StdioMcpServer,
 )
 
-_MCP_SERVER_VARIANTS: Final[dict[str, Callable[[object], McpServer]]] = {
-    "http": HttpMcpServer.from_dict,
-    "sse": SseMcpServer.from_dict,
-}
-
-
-def _dec_mcp_server(data: object) -> McpServer:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _MCP_SERVER_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        try:
-            return StdioMcpServer.from_dict(data)
-        except ValidationError:
-            pass
-        raise ValidationError(f"unknown type {tag!r}", "type")
-    if tag is UNSET:
-        return StdioMcpServer.from_dict(data)
-    raise expected("a string", tag, "type")
+_dec_mcp_server: Final[Callable[[object], McpServer]] = tagged_decoder(
+    "type",
+    {
+        "http": HttpMcpServer.from_dict,
+        "sse": SseMcpServer.from_dict,
+    },
+    default=StdioMcpServer.from_dict,
+)
 
 
 _REQUEST_PERMISSION_OUTCOME_CLASSES: Final = (
@@ -5050,26 +4937,15 @@ _REQUEST_PERMISSION_OUTCOME_CLASSES: Final = (
     SelectedRequestPermissionOutcome,
 )
 
-_REQUEST_PERMISSION_OUTCOME_VARIANTS: Final[
-    dict[str, Callable[[object], RequestPermissionOutcome]]
-] = {
-    "cancelled": CancelledRequestPermissionOutcome.from_dict,
-    "selected": SelectedRequestPermissionOutcome.from_dict,
-}
-
-
-def _dec_request_permission_outcome(data: object) -> RequestPermissionOutcome:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("outcome", UNSET)
-    if type(tag) is str:
-        decoder = _REQUEST_PERMISSION_OUTCOME_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        raise ValidationError(f"unknown outcome {tag!r}", "outcome")
-    if tag is UNSET:
-        raise missing("outcome")
-    raise expected("a string", tag, "outcome")
+_dec_request_permission_outcome: Final[Callable[[object], RequestPermissionOutcome]] = (
+    tagged_decoder(
+        "outcome",
+        {
+            "cancelled": CancelledRequestPermissionOutcome.from_dict,
+            "selected": SelectedRequestPermissionOutcome.from_dict,
+        },
+    )
+)
 
 
 _SESSION_UPDATE_CLASSES: Final = (
@@ -5083,30 +4959,19 @@ _SESSION_UPDATE_CLASSES: Final = (
     CurrentModeUpdateSessionUpdate,
 )
 
-_SESSION_UPDATE_VARIANTS: Final[dict[str, Callable[[object], SessionUpdate]]] = {
-    "user_message_chunk": UserMessageChunkSessionUpdate.from_dict,
-    "agent_message_chunk": AgentMessageChunkSessionUpdate.from_dict,
-    "agent_thought_chunk": AgentThoughtChunkSessionUpdate.from_dict,
-    "tool_call": ToolCallSessionUpdate.from_dict,
-    "tool_call_update": ToolCallUpdateSessionUpdate.from_dict,
-    "plan": PlanSessionUpdate.from_dict,
-    "available_commands_update": AvailableCommandsUpdateSessionUpdate.from_dict,
-    "current_mode_update": CurrentModeUpdateSessionUpdate.from_dict,
-}
-
-
-def _dec_session_update(data: object) -> SessionUpdate:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("sessionUpdate", UNSET)
-    if type(tag) is str:
-        decoder = _SESSION_UPDATE_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        raise ValidationError(f"unknown sessionUpdate {tag!r}", "sessionUpdate")
-    if tag is UNSET:
-        raise missing("sessionUpdate")
-    raise expected("a string", tag, "sessionUpdate")
+_dec_session_update: Final[Callable[[object], SessionUpdate]] = tagged_decoder(
+    "sessionUpdate",
+    {
+        "user_message_chunk": UserMessageChunkSessionUpdate.from_dict,
+        "agent_message_chunk": AgentMessageChunkSessionUpdate.from_dict,
+        "agent_thought_chunk": AgentThoughtChunkSessionUpdate.from_dict,
+        "tool_call": ToolCallSessionUpdate.from_dict,
+        "tool_call_update": ToolCallUpdateSessionUpdate.from_dict,
+        "plan": PlanSessionUpdate.from_dict,
+        "available_commands_update": AvailableCommandsUpdateSessionUpdate.from_dict,
+        "current_mode_update": CurrentModeUpdateSessionUpdate.from_dict,
+    },
+)
 
 
 _TOOL_CALL_CONTENT_CLASSES: Final = (
@@ -5115,25 +4980,14 @@ _TOOL_CALL_CONTENT_CLASSES: Final = (
     TerminalToolCallContent,
 )
 
-_TOOL_CALL_CONTENT_VARIANTS: Final[dict[str, Callable[[object], ToolCallContent]]] = {
-    "content": ContentToolCallContent.from_dict,
-    "diff": DiffToolCallContent.from_dict,
-    "terminal": TerminalToolCallContent.from_dict,
-}
-
-
-def _dec_tool_call_content(data: object) -> ToolCallContent:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _TOOL_CALL_CONTENT_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        raise ValidationError(f"unknown type {tag!r}", "type")
-    if tag is UNSET:
-        raise missing("type")
-    raise expected("a string", tag, "type")
+_dec_tool_call_content: Final[Callable[[object], ToolCallContent]] = tagged_decoder(
+    "type",
+    {
+        "content": ContentToolCallContent.from_dict,
+        "diff": DiffToolCallContent.from_dict,
+        "terminal": TerminalToolCallContent.from_dict,
+    },
+)
 
 
 def _dec_int_min0_max65535(data: object) -> int:

@@ -25,10 +25,13 @@ from ._codec import (
     ValidationError,
     encode_value,
     encode_variant,
+    enum_decoder,
     expected,
     missing,
     model,
+    open_enum_decoder,
     report_skipped,
+    tagged_decoder,
 )
 
 
@@ -733,9 +736,8 @@ class AgentRequest(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            id = data["id"]
             try:
-                id = _dec_request_id(id)
+                id = _dec_request_id(data["id"])
             except ValidationError as e:
                 raise e.at("id") from None
             method = data["method"]
@@ -780,14 +782,12 @@ class AgentResponseError(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            id = data["id"]
             try:
-                id = _dec_request_id(id)
+                id = _dec_request_id(data["id"])
             except ValidationError as e:
                 raise e.at("id") from None
-            error = data["error"]
             try:
-                error = Error.from_dict(error)
+                error = Error.from_dict(data["error"])
             except ValidationError as e:
                 raise e.at("error") from None
         except KeyError as e:
@@ -820,14 +820,12 @@ class AgentResponseResult(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            id = data["id"]
             try:
-                id = _dec_request_id(id)
+                id = _dec_request_id(data["id"])
             except ValidationError as e:
                 raise e.at("id") from None
-            result = data["result"]
             try:
-                result = _dec_agent_response_result_result(result)
+                result = _dec_agent_response_result_result(data["result"])
             except ValidationError as e:
                 raise e.at("result") from None
         except KeyError as e:
@@ -1475,9 +1473,8 @@ class AuthStatusResponse(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            state = data["state"]
             try:
-                state = _dec_auth_state(state)
+                state = _dec_auth_state(data["state"])
             except ValidationError as e:
                 raise e.at("state") from None
             accounts = data.get("accounts", UNSET)
@@ -1545,9 +1542,8 @@ class AuthStatusUpdateNotification(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            state = data["state"]
             try:
-                state = _dec_auth_state(state)
+                state = _dec_auth_state(data["state"])
             except ValidationError as e:
                 raise e.at("state") from None
             accounts = data.get("accounts", UNSET)
@@ -1737,10 +1733,9 @@ class AvailableCommandsUpdate(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            available_commands = data["availableCommands"]
             try:
                 available_commands = _dec_skip_list_available_command(
-                    available_commands, "AvailableCommandsUpdate.available_commands"
+                    data["availableCommands"], "AvailableCommandsUpdate.available_commands"
                 )
             except ValidationError:
                 available_commands = []
@@ -2168,9 +2163,8 @@ class CancelRequestNotification(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            request_id = data["requestId"]
             try:
-                request_id = _dec_request_id(request_id)
+                request_id = _dec_request_id(data["requestId"])
             except ValidationError as e:
                 raise e.at("requestId") from None
             meta = data.get("_meta", UNSET)
@@ -2473,9 +2467,8 @@ class ClientRequest(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            id = data["id"]
             try:
-                id = _dec_request_id(id)
+                id = _dec_request_id(data["id"])
             except ValidationError as e:
                 raise e.at("id") from None
             method = data["method"]
@@ -2520,14 +2513,12 @@ class ClientResponseError(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            id = data["id"]
             try:
-                id = _dec_request_id(id)
+                id = _dec_request_id(data["id"])
             except ValidationError as e:
                 raise e.at("id") from None
-            error = data["error"]
             try:
-                error = Error.from_dict(error)
+                error = Error.from_dict(data["error"])
             except ValidationError as e:
                 raise e.at("error") from None
         except KeyError as e:
@@ -2560,14 +2551,12 @@ class ClientResponseResult(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            id = data["id"]
             try:
-                id = _dec_request_id(id)
+                id = _dec_request_id(data["id"])
             except ValidationError as e:
                 raise e.at("id") from None
-            result = data["result"]
             try:
-                result = _dec_client_response_result_result(result)
+                result = _dec_client_response_result_result(data["result"])
             except ValidationError as e:
                 raise e.at("result") from None
         except KeyError as e:
@@ -2757,9 +2746,8 @@ class CompactionSummaryChunk(Model):
             compaction_id = data["compactionId"]
             if type(compaction_id) is not str:
                 raise expected("a string", compaction_id, "compactionId")
-            content = data["content"]
             try:
-                content = _dec_content_block(content)
+                content = _dec_content_block(data["content"])
             except ValidationError as e:
                 raise e.at("content") from None
             meta = data.get("_meta", UNSET)
@@ -2817,9 +2805,8 @@ class CompactionUpdate(Model):
             compaction_id = data["compactionId"]
             if type(compaction_id) is not str:
                 raise expected("a string", compaction_id, "compactionId")
-            status = data["status"]
             try:
-                status = _dec_compaction_status(status)
+                status = _dec_compaction_status(data["status"])
             except ValidationError as e:
                 raise e.at("status") from None
             summary = data.get("summary", UNSET)
@@ -2926,10 +2913,9 @@ class ConfigOptionUpdate(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            config_options = data["configOptions"]
             try:
                 config_options = _dec_skip_list_session_config_option(
-                    config_options, "ConfigOptionUpdate.config_options"
+                    data["configOptions"], "ConfigOptionUpdate.config_options"
                 )
             except ValidationError:
                 config_options = []
@@ -2973,9 +2959,8 @@ class Content(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            content = data["content"]
             try:
-                content = _dec_content_block(content)
+                content = _dec_content_block(data["content"])
             except ValidationError as e:
                 raise e.at("content") from None
             meta = data.get("_meta", UNSET)
@@ -3022,9 +3007,8 @@ class ContentChunk(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            content = data["content"]
             try:
-                content = _dec_content_block(content)
+                content = _dec_content_block(data["content"])
             except ValidationError as e:
                 raise e.at("content") from None
             message_id = data.get("messageId", UNSET)
@@ -3685,9 +3669,8 @@ class ElicitationRequestScope(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            request_id = data["requestId"]
             try:
-                request_id = _dec_request_id(request_id)
+                request_id = _dec_request_id(data["requestId"])
             except ValidationError as e:
                 raise e.at("requestId") from None
         except KeyError as e:
@@ -3911,9 +3894,8 @@ class EmbeddedResource(Model):
                     annotations = Annotations.from_dict(annotations)
                 except ValidationError:
                     annotations = None
-            resource = data["resource"]
             try:
-                resource = _dec_embedded_resource_resource(resource)
+                resource = _dec_embedded_resource_resource(data["resource"])
             except ValidationError as e:
                 raise e.at("resource") from None
             meta = data.get("_meta", UNSET)
@@ -4126,9 +4108,8 @@ class Error(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            code = data["code"]
             try:
-                code = _dec_error_code(code)
+                code = _dec_error_code(data["code"])
             except ValidationError as e:
                 raise e.at("code") from None
             message = data["message"]
@@ -5187,9 +5168,8 @@ class ListProvidersResponse(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            providers = data["providers"]
             try:
-                providers = _dec_list_provider_info(providers)
+                providers = _dec_list_provider_info(data["providers"])
             except ValidationError as e:
                 raise e.at("providers") from None
             meta = data.get("_meta", UNSET)
@@ -5311,9 +5291,10 @@ class ListSessionsResponse(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            sessions = data["sessions"]
             try:
-                sessions = _dec_skip_list_session_info(sessions, "ListSessionsResponse.sessions")
+                sessions = _dec_skip_list_session_info(
+                    data["sessions"], "ListSessionsResponse.sessions"
+                )
             except ValidationError:
                 sessions = []
             next_cursor = data.get("nextCursor", UNSET)
@@ -6238,9 +6219,8 @@ class MessageMcpResponseError(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            error = data["error"]
             try:
-                error = McpError.from_dict(error)
+                error = McpError.from_dict(data["error"])
             except ValidationError as e:
                 raise e.at("error") from None
             meta = data.get("_meta", UNSET)
@@ -6369,9 +6349,8 @@ class MultiSelectPropertySchema(Model):
                 and (type(max_items) is not int or not 0 <= max_items <= 18446744073709551615)
             ):
                 raise expected("an integer from 0 to 18446744073709551615", max_items, "maxItems")
-            items = data["items"]
             try:
-                items = _dec_multi_select_items(items)
+                items = _dec_multi_select_items(data["items"])
             except ValidationError as e:
                 raise e.at("items") from None
             default = data.get("default", UNSET)
@@ -6665,9 +6644,8 @@ class Notice(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            severity = data["severity"]
             try:
-                severity = _dec_notice_severity(severity)
+                severity = _dec_notice_severity(data["severity"])
             except ValidationError as e:
                 raise e.at("severity") from None
             title = data["title"]
@@ -7087,9 +7065,8 @@ class PermissionOption(Model):
             name = data["name"]
             if type(name) is not str:
                 raise expected("a string", name, "name")
-            kind = data["kind"]
             try:
-                kind = _dec_permission_option_kind(kind)
+                kind = _dec_permission_option_kind(data["kind"])
             except ValidationError as e:
                 raise e.at("kind") from None
             meta = data.get("_meta", UNSET)
@@ -7143,9 +7120,8 @@ class Plan(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            entries = data["entries"]
             try:
-                entries = _dec_skip_list_plan_entry(entries, "Plan.entries")
+                entries = _dec_skip_list_plan_entry(data["entries"], "Plan.entries")
             except ValidationError:
                 entries = []
             meta = data.get("_meta", UNSET)
@@ -7233,14 +7209,12 @@ class PlanEntry(Model):
             content = data["content"]
             if type(content) is not str:
                 raise expected("a string", content, "content")
-            priority = data["priority"]
             try:
-                priority = _dec_plan_entry_priority(priority)
+                priority = _dec_plan_entry_priority(data["priority"])
             except ValidationError as e:
                 raise e.at("priority") from None
-            status = data["status"]
             try:
-                status = _dec_plan_entry_status(status)
+                status = _dec_plan_entry_status(data["status"])
             except ValidationError as e:
                 raise e.at("status") from None
             meta = data.get("_meta", UNSET)
@@ -7351,9 +7325,8 @@ class PlanItems(Model):
             plan_id = data["planId"]
             if type(plan_id) is not str:
                 raise expected("a string", plan_id, "planId")
-            entries = data["entries"]
             try:
-                entries = _dec_skip_list_plan_entry(entries, "PlanItems.entries")
+                entries = _dec_skip_list_plan_entry(data["entries"], "PlanItems.entries")
             except ValidationError:
                 entries = []
             meta = data.get("_meta", UNSET)
@@ -7498,9 +7471,8 @@ class PlanUpdate(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            plan = data["plan"]
             try:
-                plan = _dec_plan_update_content(plan)
+                plan = _dec_plan_update_content(data["plan"])
             except ValidationError as e:
                 raise e.at("plan") from None
             meta = data.get("_meta", UNSET)
@@ -7630,9 +7602,8 @@ class PromptRequest(Model):
             session_id = data["sessionId"]
             if type(session_id) is not str:
                 raise expected("a string", session_id, "sessionId")
-            prompt = data["prompt"]
             try:
-                prompt = _dec_list_content_block(prompt)
+                prompt = _dec_list_content_block(data["prompt"])
             except ValidationError as e:
                 raise e.at("prompt") from None
             meta = data.get("_meta", UNSET)
@@ -7684,9 +7655,8 @@ class PromptResponse(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            stop_reason = data["stopReason"]
             try:
-                stop_reason = _dec_stop_reason(stop_reason)
+                stop_reason = _dec_stop_reason(data["stopReason"])
             except ValidationError as e:
                 raise e.at("stopReason") from None
             usage = data.get("usage", UNSET)
@@ -7743,9 +7713,8 @@ class ProviderCurrentConfig(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            api_type = data["apiType"]
             try:
-                api_type = _dec_llm_protocol(api_type)
+                api_type = _dec_llm_protocol(data["apiType"])
             except ValidationError as e:
                 raise e.at("apiType") from None
             base_url = data["baseUrl"]
@@ -7811,9 +7780,8 @@ class ProviderInfo(Model):
             provider_id = data["providerId"]
             if type(provider_id) is not str:
                 raise expected("a string", provider_id, "providerId")
-            supported = data["supported"]
             try:
-                supported = _dec_skip_list_llm_protocol(supported, "ProviderInfo.supported")
+                supported = _dec_skip_list_llm_protocol(data["supported"], "ProviderInfo.supported")
             except ValidationError:
                 supported = []
             required = data["required"]
@@ -7954,9 +7922,8 @@ class ProxyRequest(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            id = data["id"]
             try:
-                id = _dec_request_id(id)
+                id = _dec_request_id(data["id"])
             except ValidationError as e:
                 raise e.at("id") from None
             method = data["method"]
@@ -8007,14 +7974,12 @@ class ProxyResponseError(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            id = data["id"]
             try:
-                id = _dec_request_id(id)
+                id = _dec_request_id(data["id"])
             except ValidationError as e:
                 raise e.at("id") from None
-            error = data["error"]
             try:
-                error = Error.from_dict(error)
+                error = Error.from_dict(data["error"])
             except ValidationError as e:
                 raise e.at("error") from None
         except KeyError as e:
@@ -8049,14 +8014,12 @@ class ProxyResponseResult(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            id = data["id"]
             try:
-                id = _dec_request_id(id)
+                id = _dec_request_id(data["id"])
             except ValidationError as e:
                 raise e.at("id") from None
-            result = data["result"]
             try:
-                result = _dec_proxy_response_result_result(result)
+                result = _dec_proxy_response_result_result(data["result"])
             except ValidationError as e:
                 raise e.at("result") from None
         except KeyError as e:
@@ -8472,14 +8435,12 @@ class RequestElicitationFormMode(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            request_id = data["requestId"]
             try:
-                request_id = _dec_request_id(request_id)
+                request_id = _dec_request_id(data["requestId"])
             except ValidationError as e:
                 raise e.at("requestId") from None
-            requested_schema = data["requestedSchema"]
             try:
-                requested_schema = ElicitationSchema.from_dict(requested_schema)
+                requested_schema = ElicitationSchema.from_dict(data["requestedSchema"])
             except ValidationError as e:
                 raise e.at("requestedSchema") from None
         except KeyError as e:
@@ -8516,9 +8477,8 @@ class RequestElicitationUrlMode(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            request_id = data["requestId"]
             try:
-                request_id = _dec_request_id(request_id)
+                request_id = _dec_request_id(data["requestId"])
             except ValidationError as e:
                 raise e.at("requestId") from None
             elicitation_id = data["elicitationId"]
@@ -8576,14 +8536,12 @@ class RequestPermissionRequest(Model):
             session_id = data["sessionId"]
             if type(session_id) is not str:
                 raise expected("a string", session_id, "sessionId")
-            tool_call = data["toolCall"]
             try:
-                tool_call = ToolCallUpdate.from_dict(tool_call)
+                tool_call = ToolCallUpdate.from_dict(data["toolCall"])
             except ValidationError as e:
                 raise e.at("toolCall") from None
-            options = data["options"]
             try:
-                options = _dec_list_permission_option(options)
+                options = _dec_list_permission_option(data["options"])
             except ValidationError as e:
                 raise e.at("options") from None
             meta = data.get("_meta", UNSET)
@@ -8628,9 +8586,8 @@ class RequestPermissionResponse(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            outcome = data["outcome"]
             try:
-                outcome = _dec_request_permission_outcome(outcome)
+                outcome = _dec_request_permission_outcome(data["outcome"])
             except ValidationError as e:
                 raise e.at("outcome") from None
             meta = data.get("_meta", UNSET)
@@ -9030,9 +8987,8 @@ class SelectSessionConfigOption(Model):
             current_value = data["currentValue"]
             if type(current_value) is not str:
                 raise expected("a string", current_value, "currentValue")
-            options = data["options"]
             try:
-                options = _dec_session_config_select_options(options)
+                options = _dec_session_config_select_options(data["options"])
             except ValidationError as e:
                 raise e.at("options") from None
             id = data["id"]
@@ -9587,9 +9543,8 @@ class SessionConfigSelect(Model):
             current_value = data["currentValue"]
             if type(current_value) is not str:
                 raise expected("a string", current_value, "currentValue")
-            options = data["options"]
             try:
-                options = _dec_session_config_select_options(options)
+                options = _dec_session_config_select_options(data["options"])
             except ValidationError as e:
                 raise e.at("options") from None
         except KeyError as e:
@@ -9638,10 +9593,9 @@ class SessionConfigSelectGroup(Model):
             name = data["name"]
             if type(name) is not str:
                 raise expected("a string", name, "name")
-            options = data["options"]
             try:
                 options = _dec_skip_list_session_config_select_option(
-                    options, "SessionConfigSelectGroup.options"
+                    data["options"], "SessionConfigSelectGroup.options"
                 )
             except ValidationError:
                 options = []
@@ -9792,9 +9746,8 @@ class SessionElicitationFormMode(Model):
                 and (type(tool_call_id) is not str)
             ):
                 tool_call_id = None
-            requested_schema = data["requestedSchema"]
             try:
-                requested_schema = ElicitationSchema.from_dict(requested_schema)
+                requested_schema = ElicitationSchema.from_dict(data["requestedSchema"])
             except ValidationError as e:
                 raise e.at("requestedSchema") from None
         except KeyError as e:
@@ -10246,9 +10199,8 @@ class SessionMessageChunk(Model):
             message_id = data["messageId"]
             if type(message_id) is not str:
                 raise expected("a string", message_id, "messageId")
-            content = data["content"]
             try:
-                content = _dec_content_block(content)
+                content = _dec_content_block(data["content"])
             except ValidationError as e:
                 raise e.at("content") from None
             meta = data.get("_meta", UNSET)
@@ -10361,10 +10313,9 @@ class SessionModeState(Model):
             current_mode_id = data["currentModeId"]
             if type(current_mode_id) is not str:
                 raise expected("a string", current_mode_id, "currentModeId")
-            available_modes = data["availableModes"]
             try:
                 available_modes = _dec_skip_list_session_mode(
-                    available_modes, "SessionModeState.available_modes"
+                    data["availableModes"], "SessionModeState.available_modes"
                 )
             except ValidationError:
                 available_modes = []
@@ -10418,9 +10369,8 @@ class SessionNotification(Model):
             session_id = data["sessionId"]
             if type(session_id) is not str:
                 raise expected("a string", session_id, "sessionId")
-            update = data["update"]
             try:
-                update = _dec_session_update(update)
+                update = _dec_session_update(data["update"])
             except ValidationError as e:
                 raise e.at("update") from None
             meta = data.get("_meta", UNSET)
@@ -10589,9 +10539,8 @@ class SessionStatusResponse(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            status = data["status"]
             try:
-                status = _dec_session_status(status)
+                status = _dec_session_status(data["status"])
             except ValidationError as e:
                 raise e.at("status") from None
             meta = data.get("_meta", UNSET)
@@ -10827,9 +10776,8 @@ class SetProviderRequest(Model):
             provider_id = data["providerId"]
             if type(provider_id) is not str:
                 raise expected("a string", provider_id, "providerId")
-            api_type = data["apiType"]
             try:
-                api_type = _dec_llm_protocol(api_type)
+                api_type = _dec_llm_protocol(data["apiType"])
             except ValidationError as e:
                 raise e.at("apiType") from None
             base_url = data["baseUrl"]
@@ -10921,10 +10869,9 @@ class SetSessionConfigOptionResponse(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            config_options = data["configOptions"]
             try:
                 config_options = _dec_skip_list_session_config_option(
-                    config_options, "SetSessionConfigOptionResponse.config_options"
+                    data["configOptions"], "SetSessionConfigOptionResponse.config_options"
                 )
             except ValidationError:
                 config_options = []
@@ -11192,9 +11139,8 @@ class StringMultiSelectItems(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            enum = data["enum"]
             try:
-                enum = _dec_list_str(enum)
+                enum = _dec_list_str(data["enum"])
             except ValidationError as e:
                 raise e.at("enum") from None
             meta = data.get("_meta", UNSET)
@@ -11658,14 +11604,12 @@ class SystemPrompt(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            mode = data["mode"]
             try:
-                mode = _dec_system_prompt_mode(mode)
+                mode = _dec_system_prompt_mode(data["mode"])
             except ValidationError as e:
                 raise e.at("mode") from None
-            content = data["content"]
             try:
-                content = _dec_list_content_block(content)
+                content = _dec_list_content_block(data["content"])
             except ValidationError as e:
                 raise e.at("content") from None
             meta = data.get("_meta", UNSET)
@@ -12027,9 +11971,8 @@ class TitledMultiSelectItems(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            any_of = data["anyOf"]
             try:
-                any_of = _dec_list_enum_option(any_of)
+                any_of = _dec_list_enum_option(data["anyOf"])
             except ValidationError as e:
                 raise e.at("anyOf") from None
             meta = data.get("_meta", UNSET)
@@ -13560,7 +13503,11 @@ AuthMethod: TypeAlias = TerminalAuthMethod | AuthMethodAgent
 """Describes an available authentication method.
 
 The `type` field acts as the discriminator in the serialized JSON form.
-When no `type` is present, the method is treated as `agent`."""
+When no `type` is present, the method is treated as `agent`.
+
+`AuthMethodAgent` (agent): Agent handles authentication itself through `authenticate`.
+
+This is the default when no `type` is specified."""
 
 
 AuthMethodId: TypeAlias = str
@@ -13730,7 +13677,11 @@ McpServer: TypeAlias = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerSt
 MCP servers provide tools and context that the agent can use when
 processing prompts.
 
-See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/draft/session-setup#mcp-servers)"""
+See protocol docs: [MCP Servers](https://agentclientprotocol.com/protocol/v1/draft/session-setup#mcp-servers)
+
+`McpServerStdio` (stdio): Stdio transport configuration
+
+All Agents MUST support this transport."""
 
 
 McpServerAcpId: TypeAlias = str
@@ -13751,7 +13702,11 @@ MessageId: TypeAlias = str
 MultiSelectItems: TypeAlias = (
     MultiSelectItemsString | OtherMultiSelectItems | TitledMultiSelectItems
 )
-"""Items for a multi-select (array) property schema."""
+"""Items for a multi-select (array) property schema.
+
+`TitledMultiSelectItems` (titled): Titled multi-select items with human-readable labels.
+
+As in MCP, titled items omit `type` and are identified by `anyOf`."""
 
 
 NoticeCapabilities: TypeAlias = dict[str, JsonValue]
@@ -14069,248 +14024,68 @@ ProxyResponseResultResult: TypeAlias = InitializeProxyResponse | ProxySuccessorR
 Method-specific response data."""
 
 
-_AUTH_STATE_VALUES: Final[dict[str, AuthState]] = {member.value: member for member in AuthState}
+_dec_auth_state = open_enum_decoder(AuthState, str)
+
+_dec_compaction_status = open_enum_decoder(CompactionStatus, str)
 
 
-def _dec_auth_state(data: object) -> AuthState | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _AUTH_STATE_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
-
-
-_COMPACTION_STATUS_VALUES: Final[dict[str, CompactionStatus]] = {
-    member.value: member for member in CompactionStatus
-}
-
-
-def _dec_compaction_status(data: object) -> CompactionStatus | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _COMPACTION_STATUS_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
-
-
-_ELICITATION_SCHEMA_TYPE_VALUES: Final[dict[str, ElicitationSchemaType]] = {
-    member.value: member for member in ElicitationSchemaType
-}
-
-
-def _dec_elicitation_schema_type(data: object) -> ElicitationSchemaType:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _ELICITATION_SCHEMA_TYPE_VALUES.get(data)
-    if member is not None:
-        return member
-    raise ValidationError(f"unknown ElicitationSchemaType value {data!r}")
-
-
-_ERROR_CODE_VALUES: Final[dict[int, ErrorCode]] = {member.value: member for member in ErrorCode}
+_ELICITATION_SCHEMA_TYPE_VALUES: Final = {member.value: member for member in ElicitationSchemaType}
+_dec_elicitation_schema_type = enum_decoder(ElicitationSchemaType, str)
 
 
 def _dec_error_code(data: object) -> ErrorCode | int:
     if type(data) is not int:
         raise expected("an integer", data)
-    member = _ERROR_CODE_VALUES.get(data)
-    if member is not None:
-        return member
+    if data in ErrorCode._value2member_map_:
+        return ErrorCode(data)
     if type(data) is not int or not -2147483648 <= data <= 2147483647:
         raise expected("an integer from -2147483648 to 2147483647", data)
     return data
 
 
-_LLM_PROTOCOL_VALUES: Final[dict[str, LlmProtocol]] = {
-    member.value: member for member in LlmProtocol
-}
+_dec_llm_protocol = open_enum_decoder(LlmProtocol, str)
+
+_dec_notice_severity = open_enum_decoder(NoticeSeverity, str)
 
 
-def _dec_llm_protocol(data: object) -> LlmProtocol | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _LLM_PROTOCOL_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
+_PERMISSION_OPTION_KIND_VALUES: Final = {member.value: member for member in PermissionOptionKind}
+_dec_permission_option_kind = enum_decoder(PermissionOptionKind, str)
 
 
-_NOTICE_SEVERITY_VALUES: Final[dict[str, NoticeSeverity]] = {
-    member.value: member for member in NoticeSeverity
-}
+_PLAN_ENTRY_PRIORITY_VALUES: Final = {member.value: member for member in PlanEntryPriority}
+_dec_plan_entry_priority = enum_decoder(PlanEntryPriority, str)
 
 
-def _dec_notice_severity(data: object) -> NoticeSeverity | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _NOTICE_SEVERITY_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
+_PLAN_ENTRY_STATUS_VALUES: Final = {member.value: member for member in PlanEntryStatus}
+_dec_plan_entry_status = enum_decoder(PlanEntryStatus, str)
 
 
-_PERMISSION_OPTION_KIND_VALUES: Final[dict[str, PermissionOptionKind]] = {
-    member.value: member for member in PermissionOptionKind
-}
+_ROLE_VALUES: Final = {member.value: member for member in Role}
+_dec_role = enum_decoder(Role, str)
+
+_dec_session_archive_filter = open_enum_decoder(SessionArchiveFilter, str)
+
+_dec_session_config_option_category = open_enum_decoder(SessionConfigOptionCategory, str)
+
+_dec_session_status = open_enum_decoder(SessionStatus, str)
 
 
-def _dec_permission_option_kind(data: object) -> PermissionOptionKind:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _PERMISSION_OPTION_KIND_VALUES.get(data)
-    if member is not None:
-        return member
-    raise ValidationError(f"unknown PermissionOptionKind value {data!r}")
+_STOP_REASON_VALUES: Final = {member.value: member for member in StopReason}
+_dec_stop_reason = enum_decoder(StopReason, str)
 
 
-_PLAN_ENTRY_PRIORITY_VALUES: Final[dict[str, PlanEntryPriority]] = {
-    member.value: member for member in PlanEntryPriority
-}
+_STRING_FORMAT_VALUES: Final = {member.value: member for member in StringFormat}
+_dec_string_format = enum_decoder(StringFormat, str)
+
+_dec_system_prompt_mode = open_enum_decoder(SystemPromptMode, str)
 
 
-def _dec_plan_entry_priority(data: object) -> PlanEntryPriority:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _PLAN_ENTRY_PRIORITY_VALUES.get(data)
-    if member is not None:
-        return member
-    raise ValidationError(f"unknown PlanEntryPriority value {data!r}")
+_TOOL_CALL_STATUS_VALUES: Final = {member.value: member for member in ToolCallStatus}
+_dec_tool_call_status = enum_decoder(ToolCallStatus, str)
 
 
-_PLAN_ENTRY_STATUS_VALUES: Final[dict[str, PlanEntryStatus]] = {
-    member.value: member for member in PlanEntryStatus
-}
-
-
-def _dec_plan_entry_status(data: object) -> PlanEntryStatus:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _PLAN_ENTRY_STATUS_VALUES.get(data)
-    if member is not None:
-        return member
-    raise ValidationError(f"unknown PlanEntryStatus value {data!r}")
-
-
-_ROLE_VALUES: Final[dict[str, Role]] = {member.value: member for member in Role}
-
-
-def _dec_role(data: object) -> Role:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _ROLE_VALUES.get(data)
-    if member is not None:
-        return member
-    raise ValidationError(f"unknown Role value {data!r}")
-
-
-_SESSION_ARCHIVE_FILTER_VALUES: Final[dict[str, SessionArchiveFilter]] = {
-    member.value: member for member in SessionArchiveFilter
-}
-
-
-def _dec_session_archive_filter(data: object) -> SessionArchiveFilter | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _SESSION_ARCHIVE_FILTER_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
-
-
-_SESSION_CONFIG_OPTION_CATEGORY_VALUES: Final[dict[str, SessionConfigOptionCategory]] = {
-    member.value: member for member in SessionConfigOptionCategory
-}
-
-
-def _dec_session_config_option_category(data: object) -> SessionConfigOptionCategory | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _SESSION_CONFIG_OPTION_CATEGORY_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
-
-
-_SESSION_STATUS_VALUES: Final[dict[str, SessionStatus]] = {
-    member.value: member for member in SessionStatus
-}
-
-
-def _dec_session_status(data: object) -> SessionStatus | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _SESSION_STATUS_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
-
-
-_STOP_REASON_VALUES: Final[dict[str, StopReason]] = {member.value: member for member in StopReason}
-
-
-def _dec_stop_reason(data: object) -> StopReason:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _STOP_REASON_VALUES.get(data)
-    if member is not None:
-        return member
-    raise ValidationError(f"unknown StopReason value {data!r}")
-
-
-_STRING_FORMAT_VALUES: Final[dict[str, StringFormat]] = {
-    member.value: member for member in StringFormat
-}
-
-
-def _dec_string_format(data: object) -> StringFormat:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _STRING_FORMAT_VALUES.get(data)
-    if member is not None:
-        return member
-    raise ValidationError(f"unknown StringFormat value {data!r}")
-
-
-_SYSTEM_PROMPT_MODE_VALUES: Final[dict[str, SystemPromptMode]] = {
-    member.value: member for member in SystemPromptMode
-}
-
-
-def _dec_system_prompt_mode(data: object) -> SystemPromptMode | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _SYSTEM_PROMPT_MODE_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
-
-
-_TOOL_CALL_STATUS_VALUES: Final[dict[str, ToolCallStatus]] = {
-    member.value: member for member in ToolCallStatus
-}
-
-
-def _dec_tool_call_status(data: object) -> ToolCallStatus:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _TOOL_CALL_STATUS_VALUES.get(data)
-    if member is not None:
-        return member
-    raise ValidationError(f"unknown ToolCallStatus value {data!r}")
-
-
-_TOOL_KIND_VALUES: Final[dict[str, ToolKind]] = {member.value: member for member in ToolKind}
-
-
-def _dec_tool_kind(data: object) -> ToolKind:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _TOOL_KIND_VALUES.get(data)
-    if member is not None:
-        return member
-    raise ValidationError(f"unknown ToolKind value {data!r}")
+_TOOL_KIND_VALUES: Final = {member.value: member for member in ToolKind}
+_dec_tool_kind = enum_decoder(ToolKind, str)
 
 
 def _dec_agent_notification_params(data: object) -> AgentNotificationParams:
@@ -14539,27 +14314,13 @@ _AUTH_METHOD_CLASSES: Final = (
     AuthMethodAgent,
 )
 
-_AUTH_METHOD_VARIANTS: Final[dict[str, Callable[[object], AuthMethod]]] = {
-    "terminal": TerminalAuthMethod.from_dict,
-}
-
-
-def _dec_auth_method(data: object) -> AuthMethod:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _AUTH_METHOD_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        try:
-            return AuthMethodAgent.from_dict(data)
-        except ValidationError:
-            pass
-        raise ValidationError(f"unknown type {tag!r}", "type")
-    if tag is UNSET:
-        return AuthMethodAgent.from_dict(data)
-    raise expected("a string", tag, "type")
+_dec_auth_method: Final[Callable[[object], AuthMethod]] = tagged_decoder(
+    "type",
+    {
+        "terminal": TerminalAuthMethod.from_dict,
+    },
+    default=AuthMethodAgent.from_dict,
+)
 
 
 _AVAILABLE_COMMAND_INPUT_CLASSES: Final = (UnstructuredCommandInput,)
@@ -14801,27 +14562,16 @@ _CONTENT_BLOCK_CLASSES: Final = (
     ResourceContentBlock,
 )
 
-_CONTENT_BLOCK_VARIANTS: Final[dict[str, Callable[[object], ContentBlock]]] = {
-    "text": TextContentBlock.from_dict,
-    "image": ImageContentBlock.from_dict,
-    "audio": AudioContentBlock.from_dict,
-    "resource_link": ResourceLinkContentBlock.from_dict,
-    "resource": ResourceContentBlock.from_dict,
-}
-
-
-def _dec_content_block(data: object) -> ContentBlock:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _CONTENT_BLOCK_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        raise ValidationError(f"unknown type {tag!r}", "type")
-    if tag is UNSET:
-        raise missing("type")
-    raise expected("a string", tag, "type")
+_dec_content_block: Final[Callable[[object], ContentBlock]] = tagged_decoder(
+    "type",
+    {
+        "text": TextContentBlock.from_dict,
+        "image": ImageContentBlock.from_dict,
+        "audio": AudioContentBlock.from_dict,
+        "resource_link": ResourceLinkContentBlock.from_dict,
+        "resource": ResourceContentBlock.from_dict,
+    },
+)
 
 
 _CREATE_ELICITATION_REQUEST_CLASSES: Final = (
@@ -14830,26 +14580,16 @@ _CREATE_ELICITATION_REQUEST_CLASSES: Final = (
     OtherCreateElicitationRequest,
 )
 
-_CREATE_ELICITATION_REQUEST_VARIANTS: Final[
-    dict[str, Callable[[object], CreateElicitationRequest]]
-] = {
-    "form": FormCreateElicitationRequest.from_dict,
-    "url": UrlCreateElicitationRequest.from_dict,
-}
-
-
-def _dec_create_elicitation_request(data: object) -> CreateElicitationRequest:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("mode", UNSET)
-    if type(tag) is str:
-        decoder = _CREATE_ELICITATION_REQUEST_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherCreateElicitationRequest.from_dict(data)
-    if tag is UNSET:
-        raise missing("mode")
-    raise expected("a string", tag, "mode")
+_dec_create_elicitation_request: Final[Callable[[object], CreateElicitationRequest]] = (
+    tagged_decoder(
+        "mode",
+        {
+            "form": FormCreateElicitationRequest.from_dict,
+            "url": UrlCreateElicitationRequest.from_dict,
+        },
+        other=OtherCreateElicitationRequest.from_dict,
+    )
+)
 
 
 _CREATE_ELICITATION_RESPONSE_CLASSES: Final = (
@@ -14859,27 +14599,17 @@ _CREATE_ELICITATION_RESPONSE_CLASSES: Final = (
     OtherCreateElicitationResponse,
 )
 
-_CREATE_ELICITATION_RESPONSE_VARIANTS: Final[
-    dict[str, Callable[[object], CreateElicitationResponse]]
-] = {
-    "accept": AcceptCreateElicitationResponse.from_dict,
-    "decline": DeclineCreateElicitationResponse.from_dict,
-    "cancel": CancelCreateElicitationResponse.from_dict,
-}
-
-
-def _dec_create_elicitation_response(data: object) -> CreateElicitationResponse:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("action", UNSET)
-    if type(tag) is str:
-        decoder = _CREATE_ELICITATION_RESPONSE_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherCreateElicitationResponse.from_dict(data)
-    if tag is UNSET:
-        raise missing("action")
-    raise expected("a string", tag, "action")
+_dec_create_elicitation_response: Final[Callable[[object], CreateElicitationResponse]] = (
+    tagged_decoder(
+        "action",
+        {
+            "accept": AcceptCreateElicitationResponse.from_dict,
+            "decline": DeclineCreateElicitationResponse.from_dict,
+            "cancel": CancelCreateElicitationResponse.from_dict,
+        },
+        other=OtherCreateElicitationResponse.from_dict,
+    )
+)
 
 
 def _dec_elicitation_content_value(data: object) -> ElicitationContentValue:
@@ -14941,29 +14671,19 @@ _ELICITATION_PROPERTY_SCHEMA_CLASSES: Final = (
     OtherElicitationPropertySchema,
 )
 
-_ELICITATION_PROPERTY_SCHEMA_VARIANTS: Final[
-    dict[str, Callable[[object], ElicitationPropertySchema]]
-] = {
-    "string": StringElicitationPropertySchema.from_dict,
-    "number": NumberElicitationPropertySchema.from_dict,
-    "integer": IntegerElicitationPropertySchema.from_dict,
-    "boolean": BooleanElicitationPropertySchema.from_dict,
-    "array": ArrayElicitationPropertySchema.from_dict,
-}
-
-
-def _dec_elicitation_property_schema(data: object) -> ElicitationPropertySchema:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _ELICITATION_PROPERTY_SCHEMA_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherElicitationPropertySchema.from_dict(data)
-    if tag is UNSET:
-        raise missing("type")
-    raise expected("a string", tag, "type")
+_dec_elicitation_property_schema: Final[Callable[[object], ElicitationPropertySchema]] = (
+    tagged_decoder(
+        "type",
+        {
+            "string": StringElicitationPropertySchema.from_dict,
+            "number": NumberElicitationPropertySchema.from_dict,
+            "integer": IntegerElicitationPropertySchema.from_dict,
+            "boolean": BooleanElicitationPropertySchema.from_dict,
+            "array": ArrayElicitationPropertySchema.from_dict,
+        },
+        other=OtherElicitationPropertySchema.from_dict,
+    )
+)
 
 
 _ELICITATION_URL_MODE_CLASSES: Final = (
@@ -15025,27 +14745,21 @@ _IDLE_STATE_UPDATE_CLASSES: Final = (
     NoneIdleStateUpdate,
 )
 
-_IDLE_STATE_UPDATE_VARIANTS: Final[dict[str, Callable[[object], IdleStateUpdate]]] = {
-    "end_turn": EndTurnIdleStateUpdate.from_dict,
-    "max_tokens": MaxTokensIdleStateUpdate.from_dict,
-    "max_turn_requests": MaxTurnRequestsIdleStateUpdate.from_dict,
-    "refusal": RefusalIdleStateUpdate.from_dict,
-    "cancelled": CancelledIdleStateUpdate.from_dict,
-    "error": ErrorIdleStateUpdate.from_dict,
-}
-
-
-def _dec_idle_state_update(data: object) -> IdleStateUpdate:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("stopReason", UNSET)
-    if type(tag) is str:
-        decoder = _IDLE_STATE_UPDATE_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherIdleStateUpdate.from_dict(data)
-    # Absent, null or malformed: the tag is default-on-error, so all select the default.
-    return NoneIdleStateUpdate.from_dict(data)
+_dec_idle_state_update: Final[Callable[[object], IdleStateUpdate]] = tagged_decoder(
+    "stopReason",
+    {
+        "end_turn": EndTurnIdleStateUpdate.from_dict,
+        "max_tokens": MaxTokensIdleStateUpdate.from_dict,
+        "max_turn_requests": MaxTurnRequestsIdleStateUpdate.from_dict,
+        "refusal": RefusalIdleStateUpdate.from_dict,
+        "cancelled": CancelledIdleStateUpdate.from_dict,
+        "error": ErrorIdleStateUpdate.from_dict,
+    },
+    default=NoneIdleStateUpdate.from_dict,
+    other=OtherIdleStateUpdate.from_dict,
+    null_selects_default=True,
+    any_malformed_selects_default=True,
+)
 
 
 _MCP_SERVER_CLASSES: Final = (
@@ -15055,29 +14769,15 @@ _MCP_SERVER_CLASSES: Final = (
     McpServerStdio,
 )
 
-_MCP_SERVER_VARIANTS: Final[dict[str, Callable[[object], McpServer]]] = {
-    "http": HttpMcpServer.from_dict,
-    "sse": SseMcpServer.from_dict,
-    "acp": AcpMcpServer.from_dict,
-}
-
-
-def _dec_mcp_server(data: object) -> McpServer:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _MCP_SERVER_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        try:
-            return McpServerStdio.from_dict(data)
-        except ValidationError:
-            pass
-        raise ValidationError(f"unknown type {tag!r}", "type")
-    if tag is UNSET:
-        return McpServerStdio.from_dict(data)
-    raise expected("a string", tag, "type")
+_dec_mcp_server: Final[Callable[[object], McpServer]] = tagged_decoder(
+    "type",
+    {
+        "http": HttpMcpServer.from_dict,
+        "sse": SseMcpServer.from_dict,
+        "acp": AcpMcpServer.from_dict,
+    },
+    default=McpServerStdio.from_dict,
+)
 
 
 _MESSAGE_MCP_RESPONSE_CLASSES: Final = (
@@ -15109,23 +14809,14 @@ _MULTI_SELECT_ITEMS_CLASSES: Final = (
     TitledMultiSelectItems,
 )
 
-_MULTI_SELECT_ITEMS_VARIANTS: Final[dict[str, Callable[[object], MultiSelectItems]]] = {
-    "string": MultiSelectItemsString.from_dict,
-}
-
-
-def _dec_multi_select_items(data: object) -> MultiSelectItems:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _MULTI_SELECT_ITEMS_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherMultiSelectItems.from_dict(data)
-    if tag is UNSET:
-        return TitledMultiSelectItems.from_dict(data)
-    raise expected("a string", tag, "type")
+_dec_multi_select_items: Final[Callable[[object], MultiSelectItems]] = tagged_decoder(
+    "type",
+    {
+        "string": MultiSelectItemsString.from_dict,
+    },
+    default=TitledMultiSelectItems.from_dict,
+    other=OtherMultiSelectItems.from_dict,
+)
 
 
 _PLAN_UPDATE_CONTENT_CLASSES: Final = (
@@ -15134,25 +14825,14 @@ _PLAN_UPDATE_CONTENT_CLASSES: Final = (
     MarkdownPlanUpdateContent,
 )
 
-_PLAN_UPDATE_CONTENT_VARIANTS: Final[dict[str, Callable[[object], PlanUpdateContent]]] = {
-    "items": ItemsPlanUpdateContent.from_dict,
-    "file": FilePlanUpdateContent.from_dict,
-    "markdown": MarkdownPlanUpdateContent.from_dict,
-}
-
-
-def _dec_plan_update_content(data: object) -> PlanUpdateContent:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _PLAN_UPDATE_CONTENT_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        raise ValidationError(f"unknown type {tag!r}", "type")
-    if tag is UNSET:
-        raise missing("type")
-    raise expected("a string", tag, "type")
+_dec_plan_update_content: Final[Callable[[object], PlanUpdateContent]] = tagged_decoder(
+    "type",
+    {
+        "items": ItemsPlanUpdateContent.from_dict,
+        "file": FilePlanUpdateContent.from_dict,
+        "markdown": MarkdownPlanUpdateContent.from_dict,
+    },
+)
 
 
 _PROXY_NOTIFICATION_PARAMS_CLASSES: Final = (ProxySuccessorNotification,)
@@ -15255,26 +14935,15 @@ _REQUEST_PERMISSION_OUTCOME_CLASSES: Final = (
     SelectedRequestPermissionOutcome,
 )
 
-_REQUEST_PERMISSION_OUTCOME_VARIANTS: Final[
-    dict[str, Callable[[object], RequestPermissionOutcome]]
-] = {
-    "cancelled": CancelledRequestPermissionOutcome.from_dict,
-    "selected": SelectedRequestPermissionOutcome.from_dict,
-}
-
-
-def _dec_request_permission_outcome(data: object) -> RequestPermissionOutcome:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("outcome", UNSET)
-    if type(tag) is str:
-        decoder = _REQUEST_PERMISSION_OUTCOME_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        raise ValidationError(f"unknown outcome {tag!r}", "outcome")
-    if tag is UNSET:
-        raise missing("outcome")
-    raise expected("a string", tag, "outcome")
+_dec_request_permission_outcome: Final[Callable[[object], RequestPermissionOutcome]] = (
+    tagged_decoder(
+        "outcome",
+        {
+            "cancelled": CancelledRequestPermissionOutcome.from_dict,
+            "selected": SelectedRequestPermissionOutcome.from_dict,
+        },
+    )
+)
 
 
 _SESSION_CONFIG_OPTION_CLASSES: Final = (
@@ -15282,24 +14951,13 @@ _SESSION_CONFIG_OPTION_CLASSES: Final = (
     BooleanSessionConfigOption,
 )
 
-_SESSION_CONFIG_OPTION_VARIANTS: Final[dict[str, Callable[[object], SessionConfigOption]]] = {
-    "select": SelectSessionConfigOption.from_dict,
-    "boolean": BooleanSessionConfigOption.from_dict,
-}
-
-
-def _dec_session_config_option(data: object) -> SessionConfigOption:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _SESSION_CONFIG_OPTION_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        raise ValidationError(f"unknown type {tag!r}", "type")
-    if tag is UNSET:
-        raise missing("type")
-    raise expected("a string", tag, "type")
+_dec_session_config_option: Final[Callable[[object], SessionConfigOption]] = tagged_decoder(
+    "type",
+    {
+        "select": SelectSessionConfigOption.from_dict,
+        "boolean": BooleanSessionConfigOption.from_dict,
+    },
+)
 
 
 def _dec_session_config_select_options(data: object) -> SessionConfigSelectOptions:
@@ -15343,41 +15001,30 @@ _SESSION_UPDATE_CLASSES: Final = (
     SessionMessageChunkSessionUpdate,
 )
 
-_SESSION_UPDATE_VARIANTS: Final[dict[str, Callable[[object], SessionUpdate]]] = {
-    "user_message_chunk": UserMessageChunkSessionUpdate.from_dict,
-    "agent_message_chunk": AgentMessageChunkSessionUpdate.from_dict,
-    "agent_thought_chunk": AgentThoughtChunkSessionUpdate.from_dict,
-    "tool_call": ToolCallSessionUpdate.from_dict,
-    "tool_call_update": ToolCallUpdateSessionUpdate.from_dict,
-    "plan": PlanSessionUpdate.from_dict,
-    "plan_update": PlanUpdateSessionUpdate.from_dict,
-    "plan_removed": PlanRemovedSessionUpdate.from_dict,
-    "available_commands_update": AvailableCommandsUpdateSessionUpdate.from_dict,
-    "current_mode_update": CurrentModeUpdateSessionUpdate.from_dict,
-    "config_option_update": ConfigOptionUpdateSessionUpdate.from_dict,
-    "session_info_update": SessionInfoUpdateSessionUpdate.from_dict,
-    "usage_update": UsageUpdateSessionUpdate.from_dict,
-    "notice": NoticeSessionUpdate.from_dict,
-    "compaction_update": CompactionUpdateSessionUpdate.from_dict,
-    "compaction_summary_chunk": CompactionSummaryChunkSessionUpdate.from_dict,
-    "subagent_update": SubagentUpdateSessionUpdate.from_dict,
-    "session_message": SessionMessageSessionUpdate.from_dict,
-    "session_message_chunk": SessionMessageChunkSessionUpdate.from_dict,
-}
-
-
-def _dec_session_update(data: object) -> SessionUpdate:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("sessionUpdate", UNSET)
-    if type(tag) is str:
-        decoder = _SESSION_UPDATE_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        raise ValidationError(f"unknown sessionUpdate {tag!r}", "sessionUpdate")
-    if tag is UNSET:
-        raise missing("sessionUpdate")
-    raise expected("a string", tag, "sessionUpdate")
+_dec_session_update: Final[Callable[[object], SessionUpdate]] = tagged_decoder(
+    "sessionUpdate",
+    {
+        "user_message_chunk": UserMessageChunkSessionUpdate.from_dict,
+        "agent_message_chunk": AgentMessageChunkSessionUpdate.from_dict,
+        "agent_thought_chunk": AgentThoughtChunkSessionUpdate.from_dict,
+        "tool_call": ToolCallSessionUpdate.from_dict,
+        "tool_call_update": ToolCallUpdateSessionUpdate.from_dict,
+        "plan": PlanSessionUpdate.from_dict,
+        "plan_update": PlanUpdateSessionUpdate.from_dict,
+        "plan_removed": PlanRemovedSessionUpdate.from_dict,
+        "available_commands_update": AvailableCommandsUpdateSessionUpdate.from_dict,
+        "current_mode_update": CurrentModeUpdateSessionUpdate.from_dict,
+        "config_option_update": ConfigOptionUpdateSessionUpdate.from_dict,
+        "session_info_update": SessionInfoUpdateSessionUpdate.from_dict,
+        "usage_update": UsageUpdateSessionUpdate.from_dict,
+        "notice": NoticeSessionUpdate.from_dict,
+        "compaction_update": CompactionUpdateSessionUpdate.from_dict,
+        "compaction_summary_chunk": CompactionSummaryChunkSessionUpdate.from_dict,
+        "subagent_update": SubagentUpdateSessionUpdate.from_dict,
+        "session_message": SessionMessageSessionUpdate.from_dict,
+        "session_message_chunk": SessionMessageChunkSessionUpdate.from_dict,
+    },
+)
 
 
 _SET_SESSION_CONFIG_OPTION_REQUEST_CLASSES: Final = (
@@ -15385,29 +15032,15 @@ _SET_SESSION_CONFIG_OPTION_REQUEST_CLASSES: Final = (
     ValueIdSetSessionConfigOptionRequest,
 )
 
-_SET_SESSION_CONFIG_OPTION_REQUEST_VARIANTS: Final[
-    dict[str, Callable[[object], SetSessionConfigOptionRequest]]
-] = {
-    "boolean": BooleanSetSessionConfigOptionRequest.from_dict,
-}
-
-
-def _dec_set_session_config_option_request(data: object) -> SetSessionConfigOptionRequest:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _SET_SESSION_CONFIG_OPTION_REQUEST_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        try:
-            return ValueIdSetSessionConfigOptionRequest.from_dict(data)
-        except ValidationError:
-            pass
-        raise ValidationError(f"unknown type {tag!r}", "type")
-    if tag is UNSET:
-        return ValueIdSetSessionConfigOptionRequest.from_dict(data)
-    raise expected("a string", tag, "type")
+_dec_set_session_config_option_request: Final[Callable[[object], SetSessionConfigOptionRequest]] = (
+    tagged_decoder(
+        "type",
+        {
+            "boolean": BooleanSetSessionConfigOptionRequest.from_dict,
+        },
+        default=ValueIdSetSessionConfigOptionRequest.from_dict,
+    )
+)
 
 
 _STATE_UPDATE_CLASSES: Final = (
@@ -15418,26 +15051,16 @@ _STATE_UPDATE_CLASSES: Final = (
     OtherStateUpdate,
 )
 
-_STATE_UPDATE_VARIANTS: Final[dict[str, Callable[[object], StateUpdate]]] = {
-    "running": StateUpdateRunning.from_dict,
-    "idle": StateUpdateIdle.from_dict,
-    "requires_action": StateUpdateRequiresAction.from_dict,
-    "unknown": StateUpdateUnknown.from_dict,
-}
-
-
-def _dec_state_update(data: object) -> StateUpdate:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("state", UNSET)
-    if type(tag) is str:
-        decoder = _STATE_UPDATE_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherStateUpdate.from_dict(data)
-    if tag is UNSET:
-        raise missing("state")
-    raise expected("a string", tag, "state")
+_dec_state_update: Final[Callable[[object], StateUpdate]] = tagged_decoder(
+    "state",
+    {
+        "running": StateUpdateRunning.from_dict,
+        "idle": StateUpdateIdle.from_dict,
+        "requires_action": StateUpdateRequiresAction.from_dict,
+        "unknown": StateUpdateUnknown.from_dict,
+    },
+    other=OtherStateUpdate.from_dict,
+)
 
 
 _TOOL_CALL_CONTENT_CLASSES: Final = (
@@ -15446,25 +15069,14 @@ _TOOL_CALL_CONTENT_CLASSES: Final = (
     TerminalToolCallContent,
 )
 
-_TOOL_CALL_CONTENT_VARIANTS: Final[dict[str, Callable[[object], ToolCallContent]]] = {
-    "content": ContentToolCallContent.from_dict,
-    "diff": DiffToolCallContent.from_dict,
-    "terminal": TerminalToolCallContent.from_dict,
-}
-
-
-def _dec_tool_call_content(data: object) -> ToolCallContent:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _TOOL_CALL_CONTENT_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        raise ValidationError(f"unknown type {tag!r}", "type")
-    if tag is UNSET:
-        raise missing("type")
-    raise expected("a string", tag, "type")
+_dec_tool_call_content: Final[Callable[[object], ToolCallContent]] = tagged_decoder(
+    "type",
+    {
+        "content": ContentToolCallContent.from_dict,
+        "diff": DiffToolCallContent.from_dict,
+        "terminal": TerminalToolCallContent.from_dict,
+    },
+)
 
 
 def _dec_int_min0_max65535(data: object) -> int:

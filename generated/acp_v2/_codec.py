@@ -231,6 +231,83 @@ class Tagged(Model):
         return out
 
 
+_E = TypeVar("_E", bound=enum.Enum)
+_B = TypeVar("_B", str, int)
+
+
+def enum_decoder(cls: type[_E], base: type[_B]) -> Callable[[object], _E]:
+    """The decoder of a closed enum: one of its values, as its member."""
+    members: dict[object, _E] = {member.value: member for member in cls}
+    what = "a string" if base is str else "an integer"
+
+    def decode(data: object) -> _E:
+        if type(data) is not base:
+            raise expected(what, data)
+        member = members.get(data)
+        if member is None:
+            raise ValidationError(f"unknown {cls.__name__} value {data!r}")
+        return member
+
+    return decode
+
+
+def open_enum_decoder(cls: type[_E], base: type[_B]) -> Callable[[object], _E | _B]:
+    """The decoder of an open enum: a known value as its member, any other as a plain value."""
+    members: dict[object, _E] = {member.value: member for member in cls}
+    what = "a string" if base is str else "an integer"
+
+    def decode(data: object) -> _E | _B:
+        if type(data) is not base:
+            raise expected(what, data)
+        member = members.get(data)
+        return data if member is None else member
+
+    return decode
+
+
+def tagged_decoder(
+    tag: str,
+    variants: dict[str, Callable[[object], _T]],
+    *,
+    default: Callable[[object], _T] | None = None,
+    other: Callable[[object], _T] | None = None,
+    null_selects_default: bool = False,
+    any_malformed_selects_default: bool = False,
+) -> Callable[[object], _T]:
+    """The decoder of a tagged union: dispatch on the tag's value.
+
+    `default` decodes an object without the tag (and one whose unknown tag it accepts); `other`
+    keeps an unknown tag raw (an open union). A known tag with an invalid payload is an error."""
+
+    def decode(data: object) -> _T:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        value = data.get(tag, UNSET)
+        if type(value) is str:
+            variant = variants.get(value)
+            if variant is not None:
+                return variant(data)
+            if other is not None:
+                return other(data)
+            if default is not None:
+                try:
+                    return default(data)
+                except ValidationError:
+                    pass
+            raise ValidationError(f"unknown {tag} {value!r}", tag)
+        if default is not None and (
+            any_malformed_selects_default
+            or value is UNSET
+            or (null_selects_default and value is None)
+        ):
+            return default(data)
+        if value is UNSET:
+            raise missing(tag)
+        raise expected("a string", value, tag)
+
+    return decode
+
+
 def encode_variant(value: Model, classes: tuple[type[Model], ...]) -> dict[str, object]:
     """A union member: only a variant class writes the tag the peer dispatches on."""
     if isinstance(value, classes):

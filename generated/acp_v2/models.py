@@ -25,10 +25,13 @@ from ._codec import (
     ValidationError,
     encode_value,
     encode_variant,
+    enum_decoder,
     expected,
     missing,
     model,
+    open_enum_decoder,
     report_skipped,
+    tagged_decoder,
 )
 
 
@@ -876,9 +879,8 @@ class AgentRequest(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            id = data["id"]
             try:
-                id = _dec_request_id(id)
+                id = _dec_request_id(data["id"])
             except ValidationError as e:
                 raise e.at("id") from None
             method = data["method"]
@@ -932,9 +934,8 @@ class AgentResponseError(Model):
                     id = _dec_agent_response_error_id(id)
                 except ValidationError as e:
                     raise e.at("id") from None
-            error = data["error"]
             try:
-                error = Error.from_dict(error)
+                error = Error.from_dict(data["error"])
             except ValidationError as e:
                 raise e.at("error") from None
         except KeyError as e:
@@ -967,14 +968,12 @@ class AgentResponseResult(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            id = data["id"]
             try:
-                id = _dec_request_id(id)
+                id = _dec_request_id(data["id"])
             except ValidationError as e:
                 raise e.at("id") from None
-            result = data["result"]
             try:
-                result = _dec_agent_response_result_result(result)
+                result = _dec_agent_response_result_result(data["result"])
             except ValidationError as e:
                 raise e.at("result") from None
         except KeyError as e:
@@ -1668,9 +1667,8 @@ class AuthStatusResponse(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            state = data["state"]
             try:
-                state = _dec_auth_state(state)
+                state = _dec_auth_state(data["state"])
             except ValidationError as e:
                 raise e.at("state") from None
             accounts = data.get("accounts", UNSET)
@@ -1738,9 +1736,8 @@ class AuthStatusUpdateNotification(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            state = data["state"]
             try:
-                state = _dec_auth_state(state)
+                state = _dec_auth_state(data["state"])
             except ValidationError as e:
                 raise e.at("state") from None
             accounts = data.get("accounts", UNSET)
@@ -1792,10 +1789,9 @@ class AvailableCommandsUpdate(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            available_commands = data["availableCommands"]
             try:
                 available_commands = _dec_skip_list_available_command(
-                    available_commands, "AvailableCommandsUpdate.available_commands"
+                    data["availableCommands"], "AvailableCommandsUpdate.available_commands"
                 )
             except ValidationError as e:
                 raise e.at("availableCommands") from None
@@ -2281,9 +2277,8 @@ class CancelRequestNotification(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            request_id = data["requestId"]
             try:
-                request_id = _dec_request_id(request_id)
+                request_id = _dec_request_id(data["requestId"])
             except ValidationError as e:
                 raise e.at("requestId") from None
             meta = data.get("_meta", UNSET)
@@ -2815,9 +2810,8 @@ class ClientRequest(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            id = data["id"]
             try:
-                id = _dec_request_id(id)
+                id = _dec_request_id(data["id"])
             except ValidationError as e:
                 raise e.at("id") from None
             method = data["method"]
@@ -2871,9 +2865,8 @@ class ClientResponseError(Model):
                     id = _dec_client_response_error_id(id)
                 except ValidationError as e:
                     raise e.at("id") from None
-            error = data["error"]
             try:
-                error = Error.from_dict(error)
+                error = Error.from_dict(data["error"])
             except ValidationError as e:
                 raise e.at("error") from None
         except KeyError as e:
@@ -2906,14 +2899,12 @@ class ClientResponseResult(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            id = data["id"]
             try:
-                id = _dec_request_id(id)
+                id = _dec_request_id(data["id"])
             except ValidationError as e:
                 raise e.at("id") from None
-            result = data["result"]
             try:
-                result = _dec_client_response_result_result(result)
+                result = _dec_client_response_result_result(data["result"])
             except ValidationError as e:
                 raise e.at("result") from None
         except KeyError as e:
@@ -3193,9 +3184,8 @@ class CompactionSummaryChunk(Model):
             compaction_id = data["compactionId"]
             if type(compaction_id) is not str:
                 raise expected("a string", compaction_id, "compactionId")
-            content = data["content"]
             try:
-                content = _dec_content_block(content)
+                content = _dec_content_block(data["content"])
             except ValidationError as e:
                 raise e.at("content") from None
             meta = data.get("_meta", UNSET)
@@ -3259,9 +3249,8 @@ class CompactionUpdate(Model):
             compaction_id = data["compactionId"]
             if type(compaction_id) is not str:
                 raise expected("a string", compaction_id, "compactionId")
-            status = data["status"]
             try:
-                status = _dec_compaction_status(status)
+                status = _dec_compaction_status(data["status"])
             except ValidationError as e:
                 raise e.at("status") from None
             summary = data.get("summary", UNSET)
@@ -3368,10 +3357,9 @@ class ConfigOptionUpdate(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            config_options = data["configOptions"]
             try:
                 config_options = _dec_skip_list_session_config_option(
-                    config_options, "ConfigOptionUpdate.config_options"
+                    data["configOptions"], "ConfigOptionUpdate.config_options"
                 )
             except ValidationError as e:
                 raise e.at("configOptions") from None
@@ -3415,9 +3403,8 @@ class Content(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            content = data["content"]
             try:
-                content = _dec_content_block(content)
+                content = _dec_content_block(data["content"])
             except ValidationError as e:
                 raise e.at("content") from None
             meta = data.get("_meta", UNSET)
@@ -3468,9 +3455,8 @@ class ContentChunk(Model):
             message_id = data["messageId"]
             if type(message_id) is not str:
                 raise expected("a string", message_id, "messageId")
-            content = data["content"]
             try:
-                content = _dec_content_block(content)
+                content = _dec_content_block(data["content"])
             except ValidationError as e:
                 raise e.at("content") from None
             meta = data.get("_meta", UNSET)
@@ -3845,9 +3831,8 @@ class Diff(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            changes = data["changes"]
             try:
-                changes = _dec_skip_list_diff_change(changes, "Diff.changes")
+                changes = _dec_skip_list_diff_change(data["changes"], "Diff.changes")
             except ValidationError as e:
                 raise e.at("changes") from None
             patch = data.get("patch", UNSET)
@@ -3900,9 +3885,8 @@ class DiffPatch(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            format = data["format"]
             try:
-                format = _dec_diff_patch_format(format)
+                format = _dec_diff_patch_format(data["format"])
             except ValidationError as e:
                 raise e.at("format") from None
             text = data["text"]
@@ -4210,9 +4194,8 @@ class ElicitationRequestScope(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            request_id = data["requestId"]
             try:
-                request_id = _dec_request_id(request_id)
+                request_id = _dec_request_id(data["requestId"])
             except ValidationError as e:
                 raise e.at("requestId") from None
         except KeyError as e:
@@ -4268,17 +4251,15 @@ class ElicitationSchema(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            type_ = data["type"]
             try:
-                type_ = _dec_elicitation_schema_type(type_)
+                type_ = _dec_elicitation_schema_type(data["type"])
             except ValidationError as e:
                 raise e.at("type") from None
             title = data.get("title", UNSET)
             if title is not UNSET and title is not None and (type(title) is not str):
                 title = None
-            properties = data["properties"]
             try:
-                properties = _dec_map_elicitation_property_schema(properties)
+                properties = _dec_map_elicitation_property_schema(data["properties"])
             except ValidationError as e:
                 raise e.at("properties") from None
             required = data.get("required", UNSET)
@@ -4430,9 +4411,8 @@ class EmbeddedResource(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            resource = data["resource"]
             try:
-                resource = _dec_embedded_resource_resource(resource)
+                resource = _dec_embedded_resource_resource(data["resource"])
             except ValidationError as e:
                 raise e.at("resource") from None
             annotations = data.get("annotations", UNSET)
@@ -4682,9 +4662,8 @@ class Error(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            code = data["code"]
             try:
-                code = _dec_error_code(code)
+                code = _dec_error_code(data["code"])
             except ValidationError as e:
                 raise e.at("code") from None
             message = data["message"]
@@ -5462,9 +5441,8 @@ class InitializeRequest(Model):
             protocol_version = data["protocolVersion"]
             if type(protocol_version) is not int or not 0 <= protocol_version <= 65535:
                 raise expected("an integer from 0 to 65535", protocol_version, "protocolVersion")
-            info = data["info"]
             try:
-                info = Implementation.from_dict(info)
+                info = Implementation.from_dict(data["info"])
             except ValidationError as e:
                 raise e.at("info") from None
             capabilities = data.get("capabilities", UNSET)
@@ -5542,9 +5520,8 @@ class InitializeResponse(Model):
             protocol_version = data["protocolVersion"]
             if type(protocol_version) is not int or not 0 <= protocol_version <= 65535:
                 raise expected("an integer from 0 to 65535", protocol_version, "protocolVersion")
-            info = data["info"]
             try:
-                info = Implementation.from_dict(info)
+                info = Implementation.from_dict(data["info"])
             except ValidationError as e:
                 raise e.at("info") from None
             capabilities = data.get("capabilities", UNSET)
@@ -5756,9 +5733,8 @@ class ListProvidersResponse(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            providers = data["providers"]
             try:
-                providers = _dec_list_provider_info(providers)
+                providers = _dec_list_provider_info(data["providers"])
             except ValidationError as e:
                 raise e.at("providers") from None
             meta = data.get("_meta", UNSET)
@@ -5886,9 +5862,10 @@ class ListSessionsResponse(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            sessions = data["sessions"]
             try:
-                sessions = _dec_skip_list_session_info(sessions, "ListSessionsResponse.sessions")
+                sessions = _dec_skip_list_session_info(
+                    data["sessions"], "ListSessionsResponse.sessions"
+                )
             except ValidationError:
                 sessions = []
             next_cursor = data.get("nextCursor", UNSET)
@@ -6805,9 +6782,8 @@ class MessageMcpResponseError(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            error = data["error"]
             try:
-                error = McpError.from_dict(error)
+                error = McpError.from_dict(data["error"])
             except ValidationError as e:
                 raise e.at("error") from None
             meta = data.get("_meta", UNSET)
@@ -7101,9 +7077,8 @@ class MultiSelectPropertySchema(Model):
                 and (type(max_items) is not int or not 0 <= max_items <= 18446744073709551615)
             ):
                 raise expected("an integer from 0 to 18446744073709551615", max_items, "maxItems")
-            items = data["items"]
             try:
-                items = _dec_multi_select_items(items)
+                items = _dec_multi_select_items(data["items"])
             except ValidationError as e:
                 raise e.at("items") from None
             default = data.get("default", UNSET)
@@ -7436,9 +7411,8 @@ class Notice(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            severity = data["severity"]
             try:
-                severity = _dec_notice_severity(severity)
+                severity = _dec_notice_severity(data["severity"])
             except ValidationError as e:
                 raise e.at("severity") from None
             title = data["title"]
@@ -8538,9 +8512,8 @@ class PermissionOption(Model):
             name = data["name"]
             if type(name) is not str:
                 raise expected("a string", name, "name")
-            kind = data["kind"]
             try:
-                kind = _dec_permission_option_kind(kind)
+                kind = _dec_permission_option_kind(data["kind"])
             except ValidationError as e:
                 raise e.at("kind") from None
             meta = data.get("_meta", UNSET)
@@ -8601,14 +8574,12 @@ class PlanEntry(Model):
             content = data["content"]
             if type(content) is not str:
                 raise expected("a string", content, "content")
-            priority = data["priority"]
             try:
-                priority = _dec_plan_entry_priority(priority)
+                priority = _dec_plan_entry_priority(data["priority"])
             except ValidationError as e:
                 raise e.at("priority") from None
-            status = data["status"]
             try:
-                status = _dec_plan_entry_status(status)
+                status = _dec_plan_entry_status(data["status"])
             except ValidationError as e:
                 raise e.at("status") from None
             meta = data.get("_meta", UNSET)
@@ -8721,9 +8692,8 @@ class PlanItems(Model):
             plan_id = data["planId"]
             if type(plan_id) is not str:
                 raise expected("a string", plan_id, "planId")
-            entries = data["entries"]
             try:
-                entries = _dec_skip_list_plan_entry(entries, "PlanItems.entries")
+                entries = _dec_skip_list_plan_entry(data["entries"], "PlanItems.entries")
             except ValidationError as e:
                 raise e.at("entries") from None
             meta = data.get("_meta", UNSET)
@@ -8864,9 +8834,8 @@ class PlanUpdate(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            plan = data["plan"]
             try:
-                plan = _dec_plan_update_content(plan)
+                plan = _dec_plan_update_content(data["plan"])
             except ValidationError as e:
                 raise e.at("plan") from None
             meta = data.get("_meta", UNSET)
@@ -9115,9 +9084,8 @@ class PromptRequest(Model):
             session_id = data["sessionId"]
             if type(session_id) is not str:
                 raise expected("a string", session_id, "sessionId")
-            prompt = data["prompt"]
             try:
-                prompt = _dec_list_content_block_items1(prompt)
+                prompt = _dec_list_content_block_items1(data["prompt"])
             except ValidationError as e:
                 raise e.at("prompt") from None
             meta = data.get("_meta", UNSET)
@@ -9223,9 +9191,8 @@ class ProviderCurrentConfig(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            api_type = data["apiType"]
             try:
-                api_type = _dec_llm_protocol(api_type)
+                api_type = _dec_llm_protocol(data["apiType"])
             except ValidationError as e:
                 raise e.at("apiType") from None
             base_url = data["baseUrl"]
@@ -9291,9 +9258,8 @@ class ProviderInfo(Model):
             provider_id = data["providerId"]
             if type(provider_id) is not str:
                 raise expected("a string", provider_id, "providerId")
-            supported = data["supported"]
             try:
-                supported = _dec_skip_list_llm_protocol(supported, "ProviderInfo.supported")
+                supported = _dec_skip_list_llm_protocol(data["supported"], "ProviderInfo.supported")
             except ValidationError:
                 supported = []
             required = data["required"]
@@ -9434,9 +9400,8 @@ class ProxyRequest(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            id = data["id"]
             try:
-                id = _dec_request_id(id)
+                id = _dec_request_id(data["id"])
             except ValidationError as e:
                 raise e.at("id") from None
             method = data["method"]
@@ -9496,9 +9461,8 @@ class ProxyResponseError(Model):
                     id = _dec_proxy_response_error_id(id)
                 except ValidationError as e:
                     raise e.at("id") from None
-            error = data["error"]
             try:
-                error = Error.from_dict(error)
+                error = Error.from_dict(data["error"])
             except ValidationError as e:
                 raise e.at("error") from None
         except KeyError as e:
@@ -9533,14 +9497,12 @@ class ProxyResponseResult(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            id = data["id"]
             try:
-                id = _dec_request_id(id)
+                id = _dec_request_id(data["id"])
             except ValidationError as e:
                 raise e.at("id") from None
-            result = data["result"]
             try:
-                result = _dec_proxy_response_result_result(result)
+                result = _dec_proxy_response_result_result(data["result"])
             except ValidationError as e:
                 raise e.at("result") from None
         except KeyError as e:
@@ -9817,14 +9779,12 @@ class RequestElicitationFormMode(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            request_id = data["requestId"]
             try:
-                request_id = _dec_request_id(request_id)
+                request_id = _dec_request_id(data["requestId"])
             except ValidationError as e:
                 raise e.at("requestId") from None
-            requested_schema = data["requestedSchema"]
             try:
-                requested_schema = ElicitationSchema.from_dict(requested_schema)
+                requested_schema = ElicitationSchema.from_dict(data["requestedSchema"])
             except ValidationError as e:
                 raise e.at("requestedSchema") from None
         except KeyError as e:
@@ -9861,9 +9821,8 @@ class RequestElicitationUrlMode(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            request_id = data["requestId"]
             try:
-                request_id = _dec_request_id(request_id)
+                request_id = _dec_request_id(data["requestId"])
             except ValidationError as e:
                 raise e.at("requestId") from None
             elicitation_id = data["elicitationId"]
@@ -9953,9 +9912,8 @@ class RequestPermissionRequest(Model):
                     subject = _dec_request_permission_subject(subject)
                 except ValidationError as e:
                     raise e.at("subject") from None
-            options = data["options"]
             try:
-                options = _dec_list_permission_option_items1(options)
+                options = _dec_list_permission_option_items1(data["options"])
             except ValidationError as e:
                 raise e.at("options") from None
             meta = data.get("_meta", UNSET)
@@ -10010,9 +9968,8 @@ class RequestPermissionResponse(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            outcome = data["outcome"]
             try:
-                outcome = _dec_request_permission_outcome(outcome)
+                outcome = _dec_request_permission_outcome(data["outcome"])
             except ValidationError as e:
                 raise e.at("outcome") from None
             meta = data.get("_meta", UNSET)
@@ -10534,9 +10491,8 @@ class SelectSessionConfigOption(Model):
             current_value = data["currentValue"]
             if type(current_value) is not str:
                 raise expected("a string", current_value, "currentValue")
-            options = data["options"]
             try:
-                options = _dec_session_config_select_options(options)
+                options = _dec_session_config_select_options(data["options"])
             except ValidationError as e:
                 raise e.at("options") from None
             config_id = data["configId"]
@@ -11002,9 +10958,8 @@ class SessionConfigSelect(Model):
             current_value = data["currentValue"]
             if type(current_value) is not str:
                 raise expected("a string", current_value, "currentValue")
-            options = data["options"]
             try:
-                options = _dec_session_config_select_options(options)
+                options = _dec_session_config_select_options(data["options"])
             except ValidationError as e:
                 raise e.at("options") from None
         except KeyError as e:
@@ -11053,10 +11008,9 @@ class SessionConfigSelectGroup(Model):
             name = data["name"]
             if type(name) is not str:
                 raise expected("a string", name, "name")
-            options = data["options"]
             try:
                 options = _dec_skip_list_session_config_select_option_items1(
-                    options, "SessionConfigSelectGroup.options"
+                    data["options"], "SessionConfigSelectGroup.options"
                 )
             except ValidationError:
                 options = []
@@ -11209,9 +11163,8 @@ class SessionElicitationFormMode(Model):
                 and (type(tool_call_id) is not str)
             ):
                 tool_call_id = None
-            requested_schema = data["requestedSchema"]
             try:
-                requested_schema = ElicitationSchema.from_dict(requested_schema)
+                requested_schema = ElicitationSchema.from_dict(data["requestedSchema"])
             except ValidationError as e:
                 raise e.at("requestedSchema") from None
         except KeyError as e:
@@ -11651,9 +11604,8 @@ class SessionMessageChunk(Model):
             message_id = data["messageId"]
             if type(message_id) is not str:
                 raise expected("a string", message_id, "messageId")
-            content = data["content"]
             try:
-                content = _dec_content_block(content)
+                content = _dec_content_block(data["content"])
             except ValidationError as e:
                 raise e.at("content") from None
             meta = data.get("_meta", UNSET)
@@ -11844,9 +11796,8 @@ class SessionStatusResponse(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            status = data["status"]
             try:
-                status = _dec_session_status(status)
+                status = _dec_session_status(data["status"])
             except ValidationError as e:
                 raise e.at("status") from None
             state = data.get("state", UNSET)
@@ -12093,9 +12044,8 @@ class SetProviderRequest(Model):
             provider_id = data["providerId"]
             if type(provider_id) is not str:
                 raise expected("a string", provider_id, "providerId")
-            api_type = data["apiType"]
             try:
-                api_type = _dec_llm_protocol(api_type)
+                api_type = _dec_llm_protocol(data["apiType"])
             except ValidationError as e:
                 raise e.at("apiType") from None
             base_url = data["baseUrl"]
@@ -12187,10 +12137,9 @@ class SetSessionConfigOptionResponse(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            config_options = data["configOptions"]
             try:
                 config_options = _dec_skip_list_session_config_option(
-                    config_options, "SetSessionConfigOptionResponse.config_options"
+                    data["configOptions"], "SetSessionConfigOptionResponse.config_options"
                 )
             except ValidationError as e:
                 raise e.at("configOptions") from None
@@ -12446,9 +12395,8 @@ class StringMultiSelectItems(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            enum = data["enum"]
             try:
-                enum = _dec_list_str_items1(enum)
+                enum = _dec_list_str_items1(data["enum"])
             except ValidationError as e:
                 raise e.at("enum") from None
             meta = data.get("_meta", UNSET)
@@ -12886,14 +12834,12 @@ class SystemPrompt(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            mode = data["mode"]
             try:
-                mode = _dec_system_prompt_mode(mode)
+                mode = _dec_system_prompt_mode(data["mode"])
             except ValidationError as e:
                 raise e.at("mode") from None
-            content = data["content"]
             try:
-                content = _dec_list_content_block(content)
+                content = _dec_list_content_block(data["content"])
             except ValidationError as e:
                 raise e.at("content") from None
             meta = data.get("_meta", UNSET)
@@ -13573,9 +13519,8 @@ class TitledMultiSelectItems(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            any_of = data["anyOf"]
             try:
-                any_of = _dec_list_enum_option_items1(any_of)
+                any_of = _dec_list_enum_option_items1(data["anyOf"])
             except ValidationError as e:
                 raise e.at("anyOf") from None
             meta = data.get("_meta", UNSET)
@@ -13708,9 +13653,8 @@ class ToolCallContentChunk(Model):
             tool_call_id = data["toolCallId"]
             if type(tool_call_id) is not str:
                 raise expected("a string", tool_call_id, "toolCallId")
-            content = data["content"]
             try:
-                content = _dec_tool_call_content(content)
+                content = _dec_tool_call_content(data["content"])
             except ValidationError as e:
                 raise e.at("content") from None
             meta = data.get("_meta", UNSET)
@@ -13817,9 +13761,8 @@ class ToolCallPermissionSubject(Model):
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            tool_call = data["toolCall"]
             try:
-                tool_call = ToolCallUpdate.from_dict(tool_call)
+                tool_call = ToolCallUpdate.from_dict(data["toolCall"])
             except ValidationError as e:
                 raise e.at("toolCall") from None
             meta = data.get("_meta", UNSET)
@@ -14204,9 +14147,8 @@ class UnsupportedProtocolVersionErrorData(Model):
             requested = data["requested"]
             if type(requested) is not int or not 0 <= requested <= 65535:
                 raise expected("an integer from 0 to 65535", requested, "requested")
-            supported = data["supported"]
             try:
-                supported = _dec_list_protocol_version(supported)
+                supported = _dec_list_protocol_version(data["supported"])
             except ValidationError as e:
                 raise e.at("supported") from None
             meta = data.get("_meta", UNSET)
@@ -14259,9 +14201,8 @@ class UpdateSessionNotification(Model):
             session_id = data["sessionId"]
             if type(session_id) is not str:
                 raise expected("a string", session_id, "sessionId")
-            update = data["update"]
             try:
-                update = _dec_session_update(update)
+                update = _dec_session_update(data["update"])
             except ValidationError as e:
                 raise e.at("update") from None
             meta = data.get("_meta", UNSET)
@@ -15727,7 +15668,11 @@ distinct messages."""
 MultiSelectItems: TypeAlias = (
     MultiSelectItemsString | OtherMultiSelectItems | TitledMultiSelectItems
 )
-"""Items for a multi-select (array) property schema."""
+"""Items for a multi-select (array) property schema.
+
+`TitledMultiSelectItems` (titled): Titled multi-select items with human-readable labels.
+
+As in MCP, titled items omit `type` and are identified by `anyOf`."""
 
 
 PermissionOptionId: TypeAlias = str
@@ -16079,276 +16024,56 @@ ProxyResponseResultResult: TypeAlias = InitializeProxyResponse | ProxySuccessorR
 Method-specific response data."""
 
 
-_AUTH_STATE_VALUES: Final[dict[str, AuthState]] = {member.value: member for member in AuthState}
+_dec_auth_state = open_enum_decoder(AuthState, str)
+
+_dec_compaction_status = open_enum_decoder(CompactionStatus, str)
+
+_dec_diff_file_type = open_enum_decoder(DiffFileType, str)
+
+_dec_diff_patch_format = open_enum_decoder(DiffPatchFormat, str)
 
 
-def _dec_auth_state(data: object) -> AuthState | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _AUTH_STATE_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
-
-
-_COMPACTION_STATUS_VALUES: Final[dict[str, CompactionStatus]] = {
-    member.value: member for member in CompactionStatus
-}
-
-
-def _dec_compaction_status(data: object) -> CompactionStatus | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _COMPACTION_STATUS_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
-
-
-_DIFF_FILE_TYPE_VALUES: Final[dict[str, DiffFileType]] = {
-    member.value: member for member in DiffFileType
-}
-
-
-def _dec_diff_file_type(data: object) -> DiffFileType | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _DIFF_FILE_TYPE_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
-
-
-_DIFF_PATCH_FORMAT_VALUES: Final[dict[str, DiffPatchFormat]] = {
-    member.value: member for member in DiffPatchFormat
-}
-
-
-def _dec_diff_patch_format(data: object) -> DiffPatchFormat | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _DIFF_PATCH_FORMAT_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
-
-
-_ELICITATION_SCHEMA_TYPE_VALUES: Final[dict[str, ElicitationSchemaType]] = {
-    member.value: member for member in ElicitationSchemaType
-}
-
-
-def _dec_elicitation_schema_type(data: object) -> ElicitationSchemaType:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _ELICITATION_SCHEMA_TYPE_VALUES.get(data)
-    if member is not None:
-        return member
-    raise ValidationError(f"unknown ElicitationSchemaType value {data!r}")
-
-
-_ERROR_CODE_VALUES: Final[dict[int, ErrorCode]] = {member.value: member for member in ErrorCode}
+_ELICITATION_SCHEMA_TYPE_VALUES: Final = {member.value: member for member in ElicitationSchemaType}
+_dec_elicitation_schema_type = enum_decoder(ElicitationSchemaType, str)
 
 
 def _dec_error_code(data: object) -> ErrorCode | int:
     if type(data) is not int:
         raise expected("an integer", data)
-    member = _ERROR_CODE_VALUES.get(data)
-    if member is not None:
-        return member
+    if data in ErrorCode._value2member_map_:
+        return ErrorCode(data)
     if type(data) is not int or not -2147483648 <= data <= 2147483647:
         raise expected("an integer from -2147483648 to 2147483647", data)
     return data
 
 
-_ICON_THEME_VALUES: Final[dict[str, IconTheme]] = {member.value: member for member in IconTheme}
+_dec_icon_theme = open_enum_decoder(IconTheme, str)
 
+_dec_llm_protocol = open_enum_decoder(LlmProtocol, str)
 
-def _dec_icon_theme(data: object) -> IconTheme | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _ICON_THEME_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
+_dec_notice_severity = open_enum_decoder(NoticeSeverity, str)
 
+_dec_permission_option_kind = open_enum_decoder(PermissionOptionKind, str)
 
-_LLM_PROTOCOL_VALUES: Final[dict[str, LlmProtocol]] = {
-    member.value: member for member in LlmProtocol
-}
+_dec_plan_entry_priority = open_enum_decoder(PlanEntryPriority, str)
 
+_dec_plan_entry_status = open_enum_decoder(PlanEntryStatus, str)
 
-def _dec_llm_protocol(data: object) -> LlmProtocol | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _LLM_PROTOCOL_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
+_dec_role = open_enum_decoder(Role, str)
 
+_dec_session_archive_filter = open_enum_decoder(SessionArchiveFilter, str)
 
-_NOTICE_SEVERITY_VALUES: Final[dict[str, NoticeSeverity]] = {
-    member.value: member for member in NoticeSeverity
-}
+_dec_session_config_option_category = open_enum_decoder(SessionConfigOptionCategory, str)
 
+_dec_session_status = open_enum_decoder(SessionStatus, str)
 
-def _dec_notice_severity(data: object) -> NoticeSeverity | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _NOTICE_SEVERITY_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
+_dec_string_format = open_enum_decoder(StringFormat, str)
 
+_dec_system_prompt_mode = open_enum_decoder(SystemPromptMode, str)
 
-_PERMISSION_OPTION_KIND_VALUES: Final[dict[str, PermissionOptionKind]] = {
-    member.value: member for member in PermissionOptionKind
-}
+_dec_tool_call_status = open_enum_decoder(ToolCallStatus, str)
 
-
-def _dec_permission_option_kind(data: object) -> PermissionOptionKind | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _PERMISSION_OPTION_KIND_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
-
-
-_PLAN_ENTRY_PRIORITY_VALUES: Final[dict[str, PlanEntryPriority]] = {
-    member.value: member for member in PlanEntryPriority
-}
-
-
-def _dec_plan_entry_priority(data: object) -> PlanEntryPriority | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _PLAN_ENTRY_PRIORITY_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
-
-
-_PLAN_ENTRY_STATUS_VALUES: Final[dict[str, PlanEntryStatus]] = {
-    member.value: member for member in PlanEntryStatus
-}
-
-
-def _dec_plan_entry_status(data: object) -> PlanEntryStatus | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _PLAN_ENTRY_STATUS_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
-
-
-_ROLE_VALUES: Final[dict[str, Role]] = {member.value: member for member in Role}
-
-
-def _dec_role(data: object) -> Role | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _ROLE_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
-
-
-_SESSION_ARCHIVE_FILTER_VALUES: Final[dict[str, SessionArchiveFilter]] = {
-    member.value: member for member in SessionArchiveFilter
-}
-
-
-def _dec_session_archive_filter(data: object) -> SessionArchiveFilter | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _SESSION_ARCHIVE_FILTER_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
-
-
-_SESSION_CONFIG_OPTION_CATEGORY_VALUES: Final[dict[str, SessionConfigOptionCategory]] = {
-    member.value: member for member in SessionConfigOptionCategory
-}
-
-
-def _dec_session_config_option_category(data: object) -> SessionConfigOptionCategory | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _SESSION_CONFIG_OPTION_CATEGORY_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
-
-
-_SESSION_STATUS_VALUES: Final[dict[str, SessionStatus]] = {
-    member.value: member for member in SessionStatus
-}
-
-
-def _dec_session_status(data: object) -> SessionStatus | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _SESSION_STATUS_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
-
-
-_STRING_FORMAT_VALUES: Final[dict[str, StringFormat]] = {
-    member.value: member for member in StringFormat
-}
-
-
-def _dec_string_format(data: object) -> StringFormat | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _STRING_FORMAT_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
-
-
-_SYSTEM_PROMPT_MODE_VALUES: Final[dict[str, SystemPromptMode]] = {
-    member.value: member for member in SystemPromptMode
-}
-
-
-def _dec_system_prompt_mode(data: object) -> SystemPromptMode | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _SYSTEM_PROMPT_MODE_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
-
-
-_TOOL_CALL_STATUS_VALUES: Final[dict[str, ToolCallStatus]] = {
-    member.value: member for member in ToolCallStatus
-}
-
-
-def _dec_tool_call_status(data: object) -> ToolCallStatus | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _TOOL_CALL_STATUS_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
-
-
-_TOOL_KIND_VALUES: Final[dict[str, ToolKind]] = {member.value: member for member in ToolKind}
-
-
-def _dec_tool_kind(data: object) -> ToolKind | str:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _TOOL_KIND_VALUES.get(data)
-    if member is not None:
-        return member
-    return data
+_dec_tool_kind = open_enum_decoder(ToolKind, str)
 
 
 def _dec_agent_notification_params(data: object) -> AgentNotificationParams:
@@ -16557,24 +16282,14 @@ _AUTH_METHOD_CLASSES: Final = (
     OtherAuthMethod,
 )
 
-_AUTH_METHOD_VARIANTS: Final[dict[str, Callable[[object], AuthMethod]]] = {
-    "terminal": TerminalAuthMethod.from_dict,
-    "agent": AgentAuthMethod.from_dict,
-}
-
-
-def _dec_auth_method(data: object) -> AuthMethod:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _AUTH_METHOD_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherAuthMethod.from_dict(data)
-    if tag is UNSET:
-        raise missing("type")
-    raise expected("a string", tag, "type")
+_dec_auth_method: Final[Callable[[object], AuthMethod]] = tagged_decoder(
+    "type",
+    {
+        "terminal": TerminalAuthMethod.from_dict,
+        "agent": AgentAuthMethod.from_dict,
+    },
+    other=OtherAuthMethod.from_dict,
+)
 
 
 _AVAILABLE_COMMAND_CLASSES: Final = (
@@ -16582,23 +16297,13 @@ _AVAILABLE_COMMAND_CLASSES: Final = (
     OtherAvailableCommand,
 )
 
-_AVAILABLE_COMMAND_VARIANTS: Final[dict[str, Callable[[object], AvailableCommand]]] = {
-    "command": CommandAvailableCommand.from_dict,
-}
-
-
-def _dec_available_command(data: object) -> AvailableCommand:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _AVAILABLE_COMMAND_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherAvailableCommand.from_dict(data)
-    if tag is UNSET:
-        raise missing("type")
-    raise expected("a string", tag, "type")
+_dec_available_command: Final[Callable[[object], AvailableCommand]] = tagged_decoder(
+    "type",
+    {
+        "command": CommandAvailableCommand.from_dict,
+    },
+    other=OtherAvailableCommand.from_dict,
+)
 
 
 _AVAILABLE_COMMAND_INPUT_CLASSES: Final = (
@@ -16606,23 +16311,13 @@ _AVAILABLE_COMMAND_INPUT_CLASSES: Final = (
     OtherAvailableCommandInput,
 )
 
-_AVAILABLE_COMMAND_INPUT_VARIANTS: Final[dict[str, Callable[[object], AvailableCommandInput]]] = {
-    "text": TextAvailableCommandInput.from_dict,
-}
-
-
-def _dec_available_command_input(data: object) -> AvailableCommandInput:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _AVAILABLE_COMMAND_INPUT_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherAvailableCommandInput.from_dict(data)
-    if tag is UNSET:
-        raise missing("type")
-    raise expected("a string", tag, "type")
+_dec_available_command_input: Final[Callable[[object], AvailableCommandInput]] = tagged_decoder(
+    "type",
+    {
+        "text": TextAvailableCommandInput.from_dict,
+    },
+    other=OtherAvailableCommandInput.from_dict,
+)
 
 
 _BACKGROUND_WORK_CLASSES: Final = (
@@ -16632,25 +16327,15 @@ _BACKGROUND_WORK_CLASSES: Final = (
     OtherBackgroundWork,
 )
 
-_BACKGROUND_WORK_VARIANTS: Final[dict[str, Callable[[object], BackgroundWork]]] = {
-    "terminal": TerminalBackgroundWork.from_dict,
-    "tool_call": ToolCallBackgroundWork.from_dict,
-    "subagent": SubagentBackgroundWork.from_dict,
-}
-
-
-def _dec_background_work(data: object) -> BackgroundWork:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _BACKGROUND_WORK_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherBackgroundWork.from_dict(data)
-    if tag is UNSET:
-        raise missing("type")
-    raise expected("a string", tag, "type")
+_dec_background_work: Final[Callable[[object], BackgroundWork]] = tagged_decoder(
+    "type",
+    {
+        "terminal": TerminalBackgroundWork.from_dict,
+        "tool_call": ToolCallBackgroundWork.from_dict,
+        "subagent": SubagentBackgroundWork.from_dict,
+    },
+    other=OtherBackgroundWork.from_dict,
+)
 
 
 def _dec_client_notification_params(data: object) -> ClientNotificationParams:
@@ -16857,27 +16542,17 @@ _CONTENT_BLOCK_CLASSES: Final = (
     OtherContentBlock,
 )
 
-_CONTENT_BLOCK_VARIANTS: Final[dict[str, Callable[[object], ContentBlock]]] = {
-    "text": TextContentBlock.from_dict,
-    "image": ImageContentBlock.from_dict,
-    "audio": AudioContentBlock.from_dict,
-    "resource_link": ResourceLinkContentBlock.from_dict,
-    "resource": ResourceContentBlock.from_dict,
-}
-
-
-def _dec_content_block(data: object) -> ContentBlock:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _CONTENT_BLOCK_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherContentBlock.from_dict(data)
-    if tag is UNSET:
-        raise missing("type")
-    raise expected("a string", tag, "type")
+_dec_content_block: Final[Callable[[object], ContentBlock]] = tagged_decoder(
+    "type",
+    {
+        "text": TextContentBlock.from_dict,
+        "image": ImageContentBlock.from_dict,
+        "audio": AudioContentBlock.from_dict,
+        "resource_link": ResourceLinkContentBlock.from_dict,
+        "resource": ResourceContentBlock.from_dict,
+    },
+    other=OtherContentBlock.from_dict,
+)
 
 
 _CREATE_ELICITATION_REQUEST_CLASSES: Final = (
@@ -16886,26 +16561,16 @@ _CREATE_ELICITATION_REQUEST_CLASSES: Final = (
     OtherCreateElicitationRequest,
 )
 
-_CREATE_ELICITATION_REQUEST_VARIANTS: Final[
-    dict[str, Callable[[object], CreateElicitationRequest]]
-] = {
-    "form": FormCreateElicitationRequest.from_dict,
-    "url": UrlCreateElicitationRequest.from_dict,
-}
-
-
-def _dec_create_elicitation_request(data: object) -> CreateElicitationRequest:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("mode", UNSET)
-    if type(tag) is str:
-        decoder = _CREATE_ELICITATION_REQUEST_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherCreateElicitationRequest.from_dict(data)
-    if tag is UNSET:
-        raise missing("mode")
-    raise expected("a string", tag, "mode")
+_dec_create_elicitation_request: Final[Callable[[object], CreateElicitationRequest]] = (
+    tagged_decoder(
+        "mode",
+        {
+            "form": FormCreateElicitationRequest.from_dict,
+            "url": UrlCreateElicitationRequest.from_dict,
+        },
+        other=OtherCreateElicitationRequest.from_dict,
+    )
+)
 
 
 _CREATE_ELICITATION_RESPONSE_CLASSES: Final = (
@@ -16915,27 +16580,17 @@ _CREATE_ELICITATION_RESPONSE_CLASSES: Final = (
     OtherCreateElicitationResponse,
 )
 
-_CREATE_ELICITATION_RESPONSE_VARIANTS: Final[
-    dict[str, Callable[[object], CreateElicitationResponse]]
-] = {
-    "accept": AcceptCreateElicitationResponse.from_dict,
-    "decline": DeclineCreateElicitationResponse.from_dict,
-    "cancel": CancelCreateElicitationResponse.from_dict,
-}
-
-
-def _dec_create_elicitation_response(data: object) -> CreateElicitationResponse:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("action", UNSET)
-    if type(tag) is str:
-        decoder = _CREATE_ELICITATION_RESPONSE_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherCreateElicitationResponse.from_dict(data)
-    if tag is UNSET:
-        raise missing("action")
-    raise expected("a string", tag, "action")
+_dec_create_elicitation_response: Final[Callable[[object], CreateElicitationResponse]] = (
+    tagged_decoder(
+        "action",
+        {
+            "accept": AcceptCreateElicitationResponse.from_dict,
+            "decline": DeclineCreateElicitationResponse.from_dict,
+            "cancel": CancelCreateElicitationResponse.from_dict,
+        },
+        other=OtherCreateElicitationResponse.from_dict,
+    )
+)
 
 
 _DIFF_CHANGE_CLASSES: Final = (
@@ -16947,27 +16602,17 @@ _DIFF_CHANGE_CLASSES: Final = (
     OtherDiffChange,
 )
 
-_DIFF_CHANGE_VARIANTS: Final[dict[str, Callable[[object], DiffChange]]] = {
-    "add": AddDiffChange.from_dict,
-    "delete": DeleteDiffChange.from_dict,
-    "modify": ModifyDiffChange.from_dict,
-    "move": MoveDiffChange.from_dict,
-    "copy": CopyDiffChange.from_dict,
-}
-
-
-def _dec_diff_change(data: object) -> DiffChange:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("operation", UNSET)
-    if type(tag) is str:
-        decoder = _DIFF_CHANGE_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherDiffChange.from_dict(data)
-    if tag is UNSET:
-        raise missing("operation")
-    raise expected("a string", tag, "operation")
+_dec_diff_change: Final[Callable[[object], DiffChange]] = tagged_decoder(
+    "operation",
+    {
+        "add": AddDiffChange.from_dict,
+        "delete": DeleteDiffChange.from_dict,
+        "modify": ModifyDiffChange.from_dict,
+        "move": MoveDiffChange.from_dict,
+        "copy": CopyDiffChange.from_dict,
+    },
+    other=OtherDiffChange.from_dict,
+)
 
 
 def _dec_elicitation_content_value(data: object) -> ElicitationContentValue:
@@ -17030,29 +16675,19 @@ _ELICITATION_PROPERTY_SCHEMA_CLASSES: Final = (
     OtherElicitationPropertySchema,
 )
 
-_ELICITATION_PROPERTY_SCHEMA_VARIANTS: Final[
-    dict[str, Callable[[object], ElicitationPropertySchema]]
-] = {
-    "string": StringElicitationPropertySchema.from_dict,
-    "number": NumberElicitationPropertySchema.from_dict,
-    "integer": IntegerElicitationPropertySchema.from_dict,
-    "boolean": BooleanElicitationPropertySchema.from_dict,
-    "array": ArrayElicitationPropertySchema.from_dict,
-}
-
-
-def _dec_elicitation_property_schema(data: object) -> ElicitationPropertySchema:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _ELICITATION_PROPERTY_SCHEMA_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherElicitationPropertySchema.from_dict(data)
-    if tag is UNSET:
-        raise missing("type")
-    raise expected("a string", tag, "type")
+_dec_elicitation_property_schema: Final[Callable[[object], ElicitationPropertySchema]] = (
+    tagged_decoder(
+        "type",
+        {
+            "string": StringElicitationPropertySchema.from_dict,
+            "number": NumberElicitationPropertySchema.from_dict,
+            "integer": IntegerElicitationPropertySchema.from_dict,
+            "boolean": BooleanElicitationPropertySchema.from_dict,
+            "array": ArrayElicitationPropertySchema.from_dict,
+        },
+        other=OtherElicitationPropertySchema.from_dict,
+    )
+)
 
 
 _ELICITATION_URL_MODE_CLASSES: Final = (
@@ -17132,27 +16767,21 @@ _IDLE_STATE_UPDATE_CLASSES: Final = (
     NoneIdleStateUpdate,
 )
 
-_IDLE_STATE_UPDATE_VARIANTS: Final[dict[str, Callable[[object], IdleStateUpdate]]] = {
-    "end_turn": EndTurnIdleStateUpdate.from_dict,
-    "max_tokens": MaxTokensIdleStateUpdate.from_dict,
-    "max_turn_requests": MaxTurnRequestsIdleStateUpdate.from_dict,
-    "refusal": RefusalIdleStateUpdate.from_dict,
-    "cancelled": CancelledIdleStateUpdate.from_dict,
-    "error": ErrorIdleStateUpdate.from_dict,
-}
-
-
-def _dec_idle_state_update(data: object) -> IdleStateUpdate:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("stopReason", UNSET)
-    if type(tag) is str:
-        decoder = _IDLE_STATE_UPDATE_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherIdleStateUpdate.from_dict(data)
-    # Absent, null or malformed: the tag is default-on-error, so all select the default.
-    return NoneIdleStateUpdate.from_dict(data)
+_dec_idle_state_update: Final[Callable[[object], IdleStateUpdate]] = tagged_decoder(
+    "stopReason",
+    {
+        "end_turn": EndTurnIdleStateUpdate.from_dict,
+        "max_tokens": MaxTokensIdleStateUpdate.from_dict,
+        "max_turn_requests": MaxTurnRequestsIdleStateUpdate.from_dict,
+        "refusal": RefusalIdleStateUpdate.from_dict,
+        "cancelled": CancelledIdleStateUpdate.from_dict,
+        "error": ErrorIdleStateUpdate.from_dict,
+    },
+    default=NoneIdleStateUpdate.from_dict,
+    other=OtherIdleStateUpdate.from_dict,
+    null_selects_default=True,
+    any_malformed_selects_default=True,
+)
 
 
 _MCP_SERVER_CLASSES: Final = (
@@ -17162,25 +16791,15 @@ _MCP_SERVER_CLASSES: Final = (
     OtherMcpServer,
 )
 
-_MCP_SERVER_VARIANTS: Final[dict[str, Callable[[object], McpServer]]] = {
-    "http": HttpMcpServer.from_dict,
-    "acp": AcpMcpServer.from_dict,
-    "stdio": StdioMcpServer.from_dict,
-}
-
-
-def _dec_mcp_server(data: object) -> McpServer:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _MCP_SERVER_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherMcpServer.from_dict(data)
-    if tag is UNSET:
-        raise missing("type")
-    raise expected("a string", tag, "type")
+_dec_mcp_server: Final[Callable[[object], McpServer]] = tagged_decoder(
+    "type",
+    {
+        "http": HttpMcpServer.from_dict,
+        "acp": AcpMcpServer.from_dict,
+        "stdio": StdioMcpServer.from_dict,
+    },
+    other=OtherMcpServer.from_dict,
+)
 
 
 _MESSAGE_MCP_RESPONSE_CLASSES: Final = (
@@ -17212,23 +16831,14 @@ _MULTI_SELECT_ITEMS_CLASSES: Final = (
     TitledMultiSelectItems,
 )
 
-_MULTI_SELECT_ITEMS_VARIANTS: Final[dict[str, Callable[[object], MultiSelectItems]]] = {
-    "string": MultiSelectItemsString.from_dict,
-}
-
-
-def _dec_multi_select_items(data: object) -> MultiSelectItems:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _MULTI_SELECT_ITEMS_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherMultiSelectItems.from_dict(data)
-    if tag is UNSET:
-        return TitledMultiSelectItems.from_dict(data)
-    raise expected("a string", tag, "type")
+_dec_multi_select_items: Final[Callable[[object], MultiSelectItems]] = tagged_decoder(
+    "type",
+    {
+        "string": MultiSelectItemsString.from_dict,
+    },
+    default=TitledMultiSelectItems.from_dict,
+    other=OtherMultiSelectItems.from_dict,
+)
 
 
 _PLAN_UPDATE_CONTENT_CLASSES: Final = (
@@ -17238,25 +16848,15 @@ _PLAN_UPDATE_CONTENT_CLASSES: Final = (
     OtherPlanUpdateContent,
 )
 
-_PLAN_UPDATE_CONTENT_VARIANTS: Final[dict[str, Callable[[object], PlanUpdateContent]]] = {
-    "items": ItemsPlanUpdateContent.from_dict,
-    "file": FilePlanUpdateContent.from_dict,
-    "markdown": MarkdownPlanUpdateContent.from_dict,
-}
-
-
-def _dec_plan_update_content(data: object) -> PlanUpdateContent:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _PLAN_UPDATE_CONTENT_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherPlanUpdateContent.from_dict(data)
-    if tag is UNSET:
-        raise missing("type")
-    raise expected("a string", tag, "type")
+_dec_plan_update_content: Final[Callable[[object], PlanUpdateContent]] = tagged_decoder(
+    "type",
+    {
+        "items": ItemsPlanUpdateContent.from_dict,
+        "file": FilePlanUpdateContent.from_dict,
+        "markdown": MarkdownPlanUpdateContent.from_dict,
+    },
+    other=OtherPlanUpdateContent.from_dict,
+)
 
 
 _PROXY_NOTIFICATION_PARAMS_CLASSES: Final = (ProxySuccessorNotification,)
@@ -17356,23 +16956,13 @@ _REPLAY_FROM_CLASSES: Final = (
     OtherReplayFrom,
 )
 
-_REPLAY_FROM_VARIANTS: Final[dict[str, Callable[[object], ReplayFrom]]] = {
-    "start": StartReplayFrom.from_dict,
-}
-
-
-def _dec_replay_from(data: object) -> ReplayFrom:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _REPLAY_FROM_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherReplayFrom.from_dict(data)
-    if tag is UNSET:
-        raise missing("type")
-    raise expected("a string", tag, "type")
+_dec_replay_from: Final[Callable[[object], ReplayFrom]] = tagged_decoder(
+    "type",
+    {
+        "start": StartReplayFrom.from_dict,
+    },
+    other=OtherReplayFrom.from_dict,
+)
 
 
 def _dec_request_id(data: object) -> RequestId:
@@ -17395,26 +16985,16 @@ _REQUEST_PERMISSION_OUTCOME_CLASSES: Final = (
     OtherRequestPermissionOutcome,
 )
 
-_REQUEST_PERMISSION_OUTCOME_VARIANTS: Final[
-    dict[str, Callable[[object], RequestPermissionOutcome]]
-] = {
-    "cancelled": CancelledRequestPermissionOutcome.from_dict,
-    "selected": SelectedRequestPermissionOutcome.from_dict,
-}
-
-
-def _dec_request_permission_outcome(data: object) -> RequestPermissionOutcome:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("outcome", UNSET)
-    if type(tag) is str:
-        decoder = _REQUEST_PERMISSION_OUTCOME_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherRequestPermissionOutcome.from_dict(data)
-    if tag is UNSET:
-        raise missing("outcome")
-    raise expected("a string", tag, "outcome")
+_dec_request_permission_outcome: Final[Callable[[object], RequestPermissionOutcome]] = (
+    tagged_decoder(
+        "outcome",
+        {
+            "cancelled": CancelledRequestPermissionOutcome.from_dict,
+            "selected": SelectedRequestPermissionOutcome.from_dict,
+        },
+        other=OtherRequestPermissionOutcome.from_dict,
+    )
+)
 
 
 _REQUEST_PERMISSION_SUBJECT_CLASSES: Final = (
@@ -17423,26 +17003,16 @@ _REQUEST_PERMISSION_SUBJECT_CLASSES: Final = (
     OtherRequestPermissionSubject,
 )
 
-_REQUEST_PERMISSION_SUBJECT_VARIANTS: Final[
-    dict[str, Callable[[object], RequestPermissionSubject]]
-] = {
-    "tool_call": ToolCallRequestPermissionSubject.from_dict,
-    "command": CommandRequestPermissionSubject.from_dict,
-}
-
-
-def _dec_request_permission_subject(data: object) -> RequestPermissionSubject:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _REQUEST_PERMISSION_SUBJECT_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherRequestPermissionSubject.from_dict(data)
-    if tag is UNSET:
-        raise missing("type")
-    raise expected("a string", tag, "type")
+_dec_request_permission_subject: Final[Callable[[object], RequestPermissionSubject]] = (
+    tagged_decoder(
+        "type",
+        {
+            "tool_call": ToolCallRequestPermissionSubject.from_dict,
+            "command": CommandRequestPermissionSubject.from_dict,
+        },
+        other=OtherRequestPermissionSubject.from_dict,
+    )
+)
 
 
 _SESSION_CONFIG_OPTION_CLASSES: Final = (
@@ -17451,24 +17021,14 @@ _SESSION_CONFIG_OPTION_CLASSES: Final = (
     OtherSessionConfigOption,
 )
 
-_SESSION_CONFIG_OPTION_VARIANTS: Final[dict[str, Callable[[object], SessionConfigOption]]] = {
-    "select": SelectSessionConfigOption.from_dict,
-    "boolean": BooleanSessionConfigOption.from_dict,
-}
-
-
-def _dec_session_config_option(data: object) -> SessionConfigOption:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _SESSION_CONFIG_OPTION_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherSessionConfigOption.from_dict(data)
-    if tag is UNSET:
-        raise missing("type")
-    raise expected("a string", tag, "type")
+_dec_session_config_option: Final[Callable[[object], SessionConfigOption]] = tagged_decoder(
+    "type",
+    {
+        "select": SelectSessionConfigOption.from_dict,
+        "boolean": BooleanSessionConfigOption.from_dict,
+    },
+    other=OtherSessionConfigOption.from_dict,
+)
 
 
 def _dec_session_config_select_options(data: object) -> SessionConfigSelectOptions:
@@ -17517,45 +17077,35 @@ _SESSION_UPDATE_CLASSES: Final = (
     OtherSessionUpdate,
 )
 
-_SESSION_UPDATE_VARIANTS: Final[dict[str, Callable[[object], SessionUpdate]]] = {
-    "user_message_chunk": UserMessageChunkSessionUpdate.from_dict,
-    "user_message": UserMessageSessionUpdate.from_dict,
-    "agent_message_chunk": AgentMessageChunkSessionUpdate.from_dict,
-    "agent_message": AgentMessageSessionUpdate.from_dict,
-    "agent_thought_chunk": AgentThoughtChunkSessionUpdate.from_dict,
-    "agent_thought": AgentThoughtSessionUpdate.from_dict,
-    "state_update": StateUpdateSessionUpdate.from_dict,
-    "tool_call_content_chunk": ToolCallContentChunkSessionUpdate.from_dict,
-    "tool_call_update": ToolCallUpdateSessionUpdate.from_dict,
-    "terminal_update": TerminalUpdateSessionUpdate.from_dict,
-    "terminal_output_chunk": TerminalOutputChunkSessionUpdate.from_dict,
-    "plan_update": PlanUpdateSessionUpdate.from_dict,
-    "plan_removed": PlanRemovedSessionUpdate.from_dict,
-    "available_commands_update": AvailableCommandsUpdateSessionUpdate.from_dict,
-    "config_option_update": ConfigOptionUpdateSessionUpdate.from_dict,
-    "session_info_update": SessionInfoUpdateSessionUpdate.from_dict,
-    "usage_update": UsageUpdateSessionUpdate.from_dict,
-    "notice": NoticeSessionUpdate.from_dict,
-    "compaction_update": CompactionUpdateSessionUpdate.from_dict,
-    "compaction_summary_chunk": CompactionSummaryChunkSessionUpdate.from_dict,
-    "subagent_update": SubagentUpdateSessionUpdate.from_dict,
-    "session_message": SessionMessageSessionUpdate.from_dict,
-    "session_message_chunk": SessionMessageChunkSessionUpdate.from_dict,
-}
-
-
-def _dec_session_update(data: object) -> SessionUpdate:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("sessionUpdate", UNSET)
-    if type(tag) is str:
-        decoder = _SESSION_UPDATE_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherSessionUpdate.from_dict(data)
-    if tag is UNSET:
-        raise missing("sessionUpdate")
-    raise expected("a string", tag, "sessionUpdate")
+_dec_session_update: Final[Callable[[object], SessionUpdate]] = tagged_decoder(
+    "sessionUpdate",
+    {
+        "user_message_chunk": UserMessageChunkSessionUpdate.from_dict,
+        "user_message": UserMessageSessionUpdate.from_dict,
+        "agent_message_chunk": AgentMessageChunkSessionUpdate.from_dict,
+        "agent_message": AgentMessageSessionUpdate.from_dict,
+        "agent_thought_chunk": AgentThoughtChunkSessionUpdate.from_dict,
+        "agent_thought": AgentThoughtSessionUpdate.from_dict,
+        "state_update": StateUpdateSessionUpdate.from_dict,
+        "tool_call_content_chunk": ToolCallContentChunkSessionUpdate.from_dict,
+        "tool_call_update": ToolCallUpdateSessionUpdate.from_dict,
+        "terminal_update": TerminalUpdateSessionUpdate.from_dict,
+        "terminal_output_chunk": TerminalOutputChunkSessionUpdate.from_dict,
+        "plan_update": PlanUpdateSessionUpdate.from_dict,
+        "plan_removed": PlanRemovedSessionUpdate.from_dict,
+        "available_commands_update": AvailableCommandsUpdateSessionUpdate.from_dict,
+        "config_option_update": ConfigOptionUpdateSessionUpdate.from_dict,
+        "session_info_update": SessionInfoUpdateSessionUpdate.from_dict,
+        "usage_update": UsageUpdateSessionUpdate.from_dict,
+        "notice": NoticeSessionUpdate.from_dict,
+        "compaction_update": CompactionUpdateSessionUpdate.from_dict,
+        "compaction_summary_chunk": CompactionSummaryChunkSessionUpdate.from_dict,
+        "subagent_update": SubagentUpdateSessionUpdate.from_dict,
+        "session_message": SessionMessageSessionUpdate.from_dict,
+        "session_message_chunk": SessionMessageChunkSessionUpdate.from_dict,
+    },
+    other=OtherSessionUpdate.from_dict,
+)
 
 
 _SET_SESSION_CONFIG_OPTION_REQUEST_CLASSES: Final = (
@@ -17564,26 +17114,16 @@ _SET_SESSION_CONFIG_OPTION_REQUEST_CLASSES: Final = (
     OtherSetSessionConfigOptionRequest,
 )
 
-_SET_SESSION_CONFIG_OPTION_REQUEST_VARIANTS: Final[
-    dict[str, Callable[[object], SetSessionConfigOptionRequest]]
-] = {
-    "id": IdSetSessionConfigOptionRequest.from_dict,
-    "boolean": BooleanSetSessionConfigOptionRequest.from_dict,
-}
-
-
-def _dec_set_session_config_option_request(data: object) -> SetSessionConfigOptionRequest:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _SET_SESSION_CONFIG_OPTION_REQUEST_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherSetSessionConfigOptionRequest.from_dict(data)
-    if tag is UNSET:
-        raise missing("type")
-    raise expected("a string", tag, "type")
+_dec_set_session_config_option_request: Final[Callable[[object], SetSessionConfigOptionRequest]] = (
+    tagged_decoder(
+        "type",
+        {
+            "id": IdSetSessionConfigOptionRequest.from_dict,
+            "boolean": BooleanSetSessionConfigOptionRequest.from_dict,
+        },
+        other=OtherSetSessionConfigOptionRequest.from_dict,
+    )
+)
 
 
 _STATE_UPDATE_CLASSES: Final = (
@@ -17594,26 +17134,16 @@ _STATE_UPDATE_CLASSES: Final = (
     OtherStateUpdate,
 )
 
-_STATE_UPDATE_VARIANTS: Final[dict[str, Callable[[object], StateUpdate]]] = {
-    "running": StateUpdateRunning.from_dict,
-    "idle": StateUpdateIdle.from_dict,
-    "requires_action": StateUpdateRequiresAction.from_dict,
-    "unknown": StateUpdateUnknown.from_dict,
-}
-
-
-def _dec_state_update(data: object) -> StateUpdate:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("state", UNSET)
-    if type(tag) is str:
-        decoder = _STATE_UPDATE_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherStateUpdate.from_dict(data)
-    if tag is UNSET:
-        raise missing("state")
-    raise expected("a string", tag, "state")
+_dec_state_update: Final[Callable[[object], StateUpdate]] = tagged_decoder(
+    "state",
+    {
+        "running": StateUpdateRunning.from_dict,
+        "idle": StateUpdateIdle.from_dict,
+        "requires_action": StateUpdateRequiresAction.from_dict,
+        "unknown": StateUpdateUnknown.from_dict,
+    },
+    other=OtherStateUpdate.from_dict,
+)
 
 
 _TOOL_CALL_CONTENT_CLASSES: Final = (
@@ -17623,25 +17153,15 @@ _TOOL_CALL_CONTENT_CLASSES: Final = (
     OtherToolCallContent,
 )
 
-_TOOL_CALL_CONTENT_VARIANTS: Final[dict[str, Callable[[object], ToolCallContent]]] = {
-    "content": ContentToolCallContent.from_dict,
-    "diff": DiffToolCallContent.from_dict,
-    "terminal": TerminalToolCallContent.from_dict,
-}
-
-
-def _dec_tool_call_content(data: object) -> ToolCallContent:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _TOOL_CALL_CONTENT_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        return OtherToolCallContent.from_dict(data)
-    if tag is UNSET:
-        raise missing("type")
-    raise expected("a string", tag, "type")
+_dec_tool_call_content: Final[Callable[[object], ToolCallContent]] = tagged_decoder(
+    "type",
+    {
+        "content": ContentToolCallContent.from_dict,
+        "diff": DiffToolCallContent.from_dict,
+        "terminal": TerminalToolCallContent.from_dict,
+    },
+    other=OtherToolCallContent.from_dict,
+)
 
 
 def _dec_int_min0_max65535(data: object) -> int:
