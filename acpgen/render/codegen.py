@@ -398,12 +398,13 @@ class Emitter:
                     return f"({v}._value_ if isinstance({v}, {node.name}) else {v})"
                 # A closed enum takes a member or its plain value; anything else is a KeyError.
                 key = f"{self.use('not_bool')}({v})" if node.base == "int" else v
-                return f"_{constant_name(node.name)}_VALUES[{key}]._value_"
+                return f"_{constant_name(node.name)}_WIRE[{key}]"
             if isinstance(node, Union_):
                 classes = self.struct_variants(node)
                 if classes:
                     self.variant_classes[node.name] = classes
-                    return f"{self.use('encode_variant')}({v}, _{constant_name(node.name)}_CLASSES)"
+                    # By the value's class: only a variant class writes the tag the peer dispatches on.
+                    return f"_{constant_name(node.name)}_ENCODERS[type({v})]({v})"
             return f"{self.use('encode_value')}({v})"
         if r.kind == "nullable" and r.item is not None:
             inner = self.encode(r.item, v, depth)

@@ -19,6 +19,7 @@ class StructView:
     fields: tuple[FieldPlan, ...]
     decode: tuple[str, ...]  # the statements of from_dict that read the fields
     ann: dict[str, str]  # annotations of the fields the class itself declares
+    is_base: bool  # a tag-only variant subclasses it: its encoding starts from `_tag_fields`
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.s, name)
@@ -104,6 +105,7 @@ class ContextBuilder:
     def __init__(self, package: Package) -> None:
         self.package = package
         self.emit = Emitter(package)
+        self.bases = {n.base for n in package.nodes if isinstance(n, Struct) and n.base}
 
     def union_ann(self, u: Union_) -> str:
         names = list(dict.fromkeys(self.emit.ann(v.type) for v in u.variants))
@@ -115,14 +117,19 @@ class ContextBuilder:
         statements = tuple(line for p in plans for line in e.decode_statements(p))
         if any(f.required and not f.flatten for f in s.fields):
             e.use("missing")
-        return StructView(s, plans, statements, {p.f.py: p.ann for p in plans})
+        return StructView(s, plans, statements, {p.f.py: p.ann for p in plans}, s.name in self.bases)
+
+    def is_tagged_subclass(self, t: TypeRef) -> bool:
+        node = self.package.node(t.name) if t.kind == "named" else None
+        return isinstance(node, Struct) and bool(node.base)
 
     def union_view(self, u: Union_) -> UnionView:
         e = self.emit
         members = tuple((e.ann(v.type), e.decode(v.type)) for v in u.variants)
+        # A tag-only subclass is decoded without checking the tag again (the dispatch did).
         dispatch = tuple(
-            (v.tag_value, call.callee) for v in u.variants
-            if v.tag_value is not None and (call := e.decode(v.type).call) is not None
+            (v.tag_value, f"{v.type.name}._decode_untagged" if self.is_tagged_subclass(v.type) else call.callee)
+            for v in u.variants if v.tag_value is not None and (call := e.decode(v.type).call) is not None
         )
         return UnionView(u, self.union_ann(u), members, dispatch, e.struct_variants(u))
 

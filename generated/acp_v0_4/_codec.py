@@ -154,6 +154,30 @@ def _plan(cls: type) -> tuple[tuple[str, object, object], ...]:
     return plan
 
 
+def _compile_init(cls: type) -> Callable[..., None]:
+    """`def __init__(self, *, a, b=<default>, c=<missing>)` for the fields of `cls`, set on it."""
+    names: dict[str, object] = {"__acp_missing": _MISSING}
+    params, body = [], []
+    for name, default, factory in _plan(cls):
+        if default is not _MISSING:
+            names[f"__acp_default_{name}"] = default
+            params.append(f"{name}=__acp_default_{name}")
+        elif factory is not _MISSING:
+            names[f"__acp_factory_{name}"] = factory
+            params.append(f"{name}=__acp_missing")
+            body.append(f"if {name} is __acp_missing: {name} = __acp_factory_{name}()")
+        else:
+            params.append(name)
+        body.append(f"__acp_self.{name} = {name}")
+    signature = ", ".join(["__acp_self", *(["*", *params] if params else [])])
+    source = f"def __init__({signature}) -> None:\n    " + "\n    ".join(body or ["pass"])
+    exec(source, names)
+    init: Callable[..., None] = names["__init__"]  # type: ignore[assignment]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    cls.__init__ = init  # type: ignore[misc]
+    return init
+
+
 class Model:
     """The base of every generated object type (each a dataclass, see `model`).
 
@@ -163,24 +187,14 @@ class Model:
 
     __slots__ = ()
     __hash__ = None  # type: ignore[assignment]
+    _wire_head: typing.ClassVar[dict[str, object]] = {}
+    """What the encoding of a class that tag-only variants subclass starts from (their tag)."""
 
     def __init__(self, **values: object) -> None:
-        for name, default, factory in _plan(type(self)):
-            if name in values:
-                value = values.pop(name)
-            elif default is not _MISSING:
-                value = default
-            elif factory is not _MISSING:
-                value = factory()  # type: ignore[operator]
-            else:
-                raise TypeError(
-                    f"{type(self).__name__}() missing required keyword argument: {name!r}"
-                )
-            setattr(self, name, value)
-        if values:
-            raise TypeError(
-                f"{type(self).__name__}() got unexpected keyword arguments: {', '.join(values)}"
-            )
+        # The first object of a class compiles the class's own keyword-only __init__ (what
+        # @dataclass would write at import, where it costs about 1 ms a class), then uses it.
+        init = _compile_init(type(self))
+        init(self, **values)
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
@@ -209,26 +223,42 @@ class Model:
 
 class Tagged(Model):
     """A union variant that is its `$defs` type plus the tag (`class HttpMcpServer(Tagged,
-    McpServerHttp)`): decoding checks the tag, encoding writes it first."""
+    McpServerHttp)`): decoding checks the tag, encoding writes it.
+
+    Each subclass gets its own `from_dict` and `_decode_untagged` (closures over the tag and the
+    `$defs` class's decoder, made when the subclass is created: a `super()` call per value costs
+    more); the union's decoder, having dispatched on the tag, calls `_decode_untagged`. The
+    `$defs` class's encoder starts from `_wire_head`, which holds the tag here."""
 
     __slots__ = ()
     TAG: typing.ClassVar[tuple[str, str]]
     """(wire name, value) of the tag."""
 
-    @classmethod
-    def from_dict(cls, data: object) -> Self:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
         key, value = cls.TAG
-        if not isinstance(data, dict):
-            raise expected("an object", data)
-        if data.get(key) != value:
-            raise ValidationError(f"expected {value!r}", key)
-        return super().from_dict(data)
+        payload = next(c for c in cls.__mro__ if not issubclass(c, Tagged))
+        decode = payload.__dict__["from_dict"].__func__
 
-    def _encode(self) -> dict[str, object]:
-        key, value = self.TAG
-        out: dict[str, object] = {key: value}
-        out.update(super()._encode())
-        return out
+        def from_dict(cls: type[Tagged], data: object) -> Tagged:
+            if not isinstance(data, dict):
+                raise expected("an object", data)
+            if data.get(key) != value:
+                raise ValidationError(f"expected {value!r}", key)
+            result: Tagged = decode(cls, data)
+            return result
+
+        cls.from_dict = classmethod(from_dict)  # type: ignore[method-assign,assignment]
+        cls._decode_untagged = classmethod(decode)  # type: ignore[method-assign,assignment]
+        cls._wire_head = {key: value}
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:  # replaced in each subclass (see above)
+        raise NotImplementedError
+
+    @classmethod
+    def _decode_untagged(cls, data: object) -> Self:  # replaced in each subclass (see above)
+        raise NotImplementedError
 
 
 _E = TypeVar("_E", bound=enum.Enum)
@@ -308,11 +338,11 @@ def tagged_decoder(
     return decode
 
 
-def encode_variant(value: Model, classes: tuple[type[Model], ...]) -> dict[str, object]:
-    """A union member: only a variant class writes the tag the peer dispatches on."""
-    if isinstance(value, classes):
-        return value._encode()
-    raise ValidationError(f"{type(value).__name__} is no variant of this union")
+def variant_encoders(*classes: type[Model]) -> dict[type, Callable[[Any], dict[str, object]]]:
+    """The encoders of a union's variant classes, looked up by a member's exact class: any other
+    class (one whose encoding would lack the tag the peer dispatches on) fails the lookup, and
+    `to_dict` reports it as a ValidationError naming where."""
+    return {c: c._encode for c in classes}
 
 
 def not_bool(value: _T) -> _T:
@@ -401,6 +431,16 @@ def _misfit(value: object, hint: object, path: tuple[str | int, ...]) -> Validat
         options = typing.get_args(hint)
         for option in options:
             if _shallow_fits(value, option):
+                if (
+                    isinstance(value, Model)
+                    and type(value) is not option
+                    and all(isinstance(o, type) and issubclass(o, Model) for o in options)
+                ):
+                    return ValidationError(
+                        f"{type(value).__name__} subclasses the variant {getattr(option, '__name__', option)}: "
+                        "a union member must be of a variant class itself",
+                        *path,
+                    )
                 return _misfit(value, option, path)
         choices = ", ".join(getattr(o, "__name__", str(o)) for o in options)
         hint_text = ""

@@ -22,12 +22,12 @@ from ._codec import (
     Model,
     Unset,
     ValidationError,
-    encode_variant,
     enum_decoder,
     expected,
     missing,
     model,
     tagged_decoder,
+    variant_encoders,
 )
 
 
@@ -276,7 +276,7 @@ class AgentMessageChunkSessionUpdate(Model):
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionUpdate": "agent_message_chunk",
-            "content": encode_variant(self.content, _CONTENT_BLOCK_CLASSES),
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
         }
         return out
 
@@ -307,7 +307,7 @@ class AgentThoughtChunkSessionUpdate(Model):
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionUpdate": "agent_thought_chunk",
-            "content": encode_variant(self.content, _CONTENT_BLOCK_CLASSES),
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
         }
         return out
 
@@ -363,9 +363,7 @@ class Annotations(Model):
             out["_meta"] = self.meta
         if self.audience is not UNSET:
             out["audience"] = (
-                None
-                if self.audience is None
-                else [_ROLE_VALUES[i0]._value_ for i0 in self.audience]
+                None if self.audience is None else [_ROLE_WIRE[i0] for i0 in self.audience]
             )
         if self.last_modified is not UNSET:
             out["lastModified"] = self.last_modified
@@ -654,7 +652,7 @@ class AvailableCommand(Model):
             out["input"] = (
                 None
                 if self.input is None
-                else encode_variant(self.input, _AVAILABLE_COMMAND_INPUT_CLASSES)
+                else _AVAILABLE_COMMAND_INPUT_ENCODERS[type(self.input)](self.input)
             )
         return out
 
@@ -913,7 +911,7 @@ class ContentToolCallContent(Model):
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
             "type": "content",
-            "content": encode_variant(self.content, _CONTENT_BLOCK_CLASSES),
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
         }
         return out
 
@@ -1180,7 +1178,7 @@ class EmbeddedResource(Model):
 
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "resource": encode_variant(self.resource, _EMBEDDED_RESOURCE_RESOURCE_CLASSES),
+            "resource": _EMBEDDED_RESOURCE_RESOURCE_ENCODERS[type(self.resource)](self.resource),
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -1753,7 +1751,7 @@ class LoadSessionRequest(Model):
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
             "cwd": self.cwd,
-            "mcpServers": [encode_variant(i0, _MCP_SERVER_CLASSES) for i0 in self.mcp_servers],
+            "mcpServers": [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers],
             "sessionId": self.session_id,
         }
         if self.meta is not UNSET:
@@ -1956,7 +1954,7 @@ class NewSessionRequest(Model):
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
             "cwd": self.cwd,
-            "mcpServers": [encode_variant(i0, _MCP_SERVER_CLASSES) for i0 in self.mcp_servers],
+            "mcpServers": [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers],
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -2075,7 +2073,7 @@ class PermissionOption(Model):
 
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "kind": _PERMISSION_OPTION_KIND_VALUES[self.kind]._value_,
+            "kind": _PERMISSION_OPTION_KIND_WIRE[self.kind],
             "name": self.name,
             "optionId": self.option_id,
         }
@@ -2179,8 +2177,8 @@ class PlanEntry(Model):
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
             "content": self.content,
-            "priority": _PLAN_ENTRY_PRIORITY_VALUES[self.priority]._value_,
-            "status": _PLAN_ENTRY_STATUS_VALUES[self.status]._value_,
+            "priority": _PLAN_ENTRY_PRIORITY_WIRE[self.priority],
+            "status": _PLAN_ENTRY_STATUS_WIRE[self.status],
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -2349,7 +2347,7 @@ class PromptRequest(Model):
 
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "prompt": [encode_variant(i0, _CONTENT_BLOCK_CLASSES) for i0 in self.prompt],
+            "prompt": [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.prompt],
             "sessionId": self.session_id,
         }
         if self.meta is not UNSET:
@@ -2388,7 +2386,7 @@ class PromptResponse(Model):
 
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "stopReason": _STOP_REASON_VALUES[self.stop_reason]._value_,
+            "stopReason": _STOP_REASON_WIRE[self.stop_reason],
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -2652,7 +2650,7 @@ class RequestPermissionResponse(Model):
 
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "outcome": encode_variant(self.outcome, _REQUEST_PERMISSION_OUTCOME_CLASSES),
+            "outcome": _REQUEST_PERMISSION_OUTCOME_ENCODERS[type(self.outcome)](self.outcome),
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -2703,7 +2701,7 @@ class ResourceContentBlock(Model):
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
             "type": "resource",
-            "resource": encode_variant(self.resource, _EMBEDDED_RESOURCE_RESOURCE_CLASSES),
+            "resource": _EMBEDDED_RESOURCE_RESOURCE_ENCODERS[type(self.resource)](self.resource),
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -3128,7 +3126,7 @@ class SessionNotification(Model):
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
-            "update": encode_variant(self.update, _SESSION_UPDATE_CLASSES),
+            "update": _SESSION_UPDATE_ENCODERS[type(self.update)](self.update),
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -3799,9 +3797,9 @@ class ToolCall(Model):
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         if self.content is not UNSET:
-            out["content"] = [encode_variant(i0, _TOOL_CALL_CONTENT_CLASSES) for i0 in self.content]
+            out["content"] = [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in self.content]
         if self.kind is not UNSET:
-            out["kind"] = _TOOL_KIND_VALUES[self.kind]._value_
+            out["kind"] = _TOOL_KIND_WIRE[self.kind]
         if self.locations is not UNSET:
             out["locations"] = [i0._encode() for i0 in self.locations]
         if self.raw_input is not UNSET:
@@ -3809,7 +3807,7 @@ class ToolCall(Model):
         if self.raw_output is not UNSET:
             out["rawOutput"] = self.raw_output
         if self.status is not UNSET:
-            out["status"] = _TOOL_CALL_STATUS_VALUES[self.status]._value_
+            out["status"] = _TOOL_CALL_STATUS_WIRE[self.status]
         return out
 
 
@@ -3962,9 +3960,9 @@ class ToolCallSessionUpdate(Model):
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         if self.content is not UNSET:
-            out["content"] = [encode_variant(i0, _TOOL_CALL_CONTENT_CLASSES) for i0 in self.content]
+            out["content"] = [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in self.content]
         if self.kind is not UNSET:
-            out["kind"] = _TOOL_KIND_VALUES[self.kind]._value_
+            out["kind"] = _TOOL_KIND_WIRE[self.kind]
         if self.locations is not UNSET:
             out["locations"] = [i0._encode() for i0 in self.locations]
         if self.raw_input is not UNSET:
@@ -3972,7 +3970,7 @@ class ToolCallSessionUpdate(Model):
         if self.raw_output is not UNSET:
             out["rawOutput"] = self.raw_output
         if self.status is not UNSET:
-            out["status"] = _TOOL_CALL_STATUS_VALUES[self.status]._value_
+            out["status"] = _TOOL_CALL_STATUS_WIRE[self.status]
         return out
 
 
@@ -4074,10 +4072,10 @@ class ToolCallUpdate(Model):
             out["content"] = (
                 None
                 if self.content is None
-                else [encode_variant(i0, _TOOL_CALL_CONTENT_CLASSES) for i0 in self.content]
+                else [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in self.content]
             )
         if self.kind is not UNSET:
-            out["kind"] = None if self.kind is None else _TOOL_KIND_VALUES[self.kind]._value_
+            out["kind"] = None if self.kind is None else _TOOL_KIND_WIRE[self.kind]
         if self.locations is not UNSET:
             out["locations"] = (
                 None if self.locations is None else [i0._encode() for i0 in self.locations]
@@ -4087,9 +4085,7 @@ class ToolCallUpdate(Model):
         if self.raw_output is not UNSET:
             out["rawOutput"] = self.raw_output
         if self.status is not UNSET:
-            out["status"] = (
-                None if self.status is None else _TOOL_CALL_STATUS_VALUES[self.status]._value_
-            )
+            out["status"] = None if self.status is None else _TOOL_CALL_STATUS_WIRE[self.status]
         if self.title is not UNSET:
             out["title"] = self.title
         return out
@@ -4191,10 +4187,10 @@ class ToolCallUpdateSessionUpdate(Model):
             out["content"] = (
                 None
                 if self.content is None
-                else [encode_variant(i0, _TOOL_CALL_CONTENT_CLASSES) for i0 in self.content]
+                else [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in self.content]
             )
         if self.kind is not UNSET:
-            out["kind"] = None if self.kind is None else _TOOL_KIND_VALUES[self.kind]._value_
+            out["kind"] = None if self.kind is None else _TOOL_KIND_WIRE[self.kind]
         if self.locations is not UNSET:
             out["locations"] = (
                 None if self.locations is None else [i0._encode() for i0 in self.locations]
@@ -4204,9 +4200,7 @@ class ToolCallUpdateSessionUpdate(Model):
         if self.raw_output is not UNSET:
             out["rawOutput"] = self.raw_output
         if self.status is not UNSET:
-            out["status"] = (
-                None if self.status is None else _TOOL_CALL_STATUS_VALUES[self.status]._value_
-            )
+            out["status"] = None if self.status is None else _TOOL_CALL_STATUS_WIRE[self.status]
         if self.title is not UNSET:
             out["title"] = self.title
         return out
@@ -4238,7 +4232,7 @@ class UserMessageChunkSessionUpdate(Model):
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionUpdate": "user_message_chunk",
-            "content": encode_variant(self.content, _CONTENT_BLOCK_CLASSES),
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
         }
         return out
 
@@ -4620,31 +4614,31 @@ ToolCallId: TypeAlias = str
 """Unique identifier for a tool call within a session."""
 
 
-_PERMISSION_OPTION_KIND_VALUES: Final = {member.value: member for member in PermissionOptionKind}
+_PERMISSION_OPTION_KIND_WIRE: Final = {member: member.value for member in PermissionOptionKind}
 _dec_permission_option_kind = enum_decoder(PermissionOptionKind, str)
 
 
-_PLAN_ENTRY_PRIORITY_VALUES: Final = {member.value: member for member in PlanEntryPriority}
+_PLAN_ENTRY_PRIORITY_WIRE: Final = {member: member.value for member in PlanEntryPriority}
 _dec_plan_entry_priority = enum_decoder(PlanEntryPriority, str)
 
 
-_PLAN_ENTRY_STATUS_VALUES: Final = {member.value: member for member in PlanEntryStatus}
+_PLAN_ENTRY_STATUS_WIRE: Final = {member: member.value for member in PlanEntryStatus}
 _dec_plan_entry_status = enum_decoder(PlanEntryStatus, str)
 
 
-_ROLE_VALUES: Final = {member.value: member for member in Role}
+_ROLE_WIRE: Final = {member: member.value for member in Role}
 _dec_role = enum_decoder(Role, str)
 
 
-_STOP_REASON_VALUES: Final = {member.value: member for member in StopReason}
+_STOP_REASON_WIRE: Final = {member: member.value for member in StopReason}
 _dec_stop_reason = enum_decoder(StopReason, str)
 
 
-_TOOL_CALL_STATUS_VALUES: Final = {member.value: member for member in ToolCallStatus}
+_TOOL_CALL_STATUS_WIRE: Final = {member: member.value for member in ToolCallStatus}
 _dec_tool_call_status = enum_decoder(ToolCallStatus, str)
 
 
-_TOOL_KIND_VALUES: Final = {member.value: member for member in ToolKind}
+_TOOL_KIND_WIRE: Final = {member: member.value for member in ToolKind}
 _dec_tool_kind = enum_decoder(ToolKind, str)
 
 
@@ -4752,7 +4746,9 @@ def _dec_agent_response(data: object) -> AgentResponse:
     raise ValidationError("matches no variant of AgentResponse (" + "; ".join(errors) + ")")
 
 
-_AVAILABLE_COMMAND_INPUT_CLASSES: Final = (AvailableCommandInputUnstructuredCommandInput,)
+_AVAILABLE_COMMAND_INPUT_ENCODERS: Final = variant_encoders(
+    AvailableCommandInputUnstructuredCommandInput
+)
 
 
 def _dec_available_command_input(data: object) -> AvailableCommandInput:
@@ -4871,7 +4867,7 @@ def _dec_client_response(data: object) -> ClientResponse:
     raise ValidationError("matches no variant of ClientResponse (" + "; ".join(errors) + ")")
 
 
-_CONTENT_BLOCK_CLASSES: Final = (
+_CONTENT_BLOCK_ENCODERS: Final = variant_encoders(
     TextContentBlock,
     ImageContentBlock,
     AudioContentBlock,
@@ -4891,9 +4887,8 @@ _dec_content_block: Final[Callable[[object], ContentBlock]] = tagged_decoder(
 )
 
 
-_EMBEDDED_RESOURCE_RESOURCE_CLASSES: Final = (
-    TextResourceContents,
-    BlobResourceContents,
+_EMBEDDED_RESOURCE_RESOURCE_ENCODERS: Final = variant_encoders(
+    TextResourceContents, BlobResourceContents
 )
 
 
@@ -4916,11 +4911,7 @@ def _dec_embedded_resource_resource(data: object) -> EmbeddedResourceResource:
     )
 
 
-_MCP_SERVER_CLASSES: Final = (
-    HttpMcpServer,
-    SseMcpServer,
-    StdioMcpServer,
-)
+_MCP_SERVER_ENCODERS: Final = variant_encoders(HttpMcpServer, SseMcpServer, StdioMcpServer)
 
 _dec_mcp_server: Final[Callable[[object], McpServer]] = tagged_decoder(
     "type",
@@ -4932,9 +4923,8 @@ _dec_mcp_server: Final[Callable[[object], McpServer]] = tagged_decoder(
 )
 
 
-_REQUEST_PERMISSION_OUTCOME_CLASSES: Final = (
-    CancelledRequestPermissionOutcome,
-    SelectedRequestPermissionOutcome,
+_REQUEST_PERMISSION_OUTCOME_ENCODERS: Final = variant_encoders(
+    CancelledRequestPermissionOutcome, SelectedRequestPermissionOutcome
 )
 
 _dec_request_permission_outcome: Final[Callable[[object], RequestPermissionOutcome]] = (
@@ -4948,7 +4938,7 @@ _dec_request_permission_outcome: Final[Callable[[object], RequestPermissionOutco
 )
 
 
-_SESSION_UPDATE_CLASSES: Final = (
+_SESSION_UPDATE_ENCODERS: Final = variant_encoders(
     UserMessageChunkSessionUpdate,
     AgentMessageChunkSessionUpdate,
     AgentThoughtChunkSessionUpdate,
@@ -4974,10 +4964,8 @@ _dec_session_update: Final[Callable[[object], SessionUpdate]] = tagged_decoder(
 )
 
 
-_TOOL_CALL_CONTENT_CLASSES: Final = (
-    ContentToolCallContent,
-    DiffToolCallContent,
-    TerminalToolCallContent,
+_TOOL_CALL_CONTENT_ENCODERS: Final = variant_encoders(
+    ContentToolCallContent, DiffToolCallContent, TerminalToolCallContent
 )
 
 _dec_tool_call_content: Final[Callable[[object], ToolCallContent]] = tagged_decoder(

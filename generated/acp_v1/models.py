@@ -24,7 +24,6 @@ from ._codec import (
     Unset,
     ValidationError,
     encode_value,
-    encode_variant,
     enum_decoder,
     expected,
     missing,
@@ -32,6 +31,7 @@ from ._codec import (
     open_enum_decoder,
     report_skipped,
     tagged_decoder,
+    variant_encoders,
 )
 
 
@@ -901,9 +901,7 @@ class Annotations(Model):
         out: dict[str, object] = {}
         if self.audience is not UNSET:
             out["audience"] = (
-                None
-                if self.audience is None
-                else [_ROLE_VALUES[i0]._value_ for i0 in self.audience]
+                None if self.audience is None else [_ROLE_WIRE[i0] for i0 in self.audience]
             )
         if self.last_modified is not UNSET:
             out["lastModified"] = self.last_modified
@@ -1049,10 +1047,9 @@ class AudioContent(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "data": self.data,
-            "mimeType": self.mime_type,
-        }
+        out = self._wire_head.copy()
+        out["data"] = self.data
+        out["mimeType"] = self.mime_type
         if self.annotations is not UNSET:
             out["annotations"] = None if self.annotations is None else self.annotations._encode()
         if self.meta is not UNSET:
@@ -1352,10 +1349,9 @@ class AuthMethodTerminal(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "id": self.id,
-            "name": self.name,
-        }
+        out = self._wire_head.copy()
+        out["id"] = self.id
+        out["name"] = self.name
         if self.description is not UNSET:
             out["description"] = self.description
         if self.args is not UNSET:
@@ -1707,7 +1703,7 @@ class AvailableCommand(Model):
             out["input"] = (
                 None
                 if self.input is None
-                else encode_variant(self.input, _AVAILABLE_COMMAND_INPUT_CLASSES)
+                else _AVAILABLE_COMMAND_INPUT_ENCODERS[type(self.input)](self.input)
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -1750,9 +1746,8 @@ class AvailableCommandsUpdate(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "availableCommands": [i0._encode() for i0 in self.available_commands],
-        }
+        out = self._wire_head.copy()
+        out["availableCommands"] = [i0._encode() for i0 in self.available_commands]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -1899,7 +1894,7 @@ class BooleanPropertySchema(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {}
+        out = self._wire_head.copy()
         if self.title is not UNSET:
             out["title"] = self.title
         if self.description is not UNSET:
@@ -2762,10 +2757,9 @@ class CompactionSummaryChunk(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "compactionId": self.compaction_id,
-            "content": encode_variant(self.content, _CONTENT_BLOCK_CLASSES),
-        }
+        out = self._wire_head.copy()
+        out["compactionId"] = self.compaction_id
+        out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -2832,17 +2826,16 @@ class CompactionUpdate(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "compactionId": self.compaction_id,
-            "status": (
-                self.status._value_ if isinstance(self.status, CompactionStatus) else self.status
-            ),
-        }
+        out = self._wire_head.copy()
+        out["compactionId"] = self.compaction_id
+        out["status"] = (
+            self.status._value_ if isinstance(self.status, CompactionStatus) else self.status
+        )
         if self.summary is not UNSET:
             out["summary"] = (
                 None
                 if self.summary is None
-                else [encode_variant(i0, _CONTENT_BLOCK_CLASSES) for i0 in self.summary]
+                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.summary]
             )
         if self.error is not UNSET:
             out["error"] = self.error
@@ -2930,11 +2923,10 @@ class ConfigOptionUpdate(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "configOptions": [
-                encode_variant(i0, _SESSION_CONFIG_OPTION_CLASSES) for i0 in self.config_options
-            ],
-        }
+        out = self._wire_head.copy()
+        out["configOptions"] = [
+            _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options
+        ]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -2974,9 +2966,8 @@ class Content(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "content": encode_variant(self.content, _CONTENT_BLOCK_CLASSES),
-        }
+        out = self._wire_head.copy()
+        out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -3026,9 +3017,8 @@ class ContentChunk(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "content": encode_variant(self.content, _CONTENT_BLOCK_CLASSES),
-        }
+        out = self._wire_head.copy()
+        out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
         if self.message_id is not UNSET:
             out["messageId"] = self.message_id
         if self.meta is not UNSET:
@@ -3275,9 +3265,8 @@ class CurrentModeUpdate(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "currentModeId": self.current_mode_id,
-        }
+        out = self._wire_head.copy()
+        out["currentModeId"] = self.current_mode_id
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -3441,10 +3430,9 @@ class Diff(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "path": self.path,
-            "newText": self.new_text,
-        }
+        out = self._wire_head.copy()
+        out["path"] = self.path
+        out["newText"] = self.new_text
         if self.old_text is not UNSET:
             out["oldText"] = self.old_text
         if self.meta is not UNSET:
@@ -3769,11 +3757,11 @@ class ElicitationSchema(Model):
 
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        out["type"] = _ELICITATION_SCHEMA_TYPE_VALUES[self.type]._value_
+        out["type"] = _ELICITATION_SCHEMA_TYPE_WIRE[self.type]
         if self.title is not UNSET:
             out["title"] = self.title
         out["properties"] = {
-            k0: encode_variant(i0, _ELICITATION_PROPERTY_SCHEMA_CLASSES)
+            k0: _ELICITATION_PROPERTY_SCHEMA_ENCODERS[type(i0)](i0)
             for k0, i0 in self.properties.items()
         }
         if self.required is not UNSET:
@@ -3910,9 +3898,8 @@ class EmbeddedResource(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "resource": encode_variant(self.resource, _EMBEDDED_RESOURCE_RESOURCE_CLASSES),
-        }
+        out = self._wire_head.copy()
+        out["resource"] = _EMBEDDED_RESOURCE_RESOURCE_ENCODERS[type(self.resource)](self.resource)
         if self.annotations is not UNSET:
             out["annotations"] = None if self.annotations is None else self.annotations._encode()
         if self.meta is not UNSET:
@@ -4382,7 +4369,7 @@ class ForkSessionRequest(Model):
         if self.additional_directories is not UNSET:
             out["additionalDirectories"] = self.additional_directories
         if self.mcp_servers is not UNSET:
-            out["mcpServers"] = [encode_variant(i0, _MCP_SERVER_CLASSES) for i0 in self.mcp_servers]
+            out["mcpServers"] = [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers]
         if self.system_prompt is not UNSET:
             out["systemPrompt"] = (
                 None if self.system_prompt is None else self.system_prompt._encode()
@@ -4462,9 +4449,7 @@ class ForkSessionResponse(Model):
             out["configOptions"] = (
                 None
                 if self.config_options is None
-                else [
-                    encode_variant(i0, _SESSION_CONFIG_OPTION_CLASSES) for i0 in self.config_options
-                ]
+                else [_SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options]
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -4629,10 +4614,9 @@ class ImageContent(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "data": self.data,
-            "mimeType": self.mime_type,
-        }
+        out = self._wire_head.copy()
+        out["data"] = self.data
+        out["mimeType"] = self.mime_type
         if self.annotations is not UNSET:
             out["annotations"] = None if self.annotations is None else self.annotations._encode()
         if self.uri is not UNSET:
@@ -4915,7 +4899,7 @@ class InitializeResponse(Model):
             "protocolVersion": self.protocol_version,
         }
         out["agentCapabilities"] = self.agent_capabilities._encode()
-        out["authMethods"] = [encode_variant(i0, _AUTH_METHOD_CLASSES) for i0 in self.auth_methods]
+        out["authMethods"] = [_AUTH_METHOD_ENCODERS[type(i0)](i0) for i0 in self.auth_methods]
         if self.agent_info is not UNSET:
             out["agentInfo"] = None if self.agent_info is None else self.agent_info._encode()
         if self.meta is not UNSET:
@@ -5018,7 +5002,7 @@ class IntegerPropertySchema(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {}
+        out = self._wire_head.copy()
         if self.title is not UNSET:
             out["title"] = self.title
         if self.description is not UNSET:
@@ -5420,7 +5404,7 @@ class LoadSessionRequest(Model):
 
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "mcpServers": [encode_variant(i0, _MCP_SERVER_CLASSES) for i0 in self.mcp_servers],
+            "mcpServers": [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers],
             "cwd": self.cwd,
             "sessionId": self.session_id,
         }
@@ -5489,9 +5473,7 @@ class LoadSessionResponse(Model):
             out["configOptions"] = (
                 None
                 if self.config_options is None
-                else [
-                    encode_variant(i0, _SESSION_CONFIG_OPTION_CLASSES) for i0 in self.config_options
-                ]
+                else [_SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options]
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -5847,10 +5829,9 @@ class McpServerAcp(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "name": self.name,
-            "serverId": self.server_id,
-        }
+        out = self._wire_head.copy()
+        out["name"] = self.name
+        out["serverId"] = self.server_id
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -5908,11 +5889,10 @@ class McpServerHttp(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "name": self.name,
-            "url": self.url,
-            "headers": [i0._encode() for i0 in self.headers],
-        }
+        out = self._wire_head.copy()
+        out["name"] = self.name
+        out["url"] = self.url
+        out["headers"] = [i0._encode() for i0 in self.headers]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -5970,11 +5950,10 @@ class McpServerSse(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "name": self.name,
-            "url": self.url,
-            "headers": [i0._encode() for i0 in self.headers],
-        }
+        out = self._wire_head.copy()
+        out["name"] = self.name
+        out["url"] = self.url
+        out["headers"] = [i0._encode() for i0 in self.headers]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -6375,9 +6354,8 @@ class MultiSelectPropertySchema(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "items": encode_variant(self.items, _MULTI_SELECT_ITEMS_CLASSES),
-        }
+        out = self._wire_head.copy()
+        out["items"] = _MULTI_SELECT_ITEMS_ENCODERS[type(self.items)](self.items)
         if self.title is not UNSET:
             out["title"] = self.title
         if self.description is not UNSET:
@@ -6476,7 +6454,7 @@ class NewSessionRequest(Model):
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
             "cwd": self.cwd,
-            "mcpServers": [encode_variant(i0, _MCP_SERVER_CLASSES) for i0 in self.mcp_servers],
+            "mcpServers": [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers],
         }
         if self.additional_directories is not UNSET:
             out["additionalDirectories"] = self.additional_directories
@@ -6559,9 +6537,7 @@ class NewSessionResponse(Model):
             out["configOptions"] = (
                 None
                 if self.config_options is None
-                else [
-                    encode_variant(i0, _SESSION_CONFIG_OPTION_CLASSES) for i0 in self.config_options
-                ]
+                else [_SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options]
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -6671,14 +6647,11 @@ class Notice(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "severity": (
-                self.severity._value_
-                if isinstance(self.severity, NoticeSeverity)
-                else self.severity
-            ),
-            "title": self.title,
-        }
+        out = self._wire_head.copy()
+        out["severity"] = (
+            self.severity._value_ if isinstance(self.severity, NoticeSeverity) else self.severity
+        )
+        out["title"] = self.title
         if self.description is not UNSET:
             out["description"] = self.description
         if self.meta is not UNSET:
@@ -6768,7 +6741,7 @@ class NumberPropertySchema(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {}
+        out = self._wire_head.copy()
         if self.title is not UNSET:
             out["title"] = self.title
         if self.description is not UNSET:
@@ -7085,7 +7058,7 @@ class PermissionOption(Model):
         out: dict[str, object] = {
             "optionId": self.option_id,
             "name": self.name,
-            "kind": _PERMISSION_OPTION_KIND_VALUES[self.kind]._value_,
+            "kind": _PERMISSION_OPTION_KIND_WIRE[self.kind],
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -7135,9 +7108,8 @@ class Plan(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "entries": [i0._encode() for i0 in self.entries],
-        }
+        out = self._wire_head.copy()
+        out["entries"] = [i0._encode() for i0 in self.entries]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -7232,8 +7204,8 @@ class PlanEntry(Model):
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
             "content": self.content,
-            "priority": _PLAN_ENTRY_PRIORITY_VALUES[self.priority]._value_,
-            "status": _PLAN_ENTRY_STATUS_VALUES[self.status]._value_,
+            "priority": _PLAN_ENTRY_PRIORITY_WIRE[self.priority],
+            "status": _PLAN_ENTRY_STATUS_WIRE[self.status],
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -7284,10 +7256,9 @@ class PlanFile(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "planId": self.plan_id,
-            "uri": self.uri,
-        }
+        out = self._wire_head.copy()
+        out["planId"] = self.plan_id
+        out["uri"] = self.uri
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -7341,10 +7312,9 @@ class PlanItems(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "planId": self.plan_id,
-            "entries": [i0._encode() for i0 in self.entries],
-        }
+        out = self._wire_head.copy()
+        out["planId"] = self.plan_id
+        out["entries"] = [i0._encode() for i0 in self.entries]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -7394,10 +7364,9 @@ class PlanMarkdown(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "planId": self.plan_id,
-            "content": self.content,
-        }
+        out = self._wire_head.copy()
+        out["planId"] = self.plan_id
+        out["content"] = self.content
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -7440,9 +7409,8 @@ class PlanRemoved(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "planId": self.plan_id,
-        }
+        out = self._wire_head.copy()
+        out["planId"] = self.plan_id
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -7486,9 +7454,8 @@ class PlanUpdate(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "plan": encode_variant(self.plan, _PLAN_UPDATE_CONTENT_CLASSES),
-        }
+        out = self._wire_head.copy()
+        out["plan"] = _PLAN_UPDATE_CONTENT_ENCODERS[type(self.plan)](self.plan)
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -7620,7 +7587,7 @@ class PromptRequest(Model):
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
-            "prompt": [encode_variant(i0, _CONTENT_BLOCK_CLASSES) for i0 in self.prompt],
+            "prompt": [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.prompt],
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -7678,7 +7645,7 @@ class PromptResponse(Model):
 
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "stopReason": _STOP_REASON_VALUES[self.stop_reason]._value_,
+            "stopReason": _STOP_REASON_WIRE[self.stop_reason],
         }
         if self.usage is not UNSET:
             out["usage"] = None if self.usage is None else self.usage._encode()
@@ -7897,7 +7864,7 @@ class ProxyNotification(Model):
             out["params"] = (
                 None
                 if self.params is None
-                else encode_variant(self.params, _PROXY_NOTIFICATION_PARAMS_CLASSES)
+                else _PROXY_NOTIFICATION_PARAMS_ENCODERS[type(self.params)](self.params)
             )
         return out
 
@@ -7952,7 +7919,7 @@ class ProxyRequest(Model):
             out["params"] = (
                 None
                 if self.params is None
-                else encode_variant(self.params, _PROXY_REQUEST_PARAMS_CLASSES)
+                else _PROXY_REQUEST_PARAMS_ENCODERS[type(self.params)](self.params)
             )
         return out
 
@@ -8602,7 +8569,7 @@ class RequestPermissionResponse(Model):
 
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "outcome": encode_variant(self.outcome, _REQUEST_PERMISSION_OUTCOME_CLASSES),
+            "outcome": _REQUEST_PERMISSION_OUTCOME_ENCODERS[type(self.outcome)](self.outcome),
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -8632,7 +8599,7 @@ class RequiresActionStateUpdate(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {}
+        out = self._wire_head.copy()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -8726,10 +8693,9 @@ class ResourceLink(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "name": self.name,
-            "uri": self.uri,
-        }
+        out = self._wire_head.copy()
+        out["name"] = self.name
+        out["uri"] = self.uri
         if self.annotations is not UNSET:
             out["annotations"] = None if self.annotations is None else self.annotations._encode()
         if self.description is not UNSET:
@@ -8846,7 +8812,7 @@ class ResumeSessionRequest(Model):
         if self.additional_directories is not UNSET:
             out["additionalDirectories"] = self.additional_directories
         if self.mcp_servers is not UNSET:
-            out["mcpServers"] = [encode_variant(i0, _MCP_SERVER_CLASSES) for i0 in self.mcp_servers]
+            out["mcpServers"] = [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers]
         if self.system_prompt is not UNSET:
             out["systemPrompt"] = (
                 None if self.system_prompt is None else self.system_prompt._encode()
@@ -8910,9 +8876,7 @@ class ResumeSessionResponse(Model):
             out["configOptions"] = (
                 None
                 if self.config_options is None
-                else [
-                    encode_variant(i0, _SESSION_CONFIG_OPTION_CLASSES) for i0 in self.config_options
-                ]
+                else [_SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options]
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -8942,7 +8906,7 @@ class RunningStateUpdate(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {}
+        out = self._wire_head.copy()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -9083,9 +9047,8 @@ class SelectedPermissionOutcome(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "optionId": self.option_id,
-        }
+        out = self._wire_head.copy()
+        out["optionId"] = self.option_id
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -10004,7 +9967,7 @@ class SessionInfoUpdate(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {}
+        out = self._wire_head.copy()
         if self.title is not UNSET:
             out["title"] = self.title
         if self.updated_at is not UNSET:
@@ -10147,9 +10110,8 @@ class SessionMessage(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "messageId": self.message_id,
-        }
+        out = self._wire_head.copy()
+        out["messageId"] = self.message_id
         if self.sender_session_id is not UNSET:
             out["senderSessionId"] = self.sender_session_id
         if self.recipient_session_id is not UNSET:
@@ -10162,7 +10124,7 @@ class SessionMessage(Model):
             out["content"] = (
                 None
                 if self.content is None
-                else [encode_variant(i0, _CONTENT_BLOCK_CLASSES) for i0 in self.content]
+                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.content]
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -10215,10 +10177,9 @@ class SessionMessageChunk(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "messageId": self.message_id,
-            "content": encode_variant(self.content, _CONTENT_BLOCK_CLASSES),
-        }
+        out = self._wire_head.copy()
+        out["messageId"] = self.message_id
+        out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -10387,7 +10348,7 @@ class SessionNotification(Model):
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
-            "update": encode_variant(self.update, _SESSION_UPDATE_CLASSES),
+            "update": _SESSION_UPDATE_ENCODERS[type(self.update)](self.update),
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -10888,7 +10849,7 @@ class SetSessionConfigOptionResponse(Model):
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
             "configOptions": [
-                encode_variant(i0, _SESSION_CONFIG_OPTION_CLASSES) for i0 in self.config_options
+                _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options
             ],
         }
         if self.meta is not UNSET:
@@ -11154,9 +11115,8 @@ class StringMultiSelectItems(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "enum": self.enum,
-        }
+        out = self._wire_head.copy()
+        out["enum"] = self.enum
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -11288,7 +11248,7 @@ class StringPropertySchema(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {}
+        out = self._wire_head.copy()
         if self.title is not UNSET:
             out["title"] = self.title
         if self.description is not UNSET:
@@ -11300,9 +11260,7 @@ class StringPropertySchema(Model):
         if self.pattern is not UNSET:
             out["pattern"] = self.pattern
         if self.format is not UNSET:
-            out["format"] = (
-                None if self.format is None else _STRING_FORMAT_VALUES[self.format]._value_
-            )
+            out["format"] = None if self.format is None else _STRING_FORMAT_WIRE[self.format]
         if self.default is not UNSET:
             out["default"] = self.default
         if self.enum is not UNSET:
@@ -11539,9 +11497,8 @@ class SubagentUpdate(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "sessionId": self.session_id,
-        }
+        out = self._wire_head.copy()
+        out["sessionId"] = self.session_id
         if self.title is not UNSET:
             out["title"] = self.title
         if self.description is not UNSET:
@@ -11550,7 +11507,7 @@ class SubagentUpdate(Model):
             out["capabilities"] = None if self.capabilities is None else self.capabilities._encode()
         if self.state is not UNSET:
             out["state"] = (
-                None if self.state is None else encode_variant(self.state, _STATE_UPDATE_CLASSES)
+                None if self.state is None else _STATE_UPDATE_ENCODERS[type(self.state)](self.state)
             )
         if self.cwd is not UNSET:
             out["cwd"] = self.cwd
@@ -11626,7 +11583,7 @@ class SystemPrompt(Model):
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
             "mode": (self.mode._value_ if isinstance(self.mode, SystemPromptMode) else self.mode),
-            "content": [encode_variant(i0, _CONTENT_BLOCK_CLASSES) for i0 in self.content],
+            "content": [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.content],
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -11670,9 +11627,8 @@ class Terminal(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "terminalId": self.terminal_id,
-        }
+        out = self._wire_head.copy()
+        out["terminalId"] = self.terminal_id
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -11882,9 +11838,8 @@ class TextContent(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "text": self.text,
-        }
+        out = self._wire_head.copy()
+        out["text"] = self.text
         if self.annotations is not UNSET:
             out["annotations"] = None if self.annotations is None else self.annotations._encode()
         if self.meta is not UNSET:
@@ -12101,18 +12056,17 @@ class ToolCall(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "toolCallId": self.tool_call_id,
-            "title": self.title,
-        }
+        out = self._wire_head.copy()
+        out["toolCallId"] = self.tool_call_id
+        out["title"] = self.title
         if self.name is not UNSET:
             out["name"] = self.name
         if self.kind is not UNSET:
-            out["kind"] = _TOOL_KIND_VALUES[self.kind]._value_
+            out["kind"] = _TOOL_KIND_WIRE[self.kind]
         if self.status is not UNSET:
-            out["status"] = _TOOL_CALL_STATUS_VALUES[self.status]._value_
+            out["status"] = _TOOL_CALL_STATUS_WIRE[self.status]
         if self.content is not UNSET:
-            out["content"] = [encode_variant(i0, _TOOL_CALL_CONTENT_CLASSES) for i0 in self.content]
+            out["content"] = [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in self.content]
         if self.locations is not UNSET:
             out["locations"] = [i0._encode() for i0 in self.locations]
         if self.raw_input is not UNSET:
@@ -12290,15 +12244,12 @@ class ToolCallUpdate(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "toolCallId": self.tool_call_id,
-        }
+        out = self._wire_head.copy()
+        out["toolCallId"] = self.tool_call_id
         if self.kind is not UNSET:
-            out["kind"] = None if self.kind is None else _TOOL_KIND_VALUES[self.kind]._value_
+            out["kind"] = None if self.kind is None else _TOOL_KIND_WIRE[self.kind]
         if self.status is not UNSET:
-            out["status"] = (
-                None if self.status is None else _TOOL_CALL_STATUS_VALUES[self.status]._value_
-            )
+            out["status"] = None if self.status is None else _TOOL_CALL_STATUS_WIRE[self.status]
         if self.title is not UNSET:
             out["title"] = self.title
         if self.name is not UNSET:
@@ -12307,7 +12258,7 @@ class ToolCallUpdate(Model):
             out["content"] = (
                 None
                 if self.content is None
-                else [encode_variant(i0, _TOOL_CALL_CONTENT_CLASSES) for i0 in self.content]
+                else [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in self.content]
             )
         if self.locations is not UNSET:
             out["locations"] = (
@@ -12441,7 +12392,7 @@ class UnknownStateUpdate(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {}
+        out = self._wire_head.copy()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -12705,10 +12656,9 @@ class UsageUpdate(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "used": self.used,
-            "size": self.size,
-        }
+        out = self._wire_head.copy()
+        out["used"] = self.used
+        out["size"] = self.size
         if self.cost is not UNSET:
             out["cost"] = None if self.cost is None else self.cost._encode()
         if self.meta is not UNSET:
@@ -14029,7 +13979,7 @@ _dec_auth_state = open_enum_decoder(AuthState, str)
 _dec_compaction_status = open_enum_decoder(CompactionStatus, str)
 
 
-_ELICITATION_SCHEMA_TYPE_VALUES: Final = {member.value: member for member in ElicitationSchemaType}
+_ELICITATION_SCHEMA_TYPE_WIRE: Final = {member: member.value for member in ElicitationSchemaType}
 _dec_elicitation_schema_type = enum_decoder(ElicitationSchemaType, str)
 
 
@@ -14048,19 +13998,19 @@ _dec_llm_protocol = open_enum_decoder(LlmProtocol, str)
 _dec_notice_severity = open_enum_decoder(NoticeSeverity, str)
 
 
-_PERMISSION_OPTION_KIND_VALUES: Final = {member.value: member for member in PermissionOptionKind}
+_PERMISSION_OPTION_KIND_WIRE: Final = {member: member.value for member in PermissionOptionKind}
 _dec_permission_option_kind = enum_decoder(PermissionOptionKind, str)
 
 
-_PLAN_ENTRY_PRIORITY_VALUES: Final = {member.value: member for member in PlanEntryPriority}
+_PLAN_ENTRY_PRIORITY_WIRE: Final = {member: member.value for member in PlanEntryPriority}
 _dec_plan_entry_priority = enum_decoder(PlanEntryPriority, str)
 
 
-_PLAN_ENTRY_STATUS_VALUES: Final = {member.value: member for member in PlanEntryStatus}
+_PLAN_ENTRY_STATUS_WIRE: Final = {member: member.value for member in PlanEntryStatus}
 _dec_plan_entry_status = enum_decoder(PlanEntryStatus, str)
 
 
-_ROLE_VALUES: Final = {member.value: member for member in Role}
+_ROLE_WIRE: Final = {member: member.value for member in Role}
 _dec_role = enum_decoder(Role, str)
 
 _dec_session_archive_filter = open_enum_decoder(SessionArchiveFilter, str)
@@ -14070,21 +14020,21 @@ _dec_session_config_option_category = open_enum_decoder(SessionConfigOptionCateg
 _dec_session_status = open_enum_decoder(SessionStatus, str)
 
 
-_STOP_REASON_VALUES: Final = {member.value: member for member in StopReason}
+_STOP_REASON_WIRE: Final = {member: member.value for member in StopReason}
 _dec_stop_reason = enum_decoder(StopReason, str)
 
 
-_STRING_FORMAT_VALUES: Final = {member.value: member for member in StringFormat}
+_STRING_FORMAT_WIRE: Final = {member: member.value for member in StringFormat}
 _dec_string_format = enum_decoder(StringFormat, str)
 
 _dec_system_prompt_mode = open_enum_decoder(SystemPromptMode, str)
 
 
-_TOOL_CALL_STATUS_VALUES: Final = {member.value: member for member in ToolCallStatus}
+_TOOL_CALL_STATUS_WIRE: Final = {member: member.value for member in ToolCallStatus}
 _dec_tool_call_status = enum_decoder(ToolCallStatus, str)
 
 
-_TOOL_KIND_VALUES: Final = {member.value: member for member in ToolKind}
+_TOOL_KIND_WIRE: Final = {member: member.value for member in ToolKind}
 _dec_tool_kind = enum_decoder(ToolKind, str)
 
 
@@ -14171,10 +14121,7 @@ def _dec_agent_request_params(data: object) -> AgentRequestParams:
     raise ValidationError("matches no variant of AgentRequestParams (" + "; ".join(errors) + ")")
 
 
-_AGENT_RESPONSE_CLASSES: Final = (
-    AgentResponseResult,
-    AgentResponseError,
-)
+_AGENT_RESPONSE_ENCODERS: Final = variant_encoders(AgentResponseResult, AgentResponseError)
 
 
 def _dec_agent_response(data: object) -> AgentResponse:
@@ -14309,21 +14256,18 @@ def _dec_agent_response_result_result(data: object) -> AgentResponseResultResult
     )
 
 
-_AUTH_METHOD_CLASSES: Final = (
-    TerminalAuthMethod,
-    AuthMethodAgent,
-)
+_AUTH_METHOD_ENCODERS: Final = variant_encoders(TerminalAuthMethod, AuthMethodAgent)
 
 _dec_auth_method: Final[Callable[[object], AuthMethod]] = tagged_decoder(
     "type",
     {
-        "terminal": TerminalAuthMethod.from_dict,
+        "terminal": TerminalAuthMethod._decode_untagged,
     },
     default=AuthMethodAgent.from_dict,
 )
 
 
-_AVAILABLE_COMMAND_INPUT_CLASSES: Final = (UnstructuredCommandInput,)
+_AVAILABLE_COMMAND_INPUT_ENCODERS: Final = variant_encoders(UnstructuredCommandInput)
 
 
 def _dec_available_command_input(data: object) -> AvailableCommandInput:
@@ -14471,10 +14415,7 @@ def _dec_client_request_params(data: object) -> ClientRequestParams:
     raise ValidationError("matches no variant of ClientRequestParams (" + "; ".join(errors) + ")")
 
 
-_CLIENT_RESPONSE_CLASSES: Final = (
-    ClientResponseResult,
-    ClientResponseError,
-)
+_CLIENT_RESPONSE_ENCODERS: Final = variant_encoders(ClientResponseResult, ClientResponseError)
 
 
 def _dec_client_response(data: object) -> ClientResponse:
@@ -14554,7 +14495,7 @@ def _dec_client_response_result_result(data: object) -> ClientResponseResultResu
     )
 
 
-_CONTENT_BLOCK_CLASSES: Final = (
+_CONTENT_BLOCK_ENCODERS: Final = variant_encoders(
     TextContentBlock,
     ImageContentBlock,
     AudioContentBlock,
@@ -14565,19 +14506,17 @@ _CONTENT_BLOCK_CLASSES: Final = (
 _dec_content_block: Final[Callable[[object], ContentBlock]] = tagged_decoder(
     "type",
     {
-        "text": TextContentBlock.from_dict,
-        "image": ImageContentBlock.from_dict,
-        "audio": AudioContentBlock.from_dict,
-        "resource_link": ResourceLinkContentBlock.from_dict,
-        "resource": ResourceContentBlock.from_dict,
+        "text": TextContentBlock._decode_untagged,
+        "image": ImageContentBlock._decode_untagged,
+        "audio": AudioContentBlock._decode_untagged,
+        "resource_link": ResourceLinkContentBlock._decode_untagged,
+        "resource": ResourceContentBlock._decode_untagged,
     },
 )
 
 
-_CREATE_ELICITATION_REQUEST_CLASSES: Final = (
-    FormCreateElicitationRequest,
-    UrlCreateElicitationRequest,
-    OtherCreateElicitationRequest,
+_CREATE_ELICITATION_REQUEST_ENCODERS: Final = variant_encoders(
+    FormCreateElicitationRequest, UrlCreateElicitationRequest, OtherCreateElicitationRequest
 )
 
 _dec_create_elicitation_request: Final[Callable[[object], CreateElicitationRequest]] = (
@@ -14592,7 +14531,7 @@ _dec_create_elicitation_request: Final[Callable[[object], CreateElicitationReque
 )
 
 
-_CREATE_ELICITATION_RESPONSE_CLASSES: Final = (
+_CREATE_ELICITATION_RESPONSE_ENCODERS: Final = variant_encoders(
     AcceptCreateElicitationResponse,
     DeclineCreateElicitationResponse,
     CancelCreateElicitationResponse,
@@ -14639,9 +14578,8 @@ def _dec_elicitation_content_value(data: object) -> ElicitationContentValue:
     )
 
 
-_ELICITATION_FORM_MODE_CLASSES: Final = (
-    SessionElicitationFormMode,
-    RequestElicitationFormMode,
+_ELICITATION_FORM_MODE_ENCODERS: Final = variant_encoders(
+    SessionElicitationFormMode, RequestElicitationFormMode
 )
 
 
@@ -14662,7 +14600,7 @@ def _dec_elicitation_form_mode(data: object) -> ElicitationFormMode:
     raise ValidationError("matches no variant of ElicitationFormMode (" + "; ".join(errors) + ")")
 
 
-_ELICITATION_PROPERTY_SCHEMA_CLASSES: Final = (
+_ELICITATION_PROPERTY_SCHEMA_ENCODERS: Final = variant_encoders(
     StringElicitationPropertySchema,
     NumberElicitationPropertySchema,
     IntegerElicitationPropertySchema,
@@ -14675,20 +14613,19 @@ _dec_elicitation_property_schema: Final[Callable[[object], ElicitationPropertySc
     tagged_decoder(
         "type",
         {
-            "string": StringElicitationPropertySchema.from_dict,
-            "number": NumberElicitationPropertySchema.from_dict,
-            "integer": IntegerElicitationPropertySchema.from_dict,
-            "boolean": BooleanElicitationPropertySchema.from_dict,
-            "array": ArrayElicitationPropertySchema.from_dict,
+            "string": StringElicitationPropertySchema._decode_untagged,
+            "number": NumberElicitationPropertySchema._decode_untagged,
+            "integer": IntegerElicitationPropertySchema._decode_untagged,
+            "boolean": BooleanElicitationPropertySchema._decode_untagged,
+            "array": ArrayElicitationPropertySchema._decode_untagged,
         },
         other=OtherElicitationPropertySchema.from_dict,
     )
 )
 
 
-_ELICITATION_URL_MODE_CLASSES: Final = (
-    SessionElicitationUrlMode,
-    RequestElicitationUrlMode,
+_ELICITATION_URL_MODE_ENCODERS: Final = variant_encoders(
+    SessionElicitationUrlMode, RequestElicitationUrlMode
 )
 
 
@@ -14709,9 +14646,8 @@ def _dec_elicitation_url_mode(data: object) -> ElicitationUrlMode:
     raise ValidationError("matches no variant of ElicitationUrlMode (" + "; ".join(errors) + ")")
 
 
-_EMBEDDED_RESOURCE_RESOURCE_CLASSES: Final = (
-    TextResourceContents,
-    BlobResourceContents,
+_EMBEDDED_RESOURCE_RESOURCE_ENCODERS: Final = variant_encoders(
+    TextResourceContents, BlobResourceContents
 )
 
 
@@ -14734,7 +14670,7 @@ def _dec_embedded_resource_resource(data: object) -> EmbeddedResourceResource:
     )
 
 
-_IDLE_STATE_UPDATE_CLASSES: Final = (
+_IDLE_STATE_UPDATE_ENCODERS: Final = variant_encoders(
     EndTurnIdleStateUpdate,
     MaxTokensIdleStateUpdate,
     MaxTurnRequestsIdleStateUpdate,
@@ -14762,27 +14698,23 @@ _dec_idle_state_update: Final[Callable[[object], IdleStateUpdate]] = tagged_deco
 )
 
 
-_MCP_SERVER_CLASSES: Final = (
-    HttpMcpServer,
-    SseMcpServer,
-    AcpMcpServer,
-    McpServerStdio,
+_MCP_SERVER_ENCODERS: Final = variant_encoders(
+    HttpMcpServer, SseMcpServer, AcpMcpServer, McpServerStdio
 )
 
 _dec_mcp_server: Final[Callable[[object], McpServer]] = tagged_decoder(
     "type",
     {
-        "http": HttpMcpServer.from_dict,
-        "sse": SseMcpServer.from_dict,
-        "acp": AcpMcpServer.from_dict,
+        "http": HttpMcpServer._decode_untagged,
+        "sse": SseMcpServer._decode_untagged,
+        "acp": AcpMcpServer._decode_untagged,
     },
     default=McpServerStdio.from_dict,
 )
 
 
-_MESSAGE_MCP_RESPONSE_CLASSES: Final = (
-    MessageMcpResponseResult,
-    MessageMcpResponseError,
+_MESSAGE_MCP_RESPONSE_ENCODERS: Final = variant_encoders(
+    MessageMcpResponseResult, MessageMcpResponseError
 )
 
 
@@ -14803,39 +14735,35 @@ def _dec_message_mcp_response(data: object) -> MessageMcpResponse:
     raise ValidationError("matches no variant of MessageMcpResponse (" + "; ".join(errors) + ")")
 
 
-_MULTI_SELECT_ITEMS_CLASSES: Final = (
-    MultiSelectItemsString,
-    OtherMultiSelectItems,
-    TitledMultiSelectItems,
+_MULTI_SELECT_ITEMS_ENCODERS: Final = variant_encoders(
+    MultiSelectItemsString, OtherMultiSelectItems, TitledMultiSelectItems
 )
 
 _dec_multi_select_items: Final[Callable[[object], MultiSelectItems]] = tagged_decoder(
     "type",
     {
-        "string": MultiSelectItemsString.from_dict,
+        "string": MultiSelectItemsString._decode_untagged,
     },
     default=TitledMultiSelectItems.from_dict,
     other=OtherMultiSelectItems.from_dict,
 )
 
 
-_PLAN_UPDATE_CONTENT_CLASSES: Final = (
-    ItemsPlanUpdateContent,
-    FilePlanUpdateContent,
-    MarkdownPlanUpdateContent,
+_PLAN_UPDATE_CONTENT_ENCODERS: Final = variant_encoders(
+    ItemsPlanUpdateContent, FilePlanUpdateContent, MarkdownPlanUpdateContent
 )
 
 _dec_plan_update_content: Final[Callable[[object], PlanUpdateContent]] = tagged_decoder(
     "type",
     {
-        "items": ItemsPlanUpdateContent.from_dict,
-        "file": FilePlanUpdateContent.from_dict,
-        "markdown": MarkdownPlanUpdateContent.from_dict,
+        "items": ItemsPlanUpdateContent._decode_untagged,
+        "file": FilePlanUpdateContent._decode_untagged,
+        "markdown": MarkdownPlanUpdateContent._decode_untagged,
     },
 )
 
 
-_PROXY_NOTIFICATION_PARAMS_CLASSES: Final = (ProxySuccessorNotification,)
+_PROXY_NOTIFICATION_PARAMS_ENCODERS: Final = variant_encoders(ProxySuccessorNotification)
 
 
 def _dec_proxy_notification_params(data: object) -> ProxyNotificationParams:
@@ -14852,10 +14780,7 @@ def _dec_proxy_notification_params(data: object) -> ProxyNotificationParams:
     )
 
 
-_PROXY_REQUEST_PARAMS_CLASSES: Final = (
-    InitializeRequest,
-    ProxySuccessorRequest,
-)
+_PROXY_REQUEST_PARAMS_ENCODERS: Final = variant_encoders(InitializeRequest, ProxySuccessorRequest)
 
 
 def _dec_proxy_request_params(data: object) -> ProxyRequestParams:
@@ -14875,10 +14800,7 @@ def _dec_proxy_request_params(data: object) -> ProxyRequestParams:
     raise ValidationError("matches no variant of ProxyRequestParams (" + "; ".join(errors) + ")")
 
 
-_PROXY_RESPONSE_CLASSES: Final = (
-    ProxyResponseResult,
-    ProxyResponseError,
-)
+_PROXY_RESPONSE_ENCODERS: Final = variant_encoders(ProxyResponseResult, ProxyResponseError)
 
 
 def _dec_proxy_response(data: object) -> ProxyResponse:
@@ -14930,9 +14852,8 @@ def _dec_request_id(data: object) -> RequestId:
     raise ValidationError("matches no variant of RequestId (" + "; ".join(errors) + ")")
 
 
-_REQUEST_PERMISSION_OUTCOME_CLASSES: Final = (
-    CancelledRequestPermissionOutcome,
-    SelectedRequestPermissionOutcome,
+_REQUEST_PERMISSION_OUTCOME_ENCODERS: Final = variant_encoders(
+    CancelledRequestPermissionOutcome, SelectedRequestPermissionOutcome
 )
 
 _dec_request_permission_outcome: Final[Callable[[object], RequestPermissionOutcome]] = (
@@ -14940,15 +14861,14 @@ _dec_request_permission_outcome: Final[Callable[[object], RequestPermissionOutco
         "outcome",
         {
             "cancelled": CancelledRequestPermissionOutcome.from_dict,
-            "selected": SelectedRequestPermissionOutcome.from_dict,
+            "selected": SelectedRequestPermissionOutcome._decode_untagged,
         },
     )
 )
 
 
-_SESSION_CONFIG_OPTION_CLASSES: Final = (
-    SelectSessionConfigOption,
-    BooleanSessionConfigOption,
+_SESSION_CONFIG_OPTION_ENCODERS: Final = variant_encoders(
+    SelectSessionConfigOption, BooleanSessionConfigOption
 )
 
 _dec_session_config_option: Final[Callable[[object], SessionConfigOption]] = tagged_decoder(
@@ -14979,7 +14899,7 @@ def _dec_session_config_select_options(data: object) -> SessionConfigSelectOptio
     )
 
 
-_SESSION_UPDATE_CLASSES: Final = (
+_SESSION_UPDATE_ENCODERS: Final = variant_encoders(
     UserMessageChunkSessionUpdate,
     AgentMessageChunkSessionUpdate,
     AgentThoughtChunkSessionUpdate,
@@ -15004,32 +14924,31 @@ _SESSION_UPDATE_CLASSES: Final = (
 _dec_session_update: Final[Callable[[object], SessionUpdate]] = tagged_decoder(
     "sessionUpdate",
     {
-        "user_message_chunk": UserMessageChunkSessionUpdate.from_dict,
-        "agent_message_chunk": AgentMessageChunkSessionUpdate.from_dict,
-        "agent_thought_chunk": AgentThoughtChunkSessionUpdate.from_dict,
-        "tool_call": ToolCallSessionUpdate.from_dict,
-        "tool_call_update": ToolCallUpdateSessionUpdate.from_dict,
-        "plan": PlanSessionUpdate.from_dict,
-        "plan_update": PlanUpdateSessionUpdate.from_dict,
-        "plan_removed": PlanRemovedSessionUpdate.from_dict,
-        "available_commands_update": AvailableCommandsUpdateSessionUpdate.from_dict,
-        "current_mode_update": CurrentModeUpdateSessionUpdate.from_dict,
-        "config_option_update": ConfigOptionUpdateSessionUpdate.from_dict,
-        "session_info_update": SessionInfoUpdateSessionUpdate.from_dict,
-        "usage_update": UsageUpdateSessionUpdate.from_dict,
-        "notice": NoticeSessionUpdate.from_dict,
-        "compaction_update": CompactionUpdateSessionUpdate.from_dict,
-        "compaction_summary_chunk": CompactionSummaryChunkSessionUpdate.from_dict,
-        "subagent_update": SubagentUpdateSessionUpdate.from_dict,
-        "session_message": SessionMessageSessionUpdate.from_dict,
-        "session_message_chunk": SessionMessageChunkSessionUpdate.from_dict,
+        "user_message_chunk": UserMessageChunkSessionUpdate._decode_untagged,
+        "agent_message_chunk": AgentMessageChunkSessionUpdate._decode_untagged,
+        "agent_thought_chunk": AgentThoughtChunkSessionUpdate._decode_untagged,
+        "tool_call": ToolCallSessionUpdate._decode_untagged,
+        "tool_call_update": ToolCallUpdateSessionUpdate._decode_untagged,
+        "plan": PlanSessionUpdate._decode_untagged,
+        "plan_update": PlanUpdateSessionUpdate._decode_untagged,
+        "plan_removed": PlanRemovedSessionUpdate._decode_untagged,
+        "available_commands_update": AvailableCommandsUpdateSessionUpdate._decode_untagged,
+        "current_mode_update": CurrentModeUpdateSessionUpdate._decode_untagged,
+        "config_option_update": ConfigOptionUpdateSessionUpdate._decode_untagged,
+        "session_info_update": SessionInfoUpdateSessionUpdate._decode_untagged,
+        "usage_update": UsageUpdateSessionUpdate._decode_untagged,
+        "notice": NoticeSessionUpdate._decode_untagged,
+        "compaction_update": CompactionUpdateSessionUpdate._decode_untagged,
+        "compaction_summary_chunk": CompactionSummaryChunkSessionUpdate._decode_untagged,
+        "subagent_update": SubagentUpdateSessionUpdate._decode_untagged,
+        "session_message": SessionMessageSessionUpdate._decode_untagged,
+        "session_message_chunk": SessionMessageChunkSessionUpdate._decode_untagged,
     },
 )
 
 
-_SET_SESSION_CONFIG_OPTION_REQUEST_CLASSES: Final = (
-    BooleanSetSessionConfigOptionRequest,
-    ValueIdSetSessionConfigOptionRequest,
+_SET_SESSION_CONFIG_OPTION_REQUEST_ENCODERS: Final = variant_encoders(
+    BooleanSetSessionConfigOptionRequest, ValueIdSetSessionConfigOptionRequest
 )
 
 _dec_set_session_config_option_request: Final[Callable[[object], SetSessionConfigOptionRequest]] = (
@@ -15043,7 +14962,7 @@ _dec_set_session_config_option_request: Final[Callable[[object], SetSessionConfi
 )
 
 
-_STATE_UPDATE_CLASSES: Final = (
+_STATE_UPDATE_ENCODERS: Final = variant_encoders(
     StateUpdateRunning,
     StateUpdateIdle,
     StateUpdateRequiresAction,
@@ -15054,27 +14973,25 @@ _STATE_UPDATE_CLASSES: Final = (
 _dec_state_update: Final[Callable[[object], StateUpdate]] = tagged_decoder(
     "state",
     {
-        "running": StateUpdateRunning.from_dict,
+        "running": StateUpdateRunning._decode_untagged,
         "idle": StateUpdateIdle.from_dict,
-        "requires_action": StateUpdateRequiresAction.from_dict,
-        "unknown": StateUpdateUnknown.from_dict,
+        "requires_action": StateUpdateRequiresAction._decode_untagged,
+        "unknown": StateUpdateUnknown._decode_untagged,
     },
     other=OtherStateUpdate.from_dict,
 )
 
 
-_TOOL_CALL_CONTENT_CLASSES: Final = (
-    ContentToolCallContent,
-    DiffToolCallContent,
-    TerminalToolCallContent,
+_TOOL_CALL_CONTENT_ENCODERS: Final = variant_encoders(
+    ContentToolCallContent, DiffToolCallContent, TerminalToolCallContent
 )
 
 _dec_tool_call_content: Final[Callable[[object], ToolCallContent]] = tagged_decoder(
     "type",
     {
-        "content": ContentToolCallContent.from_dict,
-        "diff": DiffToolCallContent.from_dict,
-        "terminal": TerminalToolCallContent.from_dict,
+        "content": ContentToolCallContent._decode_untagged,
+        "diff": DiffToolCallContent._decode_untagged,
+        "terminal": TerminalToolCallContent._decode_untagged,
     },
 )
 

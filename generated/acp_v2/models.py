@@ -24,7 +24,6 @@ from ._codec import (
     Unset,
     ValidationError,
     encode_value,
-    encode_variant,
     enum_decoder,
     expected,
     missing,
@@ -32,6 +31,7 @@ from ._codec import (
     open_enum_decoder,
     report_skipped,
     tagged_decoder,
+    variant_encoders,
 )
 
 
@@ -807,14 +807,13 @@ class AgentMessage(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "messageId": self.message_id,
-        }
+        out = self._wire_head.copy()
+        out["messageId"] = self.message_id
         if self.content is not UNSET:
             out["content"] = (
                 None
                 if self.content is None
-                else [encode_variant(i0, _CONTENT_BLOCK_CLASSES) for i0 in self.content]
+                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.content]
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -1049,14 +1048,13 @@ class AgentThought(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "messageId": self.message_id,
-        }
+        out = self._wire_head.copy()
+        out["messageId"] = self.message_id
         if self.content is not UNSET:
             out["content"] = (
                 None
                 if self.content is None
-                else [encode_variant(i0, _CONTENT_BLOCK_CLASSES) for i0 in self.content]
+                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.content]
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -1283,10 +1281,9 @@ class AudioContent(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "data": self.data,
-            "mimeType": self.mime_type,
-        }
+        out = self._wire_head.copy()
+        out["data"] = self.data
+        out["mimeType"] = self.mime_type
         if self.annotations is not UNSET:
             out["annotations"] = None if self.annotations is None else self.annotations._encode()
         if self.meta is not UNSET:
@@ -1450,10 +1447,9 @@ class AuthMethodAgent(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "methodId": self.method_id,
-            "name": self.name,
-        }
+        out = self._wire_head.copy()
+        out["methodId"] = self.method_id
+        out["name"] = self.name
         if self.description is not UNSET:
             out["description"] = self.description
         if self.meta is not UNSET:
@@ -1546,10 +1542,9 @@ class AuthMethodTerminal(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "methodId": self.method_id,
-            "name": self.name,
-        }
+        out = self._wire_head.copy()
+        out["methodId"] = self.method_id
+        out["name"] = self.name
         if self.description is not UNSET:
             out["description"] = self.description
         if self.args is not UNSET:
@@ -1806,11 +1801,10 @@ class AvailableCommandsUpdate(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "availableCommands": [
-                encode_variant(i0, _AVAILABLE_COMMAND_CLASSES) for i0 in self.available_commands
-            ],
-        }
+        out = self._wire_head.copy()
+        out["availableCommands"] = [
+            _AVAILABLE_COMMAND_ENCODERS[type(i0)](i0) for i0 in self.available_commands
+        ]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -1853,9 +1847,8 @@ class BackgroundSubagent(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "sessionId": self.session_id,
-        }
+        out = self._wire_head.copy()
+        out["sessionId"] = self.session_id
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -1894,9 +1887,8 @@ class BackgroundTerminal(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "terminalId": self.terminal_id,
-        }
+        out = self._wire_head.copy()
+        out["terminalId"] = self.terminal_id
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -1935,9 +1927,8 @@ class BackgroundToolCall(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "toolCallId": self.tool_call_id,
-        }
+        out = self._wire_head.copy()
+        out["toolCallId"] = self.tool_call_id
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -2053,7 +2044,7 @@ class BooleanPropertySchema(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {}
+        out = self._wire_head.copy()
         if self.title is not UNSET:
             out["title"] = self.title
         if self.description is not UNSET:
@@ -2599,7 +2590,7 @@ class CancelledIdleStateUpdate(Model):
             out["background"] = (
                 None
                 if self.background is None
-                else [encode_variant(i0, _BACKGROUND_WORK_CLASSES) for i0 in self.background]
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in self.background]
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -2629,7 +2620,7 @@ class CancelledPermissionOutcome(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {}
+        out = self._wire_head.copy()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -3067,15 +3058,14 @@ class Command(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "name": self.name,
-            "description": self.description,
-        }
+        out = self._wire_head.copy()
+        out["name"] = self.name
+        out["description"] = self.description
         if self.input is not UNSET:
             out["input"] = (
                 None
                 if self.input is None
-                else encode_variant(self.input, _AVAILABLE_COMMAND_INPUT_CLASSES)
+                else _AVAILABLE_COMMAND_INPUT_ENCODERS[type(self.input)](self.input)
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -3144,10 +3134,9 @@ class CommandPermissionSubject(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "command": self.command,
-            "cwd": self.cwd,
-        }
+        out = self._wire_head.copy()
+        out["command"] = self.command
+        out["cwd"] = self.cwd
         if self.tool_call_id is not UNSET:
             out["toolCallId"] = self.tool_call_id
         if self.terminal_id is not UNSET:
@@ -3200,10 +3189,9 @@ class CompactionSummaryChunk(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "compactionId": self.compaction_id,
-            "content": encode_variant(self.content, _CONTENT_BLOCK_CLASSES),
-        }
+        out = self._wire_head.copy()
+        out["compactionId"] = self.compaction_id
+        out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -3276,17 +3264,16 @@ class CompactionUpdate(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "compactionId": self.compaction_id,
-            "status": (
-                self.status._value_ if isinstance(self.status, CompactionStatus) else self.status
-            ),
-        }
+        out = self._wire_head.copy()
+        out["compactionId"] = self.compaction_id
+        out["status"] = (
+            self.status._value_ if isinstance(self.status, CompactionStatus) else self.status
+        )
         if self.summary is not UNSET:
             out["summary"] = (
                 None
                 if self.summary is None
-                else [encode_variant(i0, _CONTENT_BLOCK_CLASSES) for i0 in self.summary]
+                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.summary]
             )
         if self.error is not UNSET:
             out["error"] = self.error
@@ -3374,11 +3361,10 @@ class ConfigOptionUpdate(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "configOptions": [
-                encode_variant(i0, _SESSION_CONFIG_OPTION_CLASSES) for i0 in self.config_options
-            ],
-        }
+        out = self._wire_head.copy()
+        out["configOptions"] = [
+            _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options
+        ]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -3418,9 +3404,8 @@ class Content(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "content": encode_variant(self.content, _CONTENT_BLOCK_CLASSES),
-        }
+        out = self._wire_head.copy()
+        out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -3471,10 +3456,9 @@ class ContentChunk(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "messageId": self.message_id,
-            "content": encode_variant(self.content, _CONTENT_BLOCK_CLASSES),
-        }
+        out = self._wire_head.copy()
+        out["messageId"] = self.message_id
+        out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -3853,9 +3837,8 @@ class Diff(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "changes": [encode_variant(i0, _DIFF_CHANGE_CLASSES) for i0 in self.changes],
-        }
+        out = self._wire_head.copy()
+        out["changes"] = [_DIFF_CHANGE_ENCODERS[type(i0)](i0) for i0 in self.changes]
         if self.patch is not UNSET:
             out["patch"] = None if self.patch is None else self.patch._encode()
         if self.meta is not UNSET:
@@ -4291,9 +4274,9 @@ class ElicitationSchema(Model):
 
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "type": _ELICITATION_SCHEMA_TYPE_VALUES[self.type]._value_,
+            "type": _ELICITATION_SCHEMA_TYPE_WIRE[self.type],
             "properties": {
-                k0: encode_variant(i0, _ELICITATION_PROPERTY_SCHEMA_CLASSES)
+                k0: _ELICITATION_PROPERTY_SCHEMA_ENCODERS[type(i0)](i0)
                 for k0, i0 in self.properties.items()
             },
         }
@@ -4433,9 +4416,8 @@ class EmbeddedResource(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "resource": encode_variant(self.resource, _EMBEDDED_RESOURCE_RESOURCE_CLASSES),
-        }
+        out = self._wire_head.copy()
+        out["resource"] = _EMBEDDED_RESOURCE_RESOURCE_ENCODERS[type(self.resource)](self.resource)
         if self.annotations is not UNSET:
             out["annotations"] = None if self.annotations is None else self.annotations._encode()
         if self.meta is not UNSET:
@@ -4512,7 +4494,7 @@ class EndTurnIdleStateUpdate(Model):
             out["background"] = (
                 None
                 if self.background is None
-                else [encode_variant(i0, _BACKGROUND_WORK_CLASSES) for i0 in self.background]
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in self.background]
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -4780,7 +4762,7 @@ class ErrorIdleStateUpdate(Model):
             out["background"] = (
                 None
                 if self.background is None
-                else [encode_variant(i0, _BACKGROUND_WORK_CLASSES) for i0 in self.background]
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in self.background]
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -4922,7 +4904,7 @@ class ForkSessionRequest(Model):
         if self.additional_directories is not UNSET:
             out["additionalDirectories"] = self.additional_directories
         if self.mcp_servers is not UNSET:
-            out["mcpServers"] = [encode_variant(i0, _MCP_SERVER_CLASSES) for i0 in self.mcp_servers]
+            out["mcpServers"] = [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers]
         if self.system_prompt is not UNSET:
             out["systemPrompt"] = (
                 None if self.system_prompt is None else self.system_prompt._encode()
@@ -5006,11 +4988,11 @@ class ForkSessionResponse(Model):
         }
         if self.config_options is not UNSET:
             out["configOptions"] = [
-                encode_variant(i0, _SESSION_CONFIG_OPTION_CLASSES) for i0 in self.config_options
+                _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options
             ]
         if self.available_commands is not UNSET:
             out["availableCommands"] = [
-                encode_variant(i0, _AVAILABLE_COMMAND_CLASSES) for i0 in self.available_commands
+                _AVAILABLE_COMMAND_ENCODERS[type(i0)](i0) for i0 in self.available_commands
             ]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -5327,10 +5309,9 @@ class ImageContent(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "data": self.data,
-            "mimeType": self.mime_type,
-        }
+        out = self._wire_head.copy()
+        out["data"] = self.data
+        out["mimeType"] = self.mime_type
         if self.uri is not UNSET:
             out["uri"] = self.uri
         if self.annotations is not UNSET:
@@ -5560,9 +5541,7 @@ class InitializeResponse(Model):
         }
         out["capabilities"] = self.capabilities._encode()
         if self.auth_methods is not UNSET:
-            out["authMethods"] = [
-                encode_variant(i0, _AUTH_METHOD_CLASSES) for i0 in self.auth_methods
-            ]
+            out["authMethods"] = [_AUTH_METHOD_ENCODERS[type(i0)](i0) for i0 in self.auth_methods]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -5661,7 +5640,7 @@ class IntegerPropertySchema(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {}
+        out = self._wire_head.copy()
         if self.title is not UNSET:
             out["title"] = self.title
         if self.description is not UNSET:
@@ -6106,7 +6085,7 @@ class MaxTokensIdleStateUpdate(Model):
             out["background"] = (
                 None
                 if self.background is None
-                else [encode_variant(i0, _BACKGROUND_WORK_CLASSES) for i0 in self.background]
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in self.background]
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -6182,7 +6161,7 @@ class MaxTurnRequestsIdleStateUpdate(Model):
             out["background"] = (
                 None
                 if self.background is None
-                else [encode_variant(i0, _BACKGROUND_WORK_CLASSES) for i0 in self.background]
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in self.background]
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -6439,10 +6418,9 @@ class McpServerAcp(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "name": self.name,
-            "serverId": self.server_id,
-        }
+        out = self._wire_head.copy()
+        out["name"] = self.name
+        out["serverId"] = self.server_id
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -6501,10 +6479,9 @@ class McpServerHttp(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "name": self.name,
-            "url": self.url,
-        }
+        out = self._wire_head.copy()
+        out["name"] = self.name
+        out["url"] = self.url
         if self.headers is not UNSET:
             out["headers"] = [i0._encode() for i0 in self.headers]
         if self.meta is not UNSET:
@@ -6577,10 +6554,9 @@ class McpServerStdio(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "name": self.name,
-            "command": self.command,
-        }
+        out = self._wire_head.copy()
+        out["name"] = self.name
+        out["command"] = self.command
         if self.args is not UNSET:
             out["args"] = self.args
         if self.env is not UNSET:
@@ -7103,9 +7079,8 @@ class MultiSelectPropertySchema(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "items": encode_variant(self.items, _MULTI_SELECT_ITEMS_CLASSES),
-        }
+        out = self._wire_head.copy()
+        out["items"] = _MULTI_SELECT_ITEMS_ENCODERS[type(self.items)](self.items)
         if self.title is not UNSET:
             out["title"] = self.title
         if self.description is not UNSET:
@@ -7208,7 +7183,7 @@ class NewSessionRequest(Model):
         if self.additional_directories is not UNSET:
             out["additionalDirectories"] = self.additional_directories
         if self.mcp_servers is not UNSET:
-            out["mcpServers"] = [encode_variant(i0, _MCP_SERVER_CLASSES) for i0 in self.mcp_servers]
+            out["mcpServers"] = [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers]
         if self.system_prompt is not UNSET:
             out["systemPrompt"] = (
                 None if self.system_prompt is None else self.system_prompt._encode()
@@ -7296,11 +7271,11 @@ class NewSessionResponse(Model):
         }
         if self.config_options is not UNSET:
             out["configOptions"] = [
-                encode_variant(i0, _SESSION_CONFIG_OPTION_CLASSES) for i0 in self.config_options
+                _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options
             ]
         if self.available_commands is not UNSET:
             out["availableCommands"] = [
-                encode_variant(i0, _AVAILABLE_COMMAND_CLASSES) for i0 in self.available_commands
+                _AVAILABLE_COMMAND_ENCODERS[type(i0)](i0) for i0 in self.available_commands
             ]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -7371,7 +7346,7 @@ class NoneIdleStateUpdate(Model):
             out["background"] = (
                 None
                 if self.background is None
-                else [encode_variant(i0, _BACKGROUND_WORK_CLASSES) for i0 in self.background]
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in self.background]
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -7438,14 +7413,11 @@ class Notice(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "severity": (
-                self.severity._value_
-                if isinstance(self.severity, NoticeSeverity)
-                else self.severity
-            ),
-            "title": self.title,
-        }
+        out = self._wire_head.copy()
+        out["severity"] = (
+            self.severity._value_ if isinstance(self.severity, NoticeSeverity) else self.severity
+        )
+        out["title"] = self.title
         if self.description is not UNSET:
             out["description"] = self.description
         if self.meta is not UNSET:
@@ -7533,7 +7505,7 @@ class NumberPropertySchema(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {}
+        out = self._wire_head.copy()
         if self.title is not UNSET:
             out["title"] = self.title
         if self.description is not UNSET:
@@ -8655,10 +8627,9 @@ class PlanFile(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "planId": self.plan_id,
-            "uri": self.uri,
-        }
+        out = self._wire_head.copy()
+        out["planId"] = self.plan_id
+        out["uri"] = self.uri
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -8708,10 +8679,9 @@ class PlanItems(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "planId": self.plan_id,
-            "entries": [i0._encode() for i0 in self.entries],
-        }
+        out = self._wire_head.copy()
+        out["planId"] = self.plan_id
+        out["entries"] = [i0._encode() for i0 in self.entries]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -8761,10 +8731,9 @@ class PlanMarkdown(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "planId": self.plan_id,
-            "content": self.content,
-        }
+        out = self._wire_head.copy()
+        out["planId"] = self.plan_id
+        out["content"] = self.content
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -8807,9 +8776,8 @@ class PlanRemoved(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "planId": self.plan_id,
-        }
+        out = self._wire_head.copy()
+        out["planId"] = self.plan_id
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -8849,9 +8817,8 @@ class PlanUpdate(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "plan": encode_variant(self.plan, _PLAN_UPDATE_CONTENT_CLASSES),
-        }
+        out = self._wire_head.copy()
+        out["plan"] = _PLAN_UPDATE_CONTENT_ENCODERS[type(self.plan)](self.plan)
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -9102,7 +9069,7 @@ class PromptRequest(Model):
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
-            "prompt": [encode_variant(i0, _CONTENT_BLOCK_CLASSES) for i0 in self.prompt],
+            "prompt": [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.prompt],
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -9375,7 +9342,7 @@ class ProxyNotification(Model):
             out["params"] = (
                 None
                 if self.params is None
-                else encode_variant(self.params, _PROXY_NOTIFICATION_PARAMS_CLASSES)
+                else _PROXY_NOTIFICATION_PARAMS_ENCODERS[type(self.params)](self.params)
             )
         return out
 
@@ -9430,7 +9397,7 @@ class ProxyRequest(Model):
             out["params"] = (
                 None
                 if self.params is None
-                else encode_variant(self.params, _PROXY_REQUEST_PARAMS_CLASSES)
+                else _PROXY_REQUEST_PARAMS_ENCODERS[type(self.params)](self.params)
             )
         return out
 
@@ -9727,7 +9694,7 @@ class RefusalIdleStateUpdate(Model):
             out["background"] = (
                 None
                 if self.background is None
-                else [encode_variant(i0, _BACKGROUND_WORK_CLASSES) for i0 in self.background]
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in self.background]
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -9757,7 +9724,7 @@ class ReplayFromStart(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {}
+        out = self._wire_head.copy()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -9942,7 +9909,7 @@ class RequestPermissionRequest(Model):
             out["subject"] = (
                 None
                 if self.subject is None
-                else encode_variant(self.subject, _REQUEST_PERMISSION_SUBJECT_CLASSES)
+                else _REQUEST_PERMISSION_SUBJECT_ENCODERS[type(self.subject)](self.subject)
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -9984,7 +9951,7 @@ class RequestPermissionResponse(Model):
 
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "outcome": encode_variant(self.outcome, _REQUEST_PERMISSION_OUTCOME_CLASSES),
+            "outcome": _REQUEST_PERMISSION_OUTCOME_ENCODERS[type(self.outcome)](self.outcome),
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -10038,12 +10005,12 @@ class RequiresActionStateUpdate(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {}
+        out = self._wire_head.copy()
         if self.background is not UNSET:
             out["background"] = (
                 None
                 if self.background is None
-                else [encode_variant(i0, _BACKGROUND_WORK_CLASSES) for i0 in self.background]
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in self.background]
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -10158,10 +10125,9 @@ class ResourceLink(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "name": self.name,
-            "uri": self.uri,
-        }
+        out = self._wire_head.copy()
+        out["name"] = self.name
+        out["uri"] = self.uri
         if self.title is not UNSET:
             out["title"] = self.title
         if self.description is not UNSET:
@@ -10304,12 +10270,12 @@ class ResumeSessionRequest(Model):
         if self.additional_directories is not UNSET:
             out["additionalDirectories"] = self.additional_directories
         if self.mcp_servers is not UNSET:
-            out["mcpServers"] = [encode_variant(i0, _MCP_SERVER_CLASSES) for i0 in self.mcp_servers]
+            out["mcpServers"] = [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers]
         if self.replay_from is not UNSET:
             out["replayFrom"] = (
                 None
                 if self.replay_from is None
-                else encode_variant(self.replay_from, _REPLAY_FROM_CLASSES)
+                else _REPLAY_FROM_ENCODERS[type(self.replay_from)](self.replay_from)
             )
         if self.system_prompt is not UNSET:
             out["systemPrompt"] = (
@@ -10384,11 +10350,11 @@ class ResumeSessionResponse(Model):
         out: dict[str, object] = {}
         if self.config_options is not UNSET:
             out["configOptions"] = [
-                encode_variant(i0, _SESSION_CONFIG_OPTION_CLASSES) for i0 in self.config_options
+                _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options
             ]
         if self.available_commands is not UNSET:
             out["availableCommands"] = [
-                encode_variant(i0, _AVAILABLE_COMMAND_CLASSES) for i0 in self.available_commands
+                _AVAILABLE_COMMAND_ENCODERS[type(i0)](i0) for i0 in self.available_commands
             ]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -10435,12 +10401,12 @@ class RunningStateUpdate(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {}
+        out = self._wire_head.copy()
         if self.background is not UNSET:
             out["background"] = (
                 None
                 if self.background is None
-                else [encode_variant(i0, _BACKGROUND_WORK_CLASSES) for i0 in self.background]
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in self.background]
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -10587,9 +10553,8 @@ class SelectedPermissionOutcome(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "optionId": self.option_id,
-        }
+        out = self._wire_head.copy()
+        out["optionId"] = self.option_id
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -11432,7 +11397,7 @@ class SessionInfoUpdate(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {}
+        out = self._wire_head.copy()
         if self.title is not UNSET:
             out["title"] = self.title
         if self.updated_at is not UNSET:
@@ -11549,9 +11514,8 @@ class SessionMessage(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "messageId": self.message_id,
-        }
+        out = self._wire_head.copy()
+        out["messageId"] = self.message_id
         if self.sender_session_id is not UNSET:
             out["senderSessionId"] = self.sender_session_id
         if self.recipient_session_id is not UNSET:
@@ -11564,7 +11528,7 @@ class SessionMessage(Model):
             out["content"] = (
                 None
                 if self.content is None
-                else [encode_variant(i0, _CONTENT_BLOCK_CLASSES) for i0 in self.content]
+                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.content]
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -11620,10 +11584,9 @@ class SessionMessageChunk(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "messageId": self.message_id,
-            "content": encode_variant(self.content, _CONTENT_BLOCK_CLASSES),
-        }
+        out = self._wire_head.copy()
+        out["messageId"] = self.message_id
+        out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -11825,7 +11788,7 @@ class SessionStatusResponse(Model):
         }
         if self.state is not UNSET:
             out["state"] = (
-                None if self.state is None else encode_variant(self.state, _STATE_UPDATE_CLASSES)
+                None if self.state is None else _STATE_UPDATE_ENCODERS[type(self.state)](self.state)
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -12156,7 +12119,7 @@ class SetSessionConfigOptionResponse(Model):
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
             "configOptions": [
-                encode_variant(i0, _SESSION_CONFIG_OPTION_CLASSES) for i0 in self.config_options
+                _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options
             ],
         }
         if self.meta is not UNSET:
@@ -12410,9 +12373,8 @@ class StringMultiSelectItems(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "enum": self.enum,
-        }
+        out = self._wire_head.copy()
+        out["enum"] = self.enum
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -12544,7 +12506,7 @@ class StringPropertySchema(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {}
+        out = self._wire_head.copy()
         if self.title is not UNSET:
             out["title"] = self.title
         if self.description is not UNSET:
@@ -12770,9 +12732,8 @@ class SubagentUpdate(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "sessionId": self.session_id,
-        }
+        out = self._wire_head.copy()
+        out["sessionId"] = self.session_id
         if self.title is not UNSET:
             out["title"] = self.title
         if self.description is not UNSET:
@@ -12781,7 +12742,7 @@ class SubagentUpdate(Model):
             out["capabilities"] = None if self.capabilities is None else self.capabilities._encode()
         if self.state is not UNSET:
             out["state"] = (
-                None if self.state is None else encode_variant(self.state, _STATE_UPDATE_CLASSES)
+                None if self.state is None else _STATE_UPDATE_ENCODERS[type(self.state)](self.state)
             )
         if self.cwd is not UNSET:
             out["cwd"] = self.cwd
@@ -12856,7 +12817,7 @@ class SystemPrompt(Model):
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
             "mode": (self.mode._value_ if isinstance(self.mode, SystemPromptMode) else self.mode),
-            "content": [encode_variant(i0, _CONTENT_BLOCK_CLASSES) for i0 in self.content],
+            "content": [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.content],
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -12899,9 +12860,8 @@ class Terminal(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "terminalId": self.terminal_id,
-        }
+        out = self._wire_head.copy()
+        out["terminalId"] = self.terminal_id
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -13164,10 +13124,9 @@ class TerminalOutputChunk(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "terminalId": self.terminal_id,
-            "data": self.data,
-        }
+        out = self._wire_head.copy()
+        out["terminalId"] = self.terminal_id
+        out["data"] = self.data
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -13324,9 +13283,8 @@ class TerminalUpdate(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "terminalId": self.terminal_id,
-        }
+        out = self._wire_head.copy()
+        out["terminalId"] = self.terminal_id
         if self.command is not UNSET:
             out["command"] = self.command
         if self.cwd is not UNSET:
@@ -13377,9 +13335,8 @@ class TextCommandInput(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "hint": self.hint,
-        }
+        out = self._wire_head.copy()
+        out["hint"] = self.hint
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -13430,9 +13387,8 @@ class TextContent(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "text": self.text,
-        }
+        out = self._wire_head.copy()
+        out["text"] = self.text
         if self.annotations is not UNSET:
             out["annotations"] = None if self.annotations is None else self.annotations._encode()
         if self.meta is not UNSET:
@@ -13669,10 +13625,9 @@ class ToolCallContentChunk(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "toolCallId": self.tool_call_id,
-            "content": encode_variant(self.content, _TOOL_CALL_CONTENT_CLASSES),
-        }
+        out = self._wire_head.copy()
+        out["toolCallId"] = self.tool_call_id
+        out["content"] = _TOOL_CALL_CONTENT_ENCODERS[type(self.content)](self.content)
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -13776,9 +13731,8 @@ class ToolCallPermissionSubject(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "toolCall": self.tool_call._encode(),
-        }
+        out = self._wire_head.copy()
+        out["toolCall"] = self.tool_call._encode()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -13928,9 +13882,8 @@ class ToolCallUpdate(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "toolCallId": self.tool_call_id,
-        }
+        out = self._wire_head.copy()
+        out["toolCallId"] = self.tool_call_id
         if self.name is not UNSET:
             out["name"] = self.name
         if self.title is not UNSET:
@@ -13953,7 +13906,7 @@ class ToolCallUpdate(Model):
             out["content"] = (
                 None
                 if self.content is None
-                else [encode_variant(i0, _TOOL_CALL_CONTENT_CLASSES) for i0 in self.content]
+                else [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in self.content]
             )
         if self.locations is not UNSET:
             out["locations"] = (
@@ -14108,12 +14061,12 @@ class UnknownStateUpdate(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {}
+        out = self._wire_head.copy()
         if self.background is not UNSET:
             out["background"] = (
                 None
                 if self.background is None
-                else [encode_variant(i0, _BACKGROUND_WORK_CLASSES) for i0 in self.background]
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in self.background]
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -14219,7 +14172,7 @@ class UpdateSessionNotification(Model):
     def _encode(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
-            "update": encode_variant(self.update, _SESSION_UPDATE_CLASSES),
+            "update": _SESSION_UPDATE_ENCODERS[type(self.update)](self.update),
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -14449,10 +14402,9 @@ class UsageUpdate(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "used": self.used,
-            "size": self.size,
-        }
+        out = self._wire_head.copy()
+        out["used"] = self.used
+        out["size"] = self.size
         if self.cost is not UNSET:
             out["cost"] = None if self.cost is None else self.cost._encode()
         if self.meta is not UNSET:
@@ -14518,14 +14470,13 @@ class UserMessage(Model):
         return self
 
     def _encode(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "messageId": self.message_id,
-        }
+        out = self._wire_head.copy()
+        out["messageId"] = self.message_id
         if self.content is not UNSET:
             out["content"] = (
                 None
                 if self.content is None
-                else [encode_variant(i0, _CONTENT_BLOCK_CLASSES) for i0 in self.content]
+                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.content]
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -14720,7 +14671,7 @@ class _IdleStateUpdateCommon(Model):
             out["background"] = (
                 None
                 if self.background is None
-                else [encode_variant(i0, _BACKGROUND_WORK_CLASSES) for i0 in self.background]
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in self.background]
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -16033,7 +15984,7 @@ _dec_diff_file_type = open_enum_decoder(DiffFileType, str)
 _dec_diff_patch_format = open_enum_decoder(DiffPatchFormat, str)
 
 
-_ELICITATION_SCHEMA_TYPE_VALUES: Final = {member.value: member for member in ElicitationSchemaType}
+_ELICITATION_SCHEMA_TYPE_WIRE: Final = {member: member.value for member in ElicitationSchemaType}
 _dec_elicitation_schema_type = enum_decoder(ElicitationSchemaType, str)
 
 
@@ -16124,10 +16075,7 @@ def _dec_agent_request_params(data: object) -> AgentRequestParams:
     raise ValidationError("matches no variant of AgentRequestParams (" + "; ".join(errors) + ")")
 
 
-_AGENT_RESPONSE_CLASSES: Final = (
-    AgentResponseResult,
-    AgentResponseError,
-)
+_AGENT_RESPONSE_ENCODERS: Final = variant_encoders(AgentResponseResult, AgentResponseError)
 
 
 def _dec_agent_response(data: object) -> AgentResponse:
@@ -16276,63 +16224,56 @@ def _dec_agent_response_result_result(data: object) -> AgentResponseResultResult
     )
 
 
-_AUTH_METHOD_CLASSES: Final = (
-    TerminalAuthMethod,
-    AgentAuthMethod,
-    OtherAuthMethod,
+_AUTH_METHOD_ENCODERS: Final = variant_encoders(
+    TerminalAuthMethod, AgentAuthMethod, OtherAuthMethod
 )
 
 _dec_auth_method: Final[Callable[[object], AuthMethod]] = tagged_decoder(
     "type",
     {
-        "terminal": TerminalAuthMethod.from_dict,
-        "agent": AgentAuthMethod.from_dict,
+        "terminal": TerminalAuthMethod._decode_untagged,
+        "agent": AgentAuthMethod._decode_untagged,
     },
     other=OtherAuthMethod.from_dict,
 )
 
 
-_AVAILABLE_COMMAND_CLASSES: Final = (
-    CommandAvailableCommand,
-    OtherAvailableCommand,
+_AVAILABLE_COMMAND_ENCODERS: Final = variant_encoders(
+    CommandAvailableCommand, OtherAvailableCommand
 )
 
 _dec_available_command: Final[Callable[[object], AvailableCommand]] = tagged_decoder(
     "type",
     {
-        "command": CommandAvailableCommand.from_dict,
+        "command": CommandAvailableCommand._decode_untagged,
     },
     other=OtherAvailableCommand.from_dict,
 )
 
 
-_AVAILABLE_COMMAND_INPUT_CLASSES: Final = (
-    TextAvailableCommandInput,
-    OtherAvailableCommandInput,
+_AVAILABLE_COMMAND_INPUT_ENCODERS: Final = variant_encoders(
+    TextAvailableCommandInput, OtherAvailableCommandInput
 )
 
 _dec_available_command_input: Final[Callable[[object], AvailableCommandInput]] = tagged_decoder(
     "type",
     {
-        "text": TextAvailableCommandInput.from_dict,
+        "text": TextAvailableCommandInput._decode_untagged,
     },
     other=OtherAvailableCommandInput.from_dict,
 )
 
 
-_BACKGROUND_WORK_CLASSES: Final = (
-    TerminalBackgroundWork,
-    ToolCallBackgroundWork,
-    SubagentBackgroundWork,
-    OtherBackgroundWork,
+_BACKGROUND_WORK_ENCODERS: Final = variant_encoders(
+    TerminalBackgroundWork, ToolCallBackgroundWork, SubagentBackgroundWork, OtherBackgroundWork
 )
 
 _dec_background_work: Final[Callable[[object], BackgroundWork]] = tagged_decoder(
     "type",
     {
-        "terminal": TerminalBackgroundWork.from_dict,
-        "tool_call": ToolCallBackgroundWork.from_dict,
-        "subagent": SubagentBackgroundWork.from_dict,
+        "terminal": TerminalBackgroundWork._decode_untagged,
+        "tool_call": ToolCallBackgroundWork._decode_untagged,
+        "subagent": SubagentBackgroundWork._decode_untagged,
     },
     other=OtherBackgroundWork.from_dict,
 )
@@ -16471,10 +16412,7 @@ def _dec_client_request_params(data: object) -> ClientRequestParams:
     raise ValidationError("matches no variant of ClientRequestParams (" + "; ".join(errors) + ")")
 
 
-_CLIENT_RESPONSE_CLASSES: Final = (
-    ClientResponseResult,
-    ClientResponseError,
-)
+_CLIENT_RESPONSE_ENCODERS: Final = variant_encoders(ClientResponseResult, ClientResponseError)
 
 
 def _dec_client_response(data: object) -> ClientResponse:
@@ -16533,7 +16471,7 @@ def _dec_client_response_result_result(data: object) -> ClientResponseResultResu
     )
 
 
-_CONTENT_BLOCK_CLASSES: Final = (
+_CONTENT_BLOCK_ENCODERS: Final = variant_encoders(
     TextContentBlock,
     ImageContentBlock,
     AudioContentBlock,
@@ -16545,20 +16483,18 @@ _CONTENT_BLOCK_CLASSES: Final = (
 _dec_content_block: Final[Callable[[object], ContentBlock]] = tagged_decoder(
     "type",
     {
-        "text": TextContentBlock.from_dict,
-        "image": ImageContentBlock.from_dict,
-        "audio": AudioContentBlock.from_dict,
-        "resource_link": ResourceLinkContentBlock.from_dict,
-        "resource": ResourceContentBlock.from_dict,
+        "text": TextContentBlock._decode_untagged,
+        "image": ImageContentBlock._decode_untagged,
+        "audio": AudioContentBlock._decode_untagged,
+        "resource_link": ResourceLinkContentBlock._decode_untagged,
+        "resource": ResourceContentBlock._decode_untagged,
     },
     other=OtherContentBlock.from_dict,
 )
 
 
-_CREATE_ELICITATION_REQUEST_CLASSES: Final = (
-    FormCreateElicitationRequest,
-    UrlCreateElicitationRequest,
-    OtherCreateElicitationRequest,
+_CREATE_ELICITATION_REQUEST_ENCODERS: Final = variant_encoders(
+    FormCreateElicitationRequest, UrlCreateElicitationRequest, OtherCreateElicitationRequest
 )
 
 _dec_create_elicitation_request: Final[Callable[[object], CreateElicitationRequest]] = (
@@ -16573,7 +16509,7 @@ _dec_create_elicitation_request: Final[Callable[[object], CreateElicitationReque
 )
 
 
-_CREATE_ELICITATION_RESPONSE_CLASSES: Final = (
+_CREATE_ELICITATION_RESPONSE_ENCODERS: Final = variant_encoders(
     AcceptCreateElicitationResponse,
     DeclineCreateElicitationResponse,
     CancelCreateElicitationResponse,
@@ -16593,7 +16529,7 @@ _dec_create_elicitation_response: Final[Callable[[object], CreateElicitationResp
 )
 
 
-_DIFF_CHANGE_CLASSES: Final = (
+_DIFF_CHANGE_ENCODERS: Final = variant_encoders(
     AddDiffChange,
     DeleteDiffChange,
     ModifyDiffChange,
@@ -16643,9 +16579,8 @@ def _dec_elicitation_content_value(data: object) -> ElicitationContentValue:
     )
 
 
-_ELICITATION_FORM_MODE_CLASSES: Final = (
-    SessionElicitationFormMode,
-    RequestElicitationFormMode,
+_ELICITATION_FORM_MODE_ENCODERS: Final = variant_encoders(
+    SessionElicitationFormMode, RequestElicitationFormMode
 )
 
 
@@ -16666,7 +16601,7 @@ def _dec_elicitation_form_mode(data: object) -> ElicitationFormMode:
     raise ValidationError("matches no variant of ElicitationFormMode (" + "; ".join(errors) + ")")
 
 
-_ELICITATION_PROPERTY_SCHEMA_CLASSES: Final = (
+_ELICITATION_PROPERTY_SCHEMA_ENCODERS: Final = variant_encoders(
     StringElicitationPropertySchema,
     NumberElicitationPropertySchema,
     IntegerElicitationPropertySchema,
@@ -16679,20 +16614,19 @@ _dec_elicitation_property_schema: Final[Callable[[object], ElicitationPropertySc
     tagged_decoder(
         "type",
         {
-            "string": StringElicitationPropertySchema.from_dict,
-            "number": NumberElicitationPropertySchema.from_dict,
-            "integer": IntegerElicitationPropertySchema.from_dict,
-            "boolean": BooleanElicitationPropertySchema.from_dict,
-            "array": ArrayElicitationPropertySchema.from_dict,
+            "string": StringElicitationPropertySchema._decode_untagged,
+            "number": NumberElicitationPropertySchema._decode_untagged,
+            "integer": IntegerElicitationPropertySchema._decode_untagged,
+            "boolean": BooleanElicitationPropertySchema._decode_untagged,
+            "array": ArrayElicitationPropertySchema._decode_untagged,
         },
         other=OtherElicitationPropertySchema.from_dict,
     )
 )
 
 
-_ELICITATION_URL_MODE_CLASSES: Final = (
-    SessionElicitationUrlMode,
-    RequestElicitationUrlMode,
+_ELICITATION_URL_MODE_ENCODERS: Final = variant_encoders(
+    SessionElicitationUrlMode, RequestElicitationUrlMode
 )
 
 
@@ -16713,9 +16647,8 @@ def _dec_elicitation_url_mode(data: object) -> ElicitationUrlMode:
     raise ValidationError("matches no variant of ElicitationUrlMode (" + "; ".join(errors) + ")")
 
 
-_EMBEDDED_RESOURCE_RESOURCE_CLASSES: Final = (
-    TextResourceContents,
-    BlobResourceContents,
+_EMBEDDED_RESOURCE_RESOURCE_ENCODERS: Final = variant_encoders(
+    TextResourceContents, BlobResourceContents
 )
 
 
@@ -16756,7 +16689,7 @@ def _dec_error_data(data: object) -> ErrorData:
     raise ValidationError("matches no variant of ErrorData (" + "; ".join(errors) + ")")
 
 
-_IDLE_STATE_UPDATE_CLASSES: Final = (
+_IDLE_STATE_UPDATE_ENCODERS: Final = variant_encoders(
     EndTurnIdleStateUpdate,
     MaxTokensIdleStateUpdate,
     MaxTurnRequestsIdleStateUpdate,
@@ -16784,27 +16717,23 @@ _dec_idle_state_update: Final[Callable[[object], IdleStateUpdate]] = tagged_deco
 )
 
 
-_MCP_SERVER_CLASSES: Final = (
-    HttpMcpServer,
-    AcpMcpServer,
-    StdioMcpServer,
-    OtherMcpServer,
+_MCP_SERVER_ENCODERS: Final = variant_encoders(
+    HttpMcpServer, AcpMcpServer, StdioMcpServer, OtherMcpServer
 )
 
 _dec_mcp_server: Final[Callable[[object], McpServer]] = tagged_decoder(
     "type",
     {
-        "http": HttpMcpServer.from_dict,
-        "acp": AcpMcpServer.from_dict,
-        "stdio": StdioMcpServer.from_dict,
+        "http": HttpMcpServer._decode_untagged,
+        "acp": AcpMcpServer._decode_untagged,
+        "stdio": StdioMcpServer._decode_untagged,
     },
     other=OtherMcpServer.from_dict,
 )
 
 
-_MESSAGE_MCP_RESPONSE_CLASSES: Final = (
-    MessageMcpResponseResult,
-    MessageMcpResponseError,
+_MESSAGE_MCP_RESPONSE_ENCODERS: Final = variant_encoders(
+    MessageMcpResponseResult, MessageMcpResponseError
 )
 
 
@@ -16825,41 +16754,36 @@ def _dec_message_mcp_response(data: object) -> MessageMcpResponse:
     raise ValidationError("matches no variant of MessageMcpResponse (" + "; ".join(errors) + ")")
 
 
-_MULTI_SELECT_ITEMS_CLASSES: Final = (
-    MultiSelectItemsString,
-    OtherMultiSelectItems,
-    TitledMultiSelectItems,
+_MULTI_SELECT_ITEMS_ENCODERS: Final = variant_encoders(
+    MultiSelectItemsString, OtherMultiSelectItems, TitledMultiSelectItems
 )
 
 _dec_multi_select_items: Final[Callable[[object], MultiSelectItems]] = tagged_decoder(
     "type",
     {
-        "string": MultiSelectItemsString.from_dict,
+        "string": MultiSelectItemsString._decode_untagged,
     },
     default=TitledMultiSelectItems.from_dict,
     other=OtherMultiSelectItems.from_dict,
 )
 
 
-_PLAN_UPDATE_CONTENT_CLASSES: Final = (
-    ItemsPlanUpdateContent,
-    FilePlanUpdateContent,
-    MarkdownPlanUpdateContent,
-    OtherPlanUpdateContent,
+_PLAN_UPDATE_CONTENT_ENCODERS: Final = variant_encoders(
+    ItemsPlanUpdateContent, FilePlanUpdateContent, MarkdownPlanUpdateContent, OtherPlanUpdateContent
 )
 
 _dec_plan_update_content: Final[Callable[[object], PlanUpdateContent]] = tagged_decoder(
     "type",
     {
-        "items": ItemsPlanUpdateContent.from_dict,
-        "file": FilePlanUpdateContent.from_dict,
-        "markdown": MarkdownPlanUpdateContent.from_dict,
+        "items": ItemsPlanUpdateContent._decode_untagged,
+        "file": FilePlanUpdateContent._decode_untagged,
+        "markdown": MarkdownPlanUpdateContent._decode_untagged,
     },
     other=OtherPlanUpdateContent.from_dict,
 )
 
 
-_PROXY_NOTIFICATION_PARAMS_CLASSES: Final = (ProxySuccessorNotification,)
+_PROXY_NOTIFICATION_PARAMS_ENCODERS: Final = variant_encoders(ProxySuccessorNotification)
 
 
 def _dec_proxy_notification_params(data: object) -> ProxyNotificationParams:
@@ -16876,10 +16800,7 @@ def _dec_proxy_notification_params(data: object) -> ProxyNotificationParams:
     )
 
 
-_PROXY_REQUEST_PARAMS_CLASSES: Final = (
-    InitializeRequest,
-    ProxySuccessorRequest,
-)
+_PROXY_REQUEST_PARAMS_ENCODERS: Final = variant_encoders(InitializeRequest, ProxySuccessorRequest)
 
 
 def _dec_proxy_request_params(data: object) -> ProxyRequestParams:
@@ -16899,10 +16820,7 @@ def _dec_proxy_request_params(data: object) -> ProxyRequestParams:
     raise ValidationError("matches no variant of ProxyRequestParams (" + "; ".join(errors) + ")")
 
 
-_PROXY_RESPONSE_CLASSES: Final = (
-    ProxyResponseResult,
-    ProxyResponseError,
-)
+_PROXY_RESPONSE_ENCODERS: Final = variant_encoders(ProxyResponseResult, ProxyResponseError)
 
 
 def _dec_proxy_response(data: object) -> ProxyResponse:
@@ -16951,15 +16869,12 @@ def _dec_proxy_response_result_result(data: object) -> ProxyResponseResultResult
     )
 
 
-_REPLAY_FROM_CLASSES: Final = (
-    StartReplayFrom,
-    OtherReplayFrom,
-)
+_REPLAY_FROM_ENCODERS: Final = variant_encoders(StartReplayFrom, OtherReplayFrom)
 
 _dec_replay_from: Final[Callable[[object], ReplayFrom]] = tagged_decoder(
     "type",
     {
-        "start": StartReplayFrom.from_dict,
+        "start": StartReplayFrom._decode_untagged,
     },
     other=OtherReplayFrom.from_dict,
 )
@@ -16979,7 +16894,7 @@ def _dec_request_id(data: object) -> RequestId:
     raise ValidationError("matches no variant of RequestId (" + "; ".join(errors) + ")")
 
 
-_REQUEST_PERMISSION_OUTCOME_CLASSES: Final = (
+_REQUEST_PERMISSION_OUTCOME_ENCODERS: Final = variant_encoders(
     CancelledRequestPermissionOutcome,
     SelectedRequestPermissionOutcome,
     OtherRequestPermissionOutcome,
@@ -16989,36 +16904,32 @@ _dec_request_permission_outcome: Final[Callable[[object], RequestPermissionOutco
     tagged_decoder(
         "outcome",
         {
-            "cancelled": CancelledRequestPermissionOutcome.from_dict,
-            "selected": SelectedRequestPermissionOutcome.from_dict,
+            "cancelled": CancelledRequestPermissionOutcome._decode_untagged,
+            "selected": SelectedRequestPermissionOutcome._decode_untagged,
         },
         other=OtherRequestPermissionOutcome.from_dict,
     )
 )
 
 
-_REQUEST_PERMISSION_SUBJECT_CLASSES: Final = (
-    ToolCallRequestPermissionSubject,
-    CommandRequestPermissionSubject,
-    OtherRequestPermissionSubject,
+_REQUEST_PERMISSION_SUBJECT_ENCODERS: Final = variant_encoders(
+    ToolCallRequestPermissionSubject, CommandRequestPermissionSubject, OtherRequestPermissionSubject
 )
 
 _dec_request_permission_subject: Final[Callable[[object], RequestPermissionSubject]] = (
     tagged_decoder(
         "type",
         {
-            "tool_call": ToolCallRequestPermissionSubject.from_dict,
-            "command": CommandRequestPermissionSubject.from_dict,
+            "tool_call": ToolCallRequestPermissionSubject._decode_untagged,
+            "command": CommandRequestPermissionSubject._decode_untagged,
         },
         other=OtherRequestPermissionSubject.from_dict,
     )
 )
 
 
-_SESSION_CONFIG_OPTION_CLASSES: Final = (
-    SelectSessionConfigOption,
-    BooleanSessionConfigOption,
-    OtherSessionConfigOption,
+_SESSION_CONFIG_OPTION_ENCODERS: Final = variant_encoders(
+    SelectSessionConfigOption, BooleanSessionConfigOption, OtherSessionConfigOption
 )
 
 _dec_session_config_option: Final[Callable[[object], SessionConfigOption]] = tagged_decoder(
@@ -17050,7 +16961,7 @@ def _dec_session_config_select_options(data: object) -> SessionConfigSelectOptio
     )
 
 
-_SESSION_UPDATE_CLASSES: Final = (
+_SESSION_UPDATE_ENCODERS: Final = variant_encoders(
     UserMessageChunkSessionUpdate,
     UserMessageSessionUpdate,
     AgentMessageChunkSessionUpdate,
@@ -17080,35 +16991,35 @@ _SESSION_UPDATE_CLASSES: Final = (
 _dec_session_update: Final[Callable[[object], SessionUpdate]] = tagged_decoder(
     "sessionUpdate",
     {
-        "user_message_chunk": UserMessageChunkSessionUpdate.from_dict,
-        "user_message": UserMessageSessionUpdate.from_dict,
-        "agent_message_chunk": AgentMessageChunkSessionUpdate.from_dict,
-        "agent_message": AgentMessageSessionUpdate.from_dict,
-        "agent_thought_chunk": AgentThoughtChunkSessionUpdate.from_dict,
-        "agent_thought": AgentThoughtSessionUpdate.from_dict,
+        "user_message_chunk": UserMessageChunkSessionUpdate._decode_untagged,
+        "user_message": UserMessageSessionUpdate._decode_untagged,
+        "agent_message_chunk": AgentMessageChunkSessionUpdate._decode_untagged,
+        "agent_message": AgentMessageSessionUpdate._decode_untagged,
+        "agent_thought_chunk": AgentThoughtChunkSessionUpdate._decode_untagged,
+        "agent_thought": AgentThoughtSessionUpdate._decode_untagged,
         "state_update": StateUpdateSessionUpdate.from_dict,
-        "tool_call_content_chunk": ToolCallContentChunkSessionUpdate.from_dict,
-        "tool_call_update": ToolCallUpdateSessionUpdate.from_dict,
-        "terminal_update": TerminalUpdateSessionUpdate.from_dict,
-        "terminal_output_chunk": TerminalOutputChunkSessionUpdate.from_dict,
-        "plan_update": PlanUpdateSessionUpdate.from_dict,
-        "plan_removed": PlanRemovedSessionUpdate.from_dict,
-        "available_commands_update": AvailableCommandsUpdateSessionUpdate.from_dict,
-        "config_option_update": ConfigOptionUpdateSessionUpdate.from_dict,
-        "session_info_update": SessionInfoUpdateSessionUpdate.from_dict,
-        "usage_update": UsageUpdateSessionUpdate.from_dict,
-        "notice": NoticeSessionUpdate.from_dict,
-        "compaction_update": CompactionUpdateSessionUpdate.from_dict,
-        "compaction_summary_chunk": CompactionSummaryChunkSessionUpdate.from_dict,
-        "subagent_update": SubagentUpdateSessionUpdate.from_dict,
-        "session_message": SessionMessageSessionUpdate.from_dict,
-        "session_message_chunk": SessionMessageChunkSessionUpdate.from_dict,
+        "tool_call_content_chunk": ToolCallContentChunkSessionUpdate._decode_untagged,
+        "tool_call_update": ToolCallUpdateSessionUpdate._decode_untagged,
+        "terminal_update": TerminalUpdateSessionUpdate._decode_untagged,
+        "terminal_output_chunk": TerminalOutputChunkSessionUpdate._decode_untagged,
+        "plan_update": PlanUpdateSessionUpdate._decode_untagged,
+        "plan_removed": PlanRemovedSessionUpdate._decode_untagged,
+        "available_commands_update": AvailableCommandsUpdateSessionUpdate._decode_untagged,
+        "config_option_update": ConfigOptionUpdateSessionUpdate._decode_untagged,
+        "session_info_update": SessionInfoUpdateSessionUpdate._decode_untagged,
+        "usage_update": UsageUpdateSessionUpdate._decode_untagged,
+        "notice": NoticeSessionUpdate._decode_untagged,
+        "compaction_update": CompactionUpdateSessionUpdate._decode_untagged,
+        "compaction_summary_chunk": CompactionSummaryChunkSessionUpdate._decode_untagged,
+        "subagent_update": SubagentUpdateSessionUpdate._decode_untagged,
+        "session_message": SessionMessageSessionUpdate._decode_untagged,
+        "session_message_chunk": SessionMessageChunkSessionUpdate._decode_untagged,
     },
     other=OtherSessionUpdate.from_dict,
 )
 
 
-_SET_SESSION_CONFIG_OPTION_REQUEST_CLASSES: Final = (
+_SET_SESSION_CONFIG_OPTION_REQUEST_ENCODERS: Final = variant_encoders(
     IdSetSessionConfigOptionRequest,
     BooleanSetSessionConfigOptionRequest,
     OtherSetSessionConfigOptionRequest,
@@ -17126,7 +17037,7 @@ _dec_set_session_config_option_request: Final[Callable[[object], SetSessionConfi
 )
 
 
-_STATE_UPDATE_CLASSES: Final = (
+_STATE_UPDATE_ENCODERS: Final = variant_encoders(
     StateUpdateRunning,
     StateUpdateIdle,
     StateUpdateRequiresAction,
@@ -17137,28 +17048,25 @@ _STATE_UPDATE_CLASSES: Final = (
 _dec_state_update: Final[Callable[[object], StateUpdate]] = tagged_decoder(
     "state",
     {
-        "running": StateUpdateRunning.from_dict,
+        "running": StateUpdateRunning._decode_untagged,
         "idle": StateUpdateIdle.from_dict,
-        "requires_action": StateUpdateRequiresAction.from_dict,
-        "unknown": StateUpdateUnknown.from_dict,
+        "requires_action": StateUpdateRequiresAction._decode_untagged,
+        "unknown": StateUpdateUnknown._decode_untagged,
     },
     other=OtherStateUpdate.from_dict,
 )
 
 
-_TOOL_CALL_CONTENT_CLASSES: Final = (
-    ContentToolCallContent,
-    DiffToolCallContent,
-    TerminalToolCallContent,
-    OtherToolCallContent,
+_TOOL_CALL_CONTENT_ENCODERS: Final = variant_encoders(
+    ContentToolCallContent, DiffToolCallContent, TerminalToolCallContent, OtherToolCallContent
 )
 
 _dec_tool_call_content: Final[Callable[[object], ToolCallContent]] = tagged_decoder(
     "type",
     {
-        "content": ContentToolCallContent.from_dict,
-        "diff": DiffToolCallContent.from_dict,
-        "terminal": TerminalToolCallContent.from_dict,
+        "content": ContentToolCallContent._decode_untagged,
+        "diff": DiffToolCallContent._decode_untagged,
+        "terminal": TerminalToolCallContent._decode_untagged,
     },
     other=OtherToolCallContent.from_dict,
 )
