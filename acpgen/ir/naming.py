@@ -14,6 +14,7 @@ RESERVED_CLASS_NAMES = frozenset(
         "UNSET", "Unset", "ValidationError", "JsonValue", "TYPES", "DECODERS", "METHODS",
         "AGENT_METHODS", "CLIENT_METHODS", "MethodInfo", "decode", "encode", "dataclass", "field",
         "Literal", "Any", "Callable", "TypeAlias", "Enum", "Final", "Agent", "Client",
+        "Model", "Tagged", "Self", "TYPE_CHECKING",
     }
 )
 # Builtins a generated module may use that a class name could shadow (`except KeyError:` must
@@ -32,7 +33,7 @@ BUILTIN_CLASS_NAMES = frozenset(
 # generated method.
 RESERVED_FIELD_NAMES = frozenset(
     {"str", "int", "float", "bool", "list", "dict", "object", "from_dict", "to_dict", "self", "cls",
-     "unknown_fields"}
+     "unknown_fields", "field"}
 )
 
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z0-9]|\b|_|$)|[A-Z]?[a-z0-9]+|[A-Z]+|[^\W_]+", re.UNICODE)

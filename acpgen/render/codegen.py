@@ -9,6 +9,7 @@ needs is recorded in `Imports` by the function that prints it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from acpgen.ir.model import Alias, Enum, Field, Node, Package, Struct, TypeRef, Union_
@@ -254,7 +255,7 @@ class Emitter:
     # -- annotations -----------------------------------------------------------------------
 
     def ann(self, t: TypeRef) -> str:
-        return annotation(self.package, t, self.use)
+        return annotation(self.package._index, t, self.use)
 
     def field_ann(self, f: Field) -> str:
         out = self.ann(f.type)
@@ -479,7 +480,7 @@ class Emitter:
         default_from_schema = p.absent if f.has_default else ""
         if default_from_schema and p.dec.check and p.fallback == default_from_schema and not p.on_null and not f.nullable:
             # Absent and invalid both take the default: one branch.
-            return out + [f"if {x} is {unset} or {p.dec.invalid(x)}:", f"    {x} = {default_from_schema}"]
+            return [*out, f"if {x} is {unset} or {p.dec.invalid(x)}:", f"    {x} = {default_from_schema}"]
         if default_from_schema:
             out += [f"if {x} is {unset}:", f"    {x} = {default_from_schema}"]
             if p.on_null:
@@ -521,24 +522,29 @@ def indent(lines: list[str]) -> list[str]:
     return ["    " + line for line in lines]
 
 
-def annotation(package: Package, t: TypeRef, use: object = None) -> str:
-    """The Python annotation of a type expression (the one function for it: the models and
-    `acpgen diff` both print types with it). `use`, when given, records each name it prints."""
-    record = use if callable(use) else (lambda name: name)
+def annotation(nodes: Mapping[str, Node], t: TypeRef, use: Callable[[str], object] | None = None,
+               resolve_aliases: bool = False) -> str:
+    """The Python annotation of a type expression: the one function for it (the models and
+    `acpgen diff` both print types with it). `nodes` tells open enums (`X | str`) and, with
+    `resolve_aliases`, what each alias stands for; `use` records each name printed."""
     if t.kind in SCALAR_ANN:
-        out = SCALAR_ANN[t.kind]
-        if t.kind in ("any", "object"):
-            record("JsonValue")
-        return out
+        if use is not None and t.kind in ("any", "object"):
+            use("JsonValue")
+        return SCALAR_ANN[t.kind]
     if t.kind == "literal":
-        return f"{record('Literal')}[{t.const!r}]"
+        if use is not None:
+            use("Literal")
+        return f"Literal[{t.const!r}]"
     if t.kind == "named":
-        node = package.node(t.name) if t.name in package._index else None
+        node = nodes.get(t.name)
+        if resolve_aliases and isinstance(node, Alias):
+            return annotation(nodes, node.target, use, resolve_aliases)
         if isinstance(node, Enum) and node.open:
             return f"{node.name} | {node.base}"
         return t.name
-    assert t.item is not None
-    inner = annotation(package, t.item, use)
+    if t.item is None:
+        return t.kind
+    inner = annotation(nodes, t.item, use, resolve_aliases)
     if t.kind == "list":
         return f"list[{inner}]"
     if t.kind == "map":

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from acpgen.ir.model import Alias, Enum, Method, Package, Struct, TypeRef, Union_
-from acpgen.render.codegen import Decode, Emitter, Helper, hook_alias
+from acpgen.render.codegen import Decode, Emitter, FieldPlan, hook_alias
 from acpgen.render.protocol import protocol_view
 
 UNSTABLE_NOTE = "Unstable: only in the unstable schema; it may change or go away."
