@@ -16,6 +16,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import bench_codec
 import bench_growth
 import bench_import
+import bench_models
 import bench_remote
 import run as bench_run
 import synth_schema
@@ -71,6 +72,17 @@ def test_import_probe_measures_a_generated_package() -> None:
     row = data["modules"]["acp_v0_4"]
     assert 0 < row["import_s"] < row["process_s"]
     assert "`import acp_v0_4`" in bench_import.markdown(data)
+
+
+def test_models_benchmark_compares_with_a_commit() -> None:
+    fixtures = FIXTURES.parent / "v0_4"
+    data = bench_models.run("HEAD", ["acp_v0_4"], "acp_v0_4", [fixtures], runs=1, sweeps=1, target_ms=0.05)
+    lines = data["lines"]["acp_v0_4"]
+    assert lines["before"] > 1000 and lines["after"] > 1000
+    assert data["codec"]["messages"] > 10 and set(data["codec"]["ops"]) == {"decode", "encode", "construct"}
+    assert all(op["before_s"] > 0 and op["after_s"] > 0 for op in data["codec"]["ops"].values())
+    assert data["import"]["acp_v0_4"]["after_s"] > 0
+    assert "**models.py lines**" in bench_models.markdown(data)
 
 
 def test_synthetic_schema_builds(tmp_path: Path) -> None:
