@@ -68,7 +68,7 @@ class ExampleAgent(acp.Agent):
                     list_=acp.SessionListCapabilities(), close=acp.SessionCloseCapabilities()
                 ),
             ),
-            auth_methods=[acp.AgentAuthMethod(id="none", name="No sign-in", description="Accepts anyone")],
+            auth_methods=[acp.AuthMethodAgent(id="none", name="No sign-in", description="Accepts anyone")],
             agent_info=acp.Implementation(name="acpgen-example-agent", version=acp.ACPGEN_VERSION),
         )
 
