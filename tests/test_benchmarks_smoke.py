@@ -79,7 +79,7 @@ def test_models_benchmark_compares_with_a_commit() -> None:
     data = bench_models.run("HEAD", ["acp_v0_4"], "acp_v0_4", [fixtures], runs=1, sweeps=1, target_ms=0.05)
     lines = data["lines"]["acp_v0_4"]
     assert lines["before"] > 1000 and lines["after"] > 1000
-    assert data["codec"]["messages"] > 10 and set(data["codec"]["ops"]) == {"decode", "encode", "construct"}
+    assert data["codec"]["messages"] > 10 and set(data["codec"]["ops"]) == {"decode", "encode", "encode (checked)", "construct"}
     assert all(op["before_s"] > 0 and op["after_s"] > 0 for op in data["codec"]["ops"].values())
     assert data["import"]["acp_v0_4"]["after_s"] > 0
     assert "**models.py lines**" in bench_models.markdown(data)

@@ -392,7 +392,7 @@ class Emitter:
         if r.kind == "named":
             node = self.node(r)
             if isinstance(node, Struct):
-                return f"{v}._encode()"
+                return f"{v}.to_dict()"
             if isinstance(node, Enum):
                 # `_value_` is the member's value as a plain attribute (`.value` is a descriptor).
                 if node.open:
@@ -435,7 +435,7 @@ class Emitter:
     def field_plan(self, f: Field, owner: str, local: str, hook: str) -> FieldPlan:
         if f.flatten:
             return FieldPlan(f, local, self.ann(f.type), None, self.decode(f.type), "", "", "",
-                             f"self.{f.py}._encode()", "")
+                             f"self.{f.py}.to_dict()", "")
         dec = self.decode_skipping(f.type, f"{owner}.{f.py}") if f.skip_invalid_items else self.decode(f.type)
         default = self.default(f)
         absent = "" if default is None else default.expr

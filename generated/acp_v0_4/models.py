@@ -240,13 +240,13 @@ class AgentCapabilities(Model):
         self.prompt_capabilities = prompt_capabilities
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         out["loadSession"] = self.load_session
-        out["mcpCapabilities"] = self.mcp_capabilities._encode()
-        out["promptCapabilities"] = self.prompt_capabilities._encode()
+        out["mcpCapabilities"] = self.mcp_capabilities.to_dict()
+        out["promptCapabilities"] = self.prompt_capabilities.to_dict()
         return out
 
 
@@ -273,7 +273,7 @@ class AgentMessageChunkSessionUpdate(Model):
         self.content = content
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionUpdate": "agent_message_chunk",
             "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
@@ -304,7 +304,7 @@ class AgentThoughtChunkSessionUpdate(Model):
         self.content = content
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionUpdate": "agent_thought_chunk",
             "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
@@ -357,7 +357,7 @@ class Annotations(Model):
         self.priority = priority
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -412,7 +412,7 @@ class AudioContent(Model):
         self.mime_type = mime_type
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "data": self.data,
             "mimeType": self.mime_type,
@@ -420,7 +420,7 @@ class AudioContent(Model):
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations._encode()
+            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
         return out
 
 
@@ -468,7 +468,7 @@ class AudioContentBlock(Model):
         self.mime_type = mime_type
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "type": "audio",
             "data": self.data,
@@ -477,7 +477,7 @@ class AudioContentBlock(Model):
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations._encode()
+            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
         return out
 
 
@@ -525,7 +525,7 @@ class AuthMethod(Model):
         self.name = name
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "id": self.id,
             "name": self.name,
@@ -566,7 +566,7 @@ class AuthenticateRequest(Model):
         self.method_id = method_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "methodId": self.method_id,
         }
@@ -591,7 +591,7 @@ class AuthenticateResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -641,7 +641,7 @@ class AvailableCommand(Model):
         self.name = name
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "description": self.description,
             "name": self.name,
@@ -678,7 +678,7 @@ class AvailableCommandInputUnstructuredCommandInput(Model):
         self.hint = hint
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "hint": self.hint,
         }
@@ -708,10 +708,10 @@ class AvailableCommandsUpdateSessionUpdate(Model):
         self.available_commands = available_commands
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionUpdate": "available_commands_update",
-            "availableCommands": [i0._encode() for i0 in self.available_commands],
+            "availableCommands": [i0.to_dict() for i0 in self.available_commands],
         }
         return out
 
@@ -753,7 +753,7 @@ class BlobResourceContents(Model):
         self.uri = uri
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "blob": self.blob,
             "uri": self.uri,
@@ -793,7 +793,7 @@ class CancelNotification(Model):
         self.session_id = session_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
@@ -821,7 +821,7 @@ class CancelledRequestPermissionOutcome(Model):
         self = object.__new__(cls)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "outcome": "cancelled",
         }
@@ -875,11 +875,11 @@ class ClientCapabilities(Model):
         self.terminal = terminal
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
-        out["fs"] = self.fs._encode()
+        out["fs"] = self.fs.to_dict()
         out["terminal"] = self.terminal
         return out
 
@@ -908,7 +908,7 @@ class ContentToolCallContent(Model):
         self.content = content
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "type": "content",
             "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
@@ -1001,7 +1001,7 @@ class CreateTerminalRequest(Model):
         self.session_id = session_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "command": self.command,
             "sessionId": self.session_id,
@@ -1013,7 +1013,7 @@ class CreateTerminalRequest(Model):
         if self.cwd is not UNSET:
             out["cwd"] = self.cwd
         if self.env is not UNSET:
-            out["env"] = [i0._encode() for i0 in self.env]
+            out["env"] = [i0.to_dict() for i0 in self.env]
         if self.output_byte_limit is not UNSET:
             out["outputByteLimit"] = self.output_byte_limit
         return out
@@ -1045,7 +1045,7 @@ class CreateTerminalResponse(Model):
         self.terminal_id = terminal_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "terminalId": self.terminal_id,
         }
@@ -1078,7 +1078,7 @@ class CurrentModeUpdateSessionUpdate(Model):
         self.current_mode_id = current_mode_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionUpdate": "current_mode_update",
             "currentModeId": self.current_mode_id,
@@ -1128,7 +1128,7 @@ class DiffToolCallContent(Model):
         self.path = path
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "type": "diff",
             "newText": self.new_text,
@@ -1176,14 +1176,14 @@ class EmbeddedResource(Model):
         self.resource = resource
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "resource": _EMBEDDED_RESOURCE_RESOURCE_ENCODERS[type(self.resource)](self.resource),
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations._encode()
+            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
         return out
 
 
@@ -1220,7 +1220,7 @@ class EnvVariable(Model):
         self.value = value
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "name": self.name,
             "value": self.value,
@@ -1266,7 +1266,7 @@ class FileSystemCapability(Model):
         self.write_text_file = write_text_file
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -1308,7 +1308,7 @@ class HttpHeader(Model):
         self.value = value
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "name": self.name,
             "value": self.value,
@@ -1358,10 +1358,10 @@ class HttpMcpServer(Model):
         self.url = url
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "type": "http",
-            "headers": [i0._encode() for i0 in self.headers],
+            "headers": [i0.to_dict() for i0 in self.headers],
             "name": self.name,
             "url": self.url,
         }
@@ -1414,7 +1414,7 @@ class ImageContent(Model):
         self.uri = uri
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "data": self.data,
             "mimeType": self.mime_type,
@@ -1422,7 +1422,7 @@ class ImageContent(Model):
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations._encode()
+            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
         if self.uri is not UNSET:
             out["uri"] = self.uri
         return out
@@ -1478,7 +1478,7 @@ class ImageContentBlock(Model):
         self.uri = uri
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "type": "image",
             "data": self.data,
@@ -1487,7 +1487,7 @@ class ImageContentBlock(Model):
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations._encode()
+            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
         if self.uri is not UNSET:
             out["uri"] = self.uri
         return out
@@ -1541,13 +1541,13 @@ class InitializeRequest(Model):
         self.protocol_version = protocol_version
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "protocolVersion": self.protocol_version,
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
-        out["clientCapabilities"] = self.client_capabilities._encode()
+        out["clientCapabilities"] = self.client_capabilities.to_dict()
         return out
 
 
@@ -1626,14 +1626,14 @@ class InitializeResponse(Model):
         self.protocol_version = protocol_version
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "protocolVersion": self.protocol_version,
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
-        out["agentCapabilities"] = self.agent_capabilities._encode()
-        out["authMethods"] = [i0._encode() for i0 in self.auth_methods]
+        out["agentCapabilities"] = self.agent_capabilities.to_dict()
+        out["authMethods"] = [i0.to_dict() for i0 in self.auth_methods]
         return out
 
 
@@ -1670,7 +1670,7 @@ class KillTerminalCommandRequest(Model):
         self.terminal_id = terminal_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "terminalId": self.terminal_id,
@@ -1696,7 +1696,7 @@ class KillTerminalCommandResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -1748,7 +1748,7 @@ class LoadSessionRequest(Model):
         self.session_id = session_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "cwd": self.cwd,
             "mcpServers": [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers],
@@ -1801,14 +1801,14 @@ class LoadSessionResponse(Model):
         self.modes = modes
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         if self.models is not UNSET:
-            out["models"] = None if self.models is None else self.models._encode()
+            out["models"] = None if self.models is None else self.models.to_dict()
         if self.modes is not UNSET:
-            out["modes"] = None if self.modes is None else self.modes._encode()
+            out["modes"] = None if self.modes is None else self.modes.to_dict()
         return out
 
 
@@ -1846,7 +1846,7 @@ class McpCapabilities(Model):
         self.sse = sse
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -1903,7 +1903,7 @@ class ModelInfo(Model):
         self.name = name
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "modelId": self.model_id,
             "name": self.name,
@@ -1951,7 +1951,7 @@ class NewSessionRequest(Model):
         self.mcp_servers = mcp_servers
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "cwd": self.cwd,
             "mcpServers": [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers],
@@ -2017,16 +2017,16 @@ class NewSessionResponse(Model):
         self.session_id = session_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         if self.models is not UNSET:
-            out["models"] = None if self.models is None else self.models._encode()
+            out["models"] = None if self.models is None else self.models.to_dict()
         if self.modes is not UNSET:
-            out["modes"] = None if self.modes is None else self.modes._encode()
+            out["modes"] = None if self.modes is None else self.modes.to_dict()
         return out
 
 
@@ -2071,7 +2071,7 @@ class PermissionOption(Model):
         self.option_id = option_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "kind": _PERMISSION_OPTION_KIND_WIRE[self.kind],
             "name": self.name,
@@ -2118,9 +2118,9 @@ class Plan(Model):
         self.entries = entries
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "entries": [i0._encode() for i0 in self.entries],
+            "entries": [i0.to_dict() for i0 in self.entries],
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -2174,7 +2174,7 @@ class PlanEntry(Model):
         self.status = status
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "content": self.content,
             "priority": _PLAN_ENTRY_PRIORITY_WIRE[self.priority],
@@ -2218,10 +2218,10 @@ class PlanSessionUpdate(Model):
         self.entries = entries
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionUpdate": "plan",
-            "entries": [i0._encode() for i0 in self.entries],
+            "entries": [i0.to_dict() for i0 in self.entries],
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -2285,7 +2285,7 @@ class PromptCapabilities(Model):
         self.image = image
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -2345,7 +2345,7 @@ class PromptRequest(Model):
         self.session_id = session_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "prompt": [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.prompt],
             "sessionId": self.session_id,
@@ -2384,7 +2384,7 @@ class PromptResponse(Model):
         self.stop_reason = stop_reason
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "stopReason": _STOP_REASON_WIRE[self.stop_reason],
         }
@@ -2450,7 +2450,7 @@ class ReadTextFileRequest(Model):
         self.session_id = session_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "path": self.path,
             "sessionId": self.session_id,
@@ -2489,7 +2489,7 @@ class ReadTextFileResponse(Model):
         self.content = content
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "content": self.content,
         }
@@ -2531,7 +2531,7 @@ class ReleaseTerminalRequest(Model):
         self.terminal_id = terminal_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "terminalId": self.terminal_id,
@@ -2557,7 +2557,7 @@ class ReleaseTerminalResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -2610,11 +2610,11 @@ class RequestPermissionRequest(Model):
         self.tool_call = tool_call
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "options": [i0._encode() for i0 in self.options],
+            "options": [i0.to_dict() for i0 in self.options],
             "sessionId": self.session_id,
-            "toolCall": self.tool_call._encode(),
+            "toolCall": self.tool_call.to_dict(),
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -2648,7 +2648,7 @@ class RequestPermissionResponse(Model):
         self.outcome = outcome
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "outcome": _REQUEST_PERMISSION_OUTCOME_ENCODERS[type(self.outcome)](self.outcome),
         }
@@ -2698,7 +2698,7 @@ class ResourceContentBlock(Model):
         self.resource = resource
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "type": "resource",
             "resource": _EMBEDDED_RESOURCE_RESOURCE_ENCODERS[type(self.resource)](self.resource),
@@ -2706,7 +2706,7 @@ class ResourceContentBlock(Model):
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations._encode()
+            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
         return out
 
 
@@ -2786,7 +2786,7 @@ class ResourceLink(Model):
         self.uri = uri
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "name": self.name,
             "uri": self.uri,
@@ -2794,7 +2794,7 @@ class ResourceLink(Model):
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations._encode()
+            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
         if self.description is not UNSET:
             out["description"] = self.description
         if self.mime_type is not UNSET:
@@ -2886,7 +2886,7 @@ class ResourceLinkContentBlock(Model):
         self.uri = uri
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "type": "resource_link",
             "name": self.name,
@@ -2895,7 +2895,7 @@ class ResourceLinkContentBlock(Model):
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations._encode()
+            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
         if self.description is not UNSET:
             out["description"] = self.description
         if self.mime_type is not UNSET:
@@ -2930,7 +2930,7 @@ class SelectedRequestPermissionOutcome(Model):
         self.option_id = option_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "outcome": "selected",
             "optionId": self.option_id,
@@ -2981,7 +2981,7 @@ class SessionMode(Model):
         self.name = name
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "id": self.id,
             "name": self.name,
@@ -3027,9 +3027,9 @@ class SessionModeState(Model):
         self.current_mode_id = current_mode_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "availableModes": [i0._encode() for i0 in self.available_modes],
+            "availableModes": [i0.to_dict() for i0 in self.available_modes],
             "currentModeId": self.current_mode_id,
         }
         if self.meta is not UNSET:
@@ -3075,9 +3075,9 @@ class SessionModelState(Model):
         self.current_model_id = current_model_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "availableModels": [i0._encode() for i0 in self.available_models],
+            "availableModels": [i0.to_dict() for i0 in self.available_models],
             "currentModelId": self.current_model_id,
         }
         if self.meta is not UNSET:
@@ -3123,7 +3123,7 @@ class SessionNotification(Model):
         self.update = update
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "update": _SESSION_UPDATE_ENCODERS[type(self.update)](self.update),
@@ -3166,7 +3166,7 @@ class SetSessionModeRequest(Model):
         self.session_id = session_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "modeId": self.mode_id,
             "sessionId": self.session_id,
@@ -3191,7 +3191,7 @@ class SetSessionModeResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["meta"] = self.meta
@@ -3235,7 +3235,7 @@ class SetSessionModelRequest(Model):
         self.session_id = session_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "modelId": self.model_id,
             "sessionId": self.session_id,
@@ -3265,7 +3265,7 @@ class SetSessionModelResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -3312,10 +3312,10 @@ class SseMcpServer(Model):
         self.url = url
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "type": "sse",
-            "headers": [i0._encode() for i0 in self.headers],
+            "headers": [i0.to_dict() for i0 in self.headers],
             "name": self.name,
             "url": self.url,
         }
@@ -3368,11 +3368,11 @@ class StdioMcpServer(Model):
         self.name = name
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "args": self.args,
             "command": self.command,
-            "env": [i0._encode() for i0 in self.env],
+            "env": [i0.to_dict() for i0 in self.env],
             "name": self.name,
         }
         return out
@@ -3412,7 +3412,7 @@ class TerminalExitStatus(Model):
         self.signal = signal
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -3456,7 +3456,7 @@ class TerminalOutputRequest(Model):
         self.terminal_id = terminal_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "terminalId": self.terminal_id,
@@ -3509,7 +3509,7 @@ class TerminalOutputResponse(Model):
         self.truncated = truncated
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "output": self.output,
             "truncated": self.truncated,
@@ -3517,7 +3517,7 @@ class TerminalOutputResponse(Model):
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         if self.exit_status is not UNSET:
-            out["exitStatus"] = None if self.exit_status is None else self.exit_status._encode()
+            out["exitStatus"] = None if self.exit_status is None else self.exit_status.to_dict()
         return out
 
 
@@ -3547,7 +3547,7 @@ class TerminalToolCallContent(Model):
         self.terminal_id = terminal_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "type": "terminal",
             "terminalId": self.terminal_id,
@@ -3589,14 +3589,14 @@ class TextContent(Model):
         self.text = text
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "text": self.text,
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations._encode()
+            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
         return out
 
 
@@ -3638,7 +3638,7 @@ class TextContentBlock(Model):
         self.text = text
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "type": "text",
             "text": self.text,
@@ -3646,7 +3646,7 @@ class TextContentBlock(Model):
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations._encode()
+            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
         return out
 
 
@@ -3687,7 +3687,7 @@ class TextResourceContents(Model):
         self.uri = uri
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "text": self.text,
             "uri": self.uri,
@@ -3789,7 +3789,7 @@ class ToolCall(Model):
         self.tool_call_id = tool_call_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "title": self.title,
             "toolCallId": self.tool_call_id,
@@ -3801,7 +3801,7 @@ class ToolCall(Model):
         if self.kind is not UNSET:
             out["kind"] = _TOOL_KIND_WIRE[self.kind]
         if self.locations is not UNSET:
-            out["locations"] = [i0._encode() for i0 in self.locations]
+            out["locations"] = [i0.to_dict() for i0 in self.locations]
         if self.raw_input is not UNSET:
             out["rawInput"] = self.raw_input
         if self.raw_output is not UNSET:
@@ -3853,7 +3853,7 @@ class ToolCallLocation(Model):
         self.path = path
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "path": self.path,
         }
@@ -3951,7 +3951,7 @@ class ToolCallSessionUpdate(Model):
         self.tool_call_id = tool_call_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionUpdate": "tool_call",
             "title": self.title,
@@ -3964,7 +3964,7 @@ class ToolCallSessionUpdate(Model):
         if self.kind is not UNSET:
             out["kind"] = _TOOL_KIND_WIRE[self.kind]
         if self.locations is not UNSET:
-            out["locations"] = [i0._encode() for i0 in self.locations]
+            out["locations"] = [i0.to_dict() for i0 in self.locations]
         if self.raw_input is not UNSET:
             out["rawInput"] = self.raw_input
         if self.raw_output is not UNSET:
@@ -4062,7 +4062,7 @@ class ToolCallUpdate(Model):
         self.tool_call_id = tool_call_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "toolCallId": self.tool_call_id,
         }
@@ -4078,7 +4078,7 @@ class ToolCallUpdate(Model):
             out["kind"] = None if self.kind is None else _TOOL_KIND_WIRE[self.kind]
         if self.locations is not UNSET:
             out["locations"] = (
-                None if self.locations is None else [i0._encode() for i0 in self.locations]
+                None if self.locations is None else [i0.to_dict() for i0 in self.locations]
             )
         if self.raw_input is not UNSET:
             out["rawInput"] = self.raw_input
@@ -4176,7 +4176,7 @@ class ToolCallUpdateSessionUpdate(Model):
         self.tool_call_id = tool_call_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionUpdate": "tool_call_update",
             "toolCallId": self.tool_call_id,
@@ -4193,7 +4193,7 @@ class ToolCallUpdateSessionUpdate(Model):
             out["kind"] = None if self.kind is None else _TOOL_KIND_WIRE[self.kind]
         if self.locations is not UNSET:
             out["locations"] = (
-                None if self.locations is None else [i0._encode() for i0 in self.locations]
+                None if self.locations is None else [i0.to_dict() for i0 in self.locations]
             )
         if self.raw_input is not UNSET:
             out["rawInput"] = self.raw_input
@@ -4229,7 +4229,7 @@ class UserMessageChunkSessionUpdate(Model):
         self.content = content
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionUpdate": "user_message_chunk",
             "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
@@ -4270,7 +4270,7 @@ class WaitForTerminalExitRequest(Model):
         self.terminal_id = terminal_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "terminalId": self.terminal_id,
@@ -4314,7 +4314,7 @@ class WaitForTerminalExitResponse(Model):
         self.signal = signal
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -4367,7 +4367,7 @@ class WriteTextFileRequest(Model):
         self.session_id = session_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "content": self.content,
             "path": self.path,
@@ -4394,7 +4394,7 @@ class WriteTextFileResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta

@@ -469,7 +469,7 @@ class AcceptCreateElicitationResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "action": "accept",
         }
@@ -536,12 +536,12 @@ class AgentAuthCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.status is not UNSET:
-            out["status"] = None if self.status is None else self.status._encode()
+            out["status"] = None if self.status is None else self.status.to_dict()
         if self.logout is not UNSET:
-            out["logout"] = None if self.logout is None else self.logout._encode()
+            out["logout"] = None if self.logout is None else self.logout.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -664,15 +664,15 @@ class AgentCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         out["loadSession"] = self.load_session
-        out["promptCapabilities"] = self.prompt_capabilities._encode()
-        out["mcpCapabilities"] = self.mcp_capabilities._encode()
-        out["sessionCapabilities"] = self.session_capabilities._encode()
-        out["auth"] = self.auth._encode()
+        out["promptCapabilities"] = self.prompt_capabilities.to_dict()
+        out["mcpCapabilities"] = self.mcp_capabilities.to_dict()
+        out["sessionCapabilities"] = self.session_capabilities.to_dict()
+        out["auth"] = self.auth.to_dict()
         if self.providers is not UNSET:
-            out["providers"] = None if self.providers is None else self.providers._encode()
+            out["providers"] = None if self.providers is None else self.providers.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -709,7 +709,7 @@ class AgentNotification(Model):
         self.params = params
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "method": self.method,
         }
@@ -757,7 +757,7 @@ class AgentRequest(Model):
         self.params = params
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "id": encode_value(self.id),
             "method": self.method,
@@ -797,10 +797,10 @@ class AgentResponseError(Model):
         self.error = error
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "id": encode_value(self.id),
-            "error": self.error._encode(),
+            "error": self.error.to_dict(),
         }
         return out
 
@@ -835,7 +835,7 @@ class AgentResponseResult(Model):
         self.result = result
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "id": encode_value(self.id),
             "result": encode_value(self.result),
@@ -897,7 +897,7 @@ class Annotations(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.audience is not UNSET:
             out["audience"] = (
@@ -955,7 +955,7 @@ class ArchiveSessionRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
@@ -990,7 +990,7 @@ class ArchiveSessionResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -1046,12 +1046,12 @@ class AudioContent(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["data"] = self.data
         out["mimeType"] = self.mime_type
         if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations._encode()
+            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -1141,7 +1141,7 @@ class AuthAccount(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "label": self.label,
         }
@@ -1195,7 +1195,7 @@ class AuthCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         out["terminal"] = self.terminal
         if self.meta is not UNSET:
@@ -1255,7 +1255,7 @@ class AuthMethodAgent(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "id": self.id,
             "name": self.name,
@@ -1348,7 +1348,7 @@ class AuthMethodTerminal(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["id"] = self.id
         out["name"] = self.name
@@ -1391,7 +1391,7 @@ class AuthStatusCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -1429,7 +1429,7 @@ class AuthStatusRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -1490,12 +1490,12 @@ class AuthStatusResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "state": (self.state._value_ if isinstance(self.state, AuthState) else self.state),
         }
         if self.accounts is not UNSET:
-            out["accounts"] = [i0._encode() for i0 in self.accounts]
+            out["accounts"] = [i0.to_dict() for i0 in self.accounts]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -1561,12 +1561,12 @@ class AuthStatusUpdateNotification(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "state": (self.state._value_ if isinstance(self.state, AuthState) else self.state),
         }
         if self.accounts is not UNSET:
-            out["accounts"] = [i0._encode() for i0 in self.accounts]
+            out["accounts"] = [i0.to_dict() for i0 in self.accounts]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -1607,7 +1607,7 @@ class AuthenticateRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "methodId": self.method_id,
         }
@@ -1638,7 +1638,7 @@ class AuthenticateResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -1694,7 +1694,7 @@ class AvailableCommand(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "name": self.name,
             "description": self.description,
@@ -1745,9 +1745,9 @@ class AvailableCommandsUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
-        out["availableCommands"] = [i0._encode() for i0 in self.available_commands]
+        out["availableCommands"] = [i0.to_dict() for i0 in self.available_commands]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -1799,7 +1799,7 @@ class BlobResourceContents(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "blob": self.blob,
             "uri": self.uri,
@@ -1835,7 +1835,7 @@ class BooleanConfigOptionCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -1893,7 +1893,7 @@ class BooleanPropertySchema(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         if self.title is not UNSET:
             out["title"] = self.title
@@ -1975,7 +1975,7 @@ class BooleanSessionConfigOption(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "type": "boolean",
             "currentValue": self.current_value,
@@ -2047,7 +2047,7 @@ class BooleanSetSessionConfigOptionRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "type": "boolean",
             "value": self.value,
@@ -2085,7 +2085,7 @@ class CancelCreateElicitationResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "action": "cancel",
         }
@@ -2128,7 +2128,7 @@ class CancelNotification(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
@@ -2172,7 +2172,7 @@ class CancelRequestNotification(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "requestId": encode_value(self.request_id),
         }
@@ -2217,12 +2217,12 @@ class CancelledIdleStateUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "stopReason": "cancelled",
         }
         if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage._encode()
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -2247,7 +2247,7 @@ class CancelledRequestPermissionOutcome(Model):
         self = object.__new__(cls)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "outcome": "cancelled",
         }
@@ -2386,19 +2386,19 @@ class ClientCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        out["fs"] = self.fs._encode()
+        out["fs"] = self.fs.to_dict()
         out["terminal"] = self.terminal
         if self.session is not UNSET:
-            out["session"] = None if self.session is None else self.session._encode()
+            out["session"] = None if self.session is None else self.session.to_dict()
         if self.subagents is not UNSET:
-            out["subagents"] = None if self.subagents is None else self.subagents._encode()
+            out["subagents"] = None if self.subagents is None else self.subagents.to_dict()
         if self.plan is not UNSET:
-            out["plan"] = None if self.plan is None else self.plan._encode()
-        out["auth"] = self.auth._encode()
+            out["plan"] = None if self.plan is None else self.plan.to_dict()
+        out["auth"] = self.auth.to_dict()
         if self.elicitation is not UNSET:
-            out["elicitation"] = None if self.elicitation is None else self.elicitation._encode()
+            out["elicitation"] = None if self.elicitation is None else self.elicitation.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -2435,7 +2435,7 @@ class ClientNotification(Model):
         self.params = params
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "method": self.method,
         }
@@ -2483,7 +2483,7 @@ class ClientRequest(Model):
         self.params = params
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "id": encode_value(self.id),
             "method": self.method,
@@ -2523,10 +2523,10 @@ class ClientResponseError(Model):
         self.error = error
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "id": encode_value(self.id),
-            "error": self.error._encode(),
+            "error": self.error.to_dict(),
         }
         return out
 
@@ -2561,7 +2561,7 @@ class ClientResponseResult(Model):
         self.result = result
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "id": encode_value(self.id),
             "result": encode_value(self.result),
@@ -2626,13 +2626,13 @@ class ClientSessionCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.compaction is not UNSET:
             out["compaction"] = self.compaction
         if self.config_options is not UNSET:
             out["configOptions"] = (
-                None if self.config_options is None else self.config_options._encode()
+                None if self.config_options is None else self.config_options.to_dict()
             )
         if self.notices is not UNSET:
             out["notices"] = self.notices
@@ -2679,7 +2679,7 @@ class CloseSessionRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
@@ -2710,7 +2710,7 @@ class CloseSessionResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -2756,7 +2756,7 @@ class CompactionSummaryChunk(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["compactionId"] = self.compaction_id
         out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
@@ -2825,7 +2825,7 @@ class CompactionUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["compactionId"] = self.compaction_id
         out["status"] = (
@@ -2878,7 +2878,7 @@ class CompleteElicitationNotification(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "elicitationId": self.elicitation_id,
         }
@@ -2922,7 +2922,7 @@ class ConfigOptionUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["configOptions"] = [
             _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options
@@ -2965,7 +2965,7 @@ class Content(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
         if self.meta is not UNSET:
@@ -3016,7 +3016,7 @@ class ContentChunk(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
         if self.message_id is not UNSET:
@@ -3066,7 +3066,7 @@ class Cost(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "amount": self.amount,
             "currency": self.currency,
@@ -3171,7 +3171,7 @@ class CreateTerminalRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "command": self.command,
@@ -3179,7 +3179,7 @@ class CreateTerminalRequest(Model):
         if self.args is not UNSET:
             out["args"] = self.args
         if self.env is not UNSET:
-            out["env"] = [i0._encode() for i0 in self.env]
+            out["env"] = [i0.to_dict() for i0 in self.env]
         if self.cwd is not UNSET:
             out["cwd"] = self.cwd
         if self.output_byte_limit is not UNSET:
@@ -3221,7 +3221,7 @@ class CreateTerminalResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "terminalId": self.terminal_id,
         }
@@ -3264,7 +3264,7 @@ class CurrentModeUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["currentModeId"] = self.current_mode_id
         if self.meta is not UNSET:
@@ -3298,7 +3298,7 @@ class DeclineCreateElicitationResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "action": "decline",
         }
@@ -3341,7 +3341,7 @@ class DeleteSessionRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
@@ -3372,7 +3372,7 @@ class DeleteSessionResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -3429,7 +3429,7 @@ class Diff(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["path"] = self.path
         out["newText"] = self.new_text
@@ -3476,7 +3476,7 @@ class DisableProviderRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "providerId": self.provider_id,
         }
@@ -3511,7 +3511,7 @@ class DisableProviderResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -3539,7 +3539,7 @@ class ElicitationAcceptAction(Model):
         self.content = content
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.content is not UNSET:
             out["content"] = (
@@ -3600,12 +3600,12 @@ class ElicitationCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.form is not UNSET:
-            out["form"] = None if self.form is None else self.form._encode()
+            out["form"] = None if self.form is None else self.form.to_dict()
         if self.url is not UNSET:
-            out["url"] = None if self.url is None else self.url._encode()
+            out["url"] = None if self.url is None else self.url.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -3637,7 +3637,7 @@ class ElicitationFormCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -3667,7 +3667,7 @@ class ElicitationRequestScope(Model):
         self.request_id = request_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "requestId": encode_value(self.request_id),
         }
@@ -3755,7 +3755,7 @@ class ElicitationSchema(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         out["type"] = _ELICITATION_SCHEMA_TYPE_WIRE[self.type]
         if self.title is not UNSET:
@@ -3812,7 +3812,7 @@ class ElicitationSessionScope(Model):
         self.tool_call_id = tool_call_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
@@ -3847,7 +3847,7 @@ class ElicitationUrlCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -3897,11 +3897,11 @@ class EmbeddedResource(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["resource"] = _EMBEDDED_RESOURCE_RESOURCE_ENCODERS[type(self.resource)](self.resource)
         if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations._encode()
+            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -3943,12 +3943,12 @@ class EndTurnIdleStateUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "stopReason": "end_turn",
         }
         if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage._encode()
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -4008,7 +4008,7 @@ class EnumOption(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "const": self.const,
             "title": self.title,
@@ -4059,7 +4059,7 @@ class EnvVariable(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "name": self.name,
             "value": self.value,
@@ -4111,7 +4111,7 @@ class Error(Model):
         self.data = data_
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "code": (self.code._value_ if isinstance(self.code, ErrorCode) else self.code),
             "message": self.message,
@@ -4170,14 +4170,14 @@ class ErrorIdleStateUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "stopReason": "error",
         }
         if self.error is not UNSET:
-            out["error"] = None if self.error is None else self.error._encode()
+            out["error"] = None if self.error is None else self.error.to_dict()
         if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage._encode()
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -4211,10 +4211,10 @@ class ErrorStopReason(Model):
         self.error = error
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.error is not UNSET:
-            out["error"] = None if self.error is None else self.error._encode()
+            out["error"] = None if self.error is None else self.error.to_dict()
         return out
 
 
@@ -4256,7 +4256,7 @@ class FileSystemCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         out["readTextFile"] = self.read_text_file
         out["writeTextFile"] = self.write_text_file
@@ -4361,7 +4361,7 @@ class ForkSessionRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "cwd": self.cwd,
@@ -4372,7 +4372,7 @@ class ForkSessionRequest(Model):
             out["mcpServers"] = [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers]
         if self.system_prompt is not UNSET:
             out["systemPrompt"] = (
-                None if self.system_prompt is None else self.system_prompt._encode()
+                None if self.system_prompt is None else self.system_prompt.to_dict()
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -4439,12 +4439,12 @@ class ForkSessionResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
         if self.modes is not UNSET:
-            out["modes"] = None if self.modes is None else self.modes._encode()
+            out["modes"] = None if self.modes is None else self.modes.to_dict()
         if self.config_options is not UNSET:
             out["configOptions"] = (
                 None
@@ -4497,14 +4497,14 @@ class FormCreateElicitationRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "mode": "form",
             "message": self.message,
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
-        out.update(self.elicitation_form_mode._encode())
+        out.update(self.elicitation_form_mode.to_dict())
         return out
 
 
@@ -4547,7 +4547,7 @@ class HttpHeader(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "name": self.name,
             "value": self.value,
@@ -4613,12 +4613,12 @@ class ImageContent(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["data"] = self.data
         out["mimeType"] = self.mime_type
         if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations._encode()
+            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
         if self.uri is not UNSET:
             out["uri"] = self.uri
         if self.meta is not UNSET:
@@ -4679,7 +4679,7 @@ class Implementation(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "name": self.name,
             "version": self.version,
@@ -4771,13 +4771,13 @@ class InitializeRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "protocolVersion": self.protocol_version,
         }
-        out["clientCapabilities"] = self.client_capabilities._encode()
+        out["clientCapabilities"] = self.client_capabilities.to_dict()
         if self.client_info is not UNSET:
-            out["clientInfo"] = None if self.client_info is None else self.client_info._encode()
+            out["clientInfo"] = None if self.client_info is None else self.client_info.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -4894,14 +4894,14 @@ class InitializeResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "protocolVersion": self.protocol_version,
         }
-        out["agentCapabilities"] = self.agent_capabilities._encode()
+        out["agentCapabilities"] = self.agent_capabilities.to_dict()
         out["authMethods"] = [_AUTH_METHOD_ENCODERS[type(i0)](i0) for i0 in self.auth_methods]
         if self.agent_info is not UNSET:
-            out["agentInfo"] = None if self.agent_info is None else self.agent_info._encode()
+            out["agentInfo"] = None if self.agent_info is None else self.agent_info.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -5001,7 +5001,7 @@ class IntegerPropertySchema(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         if self.title is not UNSET:
             out["title"] = self.title
@@ -5057,7 +5057,7 @@ class KillTerminalRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "terminalId": self.terminal_id,
@@ -5089,7 +5089,7 @@ class KillTerminalResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -5122,7 +5122,7 @@ class ListProvidersRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -5166,9 +5166,9 @@ class ListProvidersResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "providers": [i0._encode() for i0 in self.providers],
+            "providers": [i0.to_dict() for i0 in self.providers],
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -5231,7 +5231,7 @@ class ListSessionsRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.cwd is not UNSET:
             out["cwd"] = self.cwd
@@ -5299,9 +5299,9 @@ class ListSessionsResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "sessions": [i0._encode() for i0 in self.sessions],
+            "sessions": [i0.to_dict() for i0 in self.sessions],
         }
         if self.next_cursor is not UNSET:
             out["nextCursor"] = self.next_cursor
@@ -5402,7 +5402,7 @@ class LoadSessionRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "mcpServers": [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers],
             "cwd": self.cwd,
@@ -5412,7 +5412,7 @@ class LoadSessionRequest(Model):
             out["additionalDirectories"] = self.additional_directories
         if self.system_prompt is not UNSET:
             out["systemPrompt"] = (
-                None if self.system_prompt is None else self.system_prompt._encode()
+                None if self.system_prompt is None else self.system_prompt.to_dict()
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -5465,10 +5465,10 @@ class LoadSessionResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.modes is not UNSET:
-            out["modes"] = None if self.modes is None else self.modes._encode()
+            out["modes"] = None if self.modes is None else self.modes.to_dict()
         if self.config_options is not UNSET:
             out["configOptions"] = (
                 None
@@ -5504,7 +5504,7 @@ class LogoutCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -5535,7 +5535,7 @@ class LogoutRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -5564,7 +5564,7 @@ class LogoutResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -5607,12 +5607,12 @@ class MaxTokensIdleStateUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "stopReason": "max_tokens",
         }
         if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage._encode()
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -5655,12 +5655,12 @@ class MaxTurnRequestsIdleStateUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "stopReason": "max_turn_requests",
         }
         if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage._encode()
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -5713,7 +5713,7 @@ class McpCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         out["http"] = self.http
         out["sse"] = self.sse
@@ -5768,7 +5768,7 @@ class McpError(Model):
         self.unknown_fields = unknown_fields
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             **self.unknown_fields,
             "code": self.code,
@@ -5828,7 +5828,7 @@ class McpServerAcp(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["name"] = self.name
         out["serverId"] = self.server_id
@@ -5888,11 +5888,11 @@ class McpServerHttp(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["name"] = self.name
         out["url"] = self.url
-        out["headers"] = [i0._encode() for i0 in self.headers]
+        out["headers"] = [i0.to_dict() for i0 in self.headers]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -5949,11 +5949,11 @@ class McpServerSse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["name"] = self.name
         out["url"] = self.url
-        out["headers"] = [i0._encode() for i0 in self.headers]
+        out["headers"] = [i0.to_dict() for i0 in self.headers]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -6022,12 +6022,12 @@ class McpServerStdio(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "name": self.name,
             "command": self.command,
             "args": self.args,
-            "env": [i0._encode() for i0 in self.env],
+            "env": [i0.to_dict() for i0 in self.env],
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -6096,7 +6096,7 @@ class MessageMcpNotification(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "serverId": self.server_id,
             "requestId": self.request_id,
@@ -6168,7 +6168,7 @@ class MessageMcpRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "serverId": self.server_id,
             "requestId": self.request_id,
@@ -6212,9 +6212,9 @@ class MessageMcpResponseError(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "error": self.error._encode(),
+            "error": self.error.to_dict(),
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -6249,7 +6249,7 @@ class MessageMcpResponseResult(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "result": self.result,
         }
@@ -6353,7 +6353,7 @@ class MultiSelectPropertySchema(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["items"] = _MULTI_SELECT_ITEMS_ENCODERS[type(self.items)](self.items)
         if self.title is not UNSET:
@@ -6451,7 +6451,7 @@ class NewSessionRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "cwd": self.cwd,
             "mcpServers": [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers],
@@ -6460,7 +6460,7 @@ class NewSessionRequest(Model):
             out["additionalDirectories"] = self.additional_directories
         if self.system_prompt is not UNSET:
             out["systemPrompt"] = (
-                None if self.system_prompt is None else self.system_prompt._encode()
+                None if self.system_prompt is None else self.system_prompt.to_dict()
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -6527,12 +6527,12 @@ class NewSessionResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
         if self.modes is not UNSET:
-            out["modes"] = None if self.modes is None else self.modes._encode()
+            out["modes"] = None if self.modes is None else self.modes.to_dict()
         if self.config_options is not UNSET:
             out["configOptions"] = (
                 None
@@ -6578,10 +6578,10 @@ class NoneIdleStateUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage._encode()
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -6646,7 +6646,7 @@ class Notice(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["severity"] = (
             self.severity._value_ if isinstance(self.severity, NoticeSeverity) else self.severity
@@ -6740,7 +6740,7 @@ class NumberPropertySchema(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         if self.title is not UNSET:
             out["title"] = self.title
@@ -6798,7 +6798,7 @@ class OtherCreateElicitationRequest(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -6843,7 +6843,7 @@ class OtherCreateElicitationResponse(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -6886,7 +6886,7 @@ class OtherElicitationPropertySchema(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -6928,7 +6928,7 @@ class OtherIdleStateUpdate(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -6963,7 +6963,7 @@ class OtherMultiSelectItems(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -7003,7 +7003,7 @@ class OtherStateUpdate(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -7054,7 +7054,7 @@ class PermissionOption(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "optionId": self.option_id,
             "name": self.name,
@@ -7107,9 +7107,9 @@ class Plan(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
-        out["entries"] = [i0._encode() for i0 in self.entries]
+        out["entries"] = [i0.to_dict() for i0 in self.entries]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -7141,7 +7141,7 @@ class PlanCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -7201,7 +7201,7 @@ class PlanEntry(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "content": self.content,
             "priority": _PLAN_ENTRY_PRIORITY_WIRE[self.priority],
@@ -7255,7 +7255,7 @@ class PlanFile(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["planId"] = self.plan_id
         out["uri"] = self.uri
@@ -7311,10 +7311,10 @@ class PlanItems(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["planId"] = self.plan_id
-        out["entries"] = [i0._encode() for i0 in self.entries]
+        out["entries"] = [i0.to_dict() for i0 in self.entries]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -7363,7 +7363,7 @@ class PlanMarkdown(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["planId"] = self.plan_id
         out["content"] = self.content
@@ -7408,7 +7408,7 @@ class PlanRemoved(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["planId"] = self.plan_id
         if self.meta is not UNSET:
@@ -7453,7 +7453,7 @@ class PlanUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["plan"] = _PLAN_UPDATE_CONTENT_ENCODERS[type(self.plan)](self.plan)
         if self.meta is not UNSET:
@@ -7518,7 +7518,7 @@ class PromptCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         out["image"] = self.image
         out["audio"] = self.audio
@@ -7584,7 +7584,7 @@ class PromptRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "prompt": [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.prompt],
@@ -7643,12 +7643,12 @@ class PromptResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "stopReason": _STOP_REASON_WIRE[self.stop_reason],
         }
         if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage._encode()
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -7698,7 +7698,7 @@ class ProviderCurrentConfig(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "apiType": (
                 self.api_type._value_ if isinstance(self.api_type, LlmProtocol) else self.api_type
@@ -7773,7 +7773,7 @@ class ProviderInfo(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "providerId": self.provider_id,
             "supported": [
@@ -7782,7 +7782,7 @@ class ProviderInfo(Model):
             "required": self.required,
         }
         if self.current is not UNSET:
-            out["current"] = None if self.current is None else self.current._encode()
+            out["current"] = None if self.current is None else self.current.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -7816,7 +7816,7 @@ class ProvidersCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -7856,7 +7856,7 @@ class ProxyNotification(Model):
         self.params = params
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "method": self.method,
         }
@@ -7910,7 +7910,7 @@ class ProxyRequest(Model):
         self.params = params
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "id": encode_value(self.id),
             "method": self.method,
@@ -7956,10 +7956,10 @@ class ProxyResponseError(Model):
         self.error = error
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "id": encode_value(self.id),
-            "error": self.error._encode(),
+            "error": self.error.to_dict(),
         }
         return out
 
@@ -7996,7 +7996,7 @@ class ProxyResponseResult(Model):
         self.result = result
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "id": encode_value(self.id),
             "result": encode_value(self.result),
@@ -8059,7 +8059,7 @@ class ProxySuccessorNotification(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "method": self.method,
         }
@@ -8132,7 +8132,7 @@ class ProxySuccessorRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "method": self.method,
         }
@@ -8206,7 +8206,7 @@ class ReadTextFileRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "path": self.path,
@@ -8252,7 +8252,7 @@ class ReadTextFileResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "content": self.content,
         }
@@ -8297,12 +8297,12 @@ class RefusalIdleStateUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "stopReason": "refusal",
         }
         if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage._encode()
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -8347,7 +8347,7 @@ class ReleaseTerminalRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "terminalId": self.terminal_id,
@@ -8379,7 +8379,7 @@ class ReleaseTerminalResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -8417,10 +8417,10 @@ class RequestElicitationFormMode(Model):
         self.requested_schema = requested_schema
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "requestId": encode_value(self.request_id),
-            "requestedSchema": self.requested_schema._encode(),
+            "requestedSchema": self.requested_schema.to_dict(),
         }
         return out
 
@@ -8462,7 +8462,7 @@ class RequestElicitationUrlMode(Model):
         self.url = url
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "requestId": encode_value(self.request_id),
             "elicitationId": self.elicitation_id,
@@ -8523,11 +8523,11 @@ class RequestPermissionRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
-            "toolCall": self.tool_call._encode(),
-            "options": [i0._encode() for i0 in self.options],
+            "toolCall": self.tool_call.to_dict(),
+            "options": [i0.to_dict() for i0 in self.options],
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -8567,7 +8567,7 @@ class RequestPermissionResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "outcome": _REQUEST_PERMISSION_OUTCOME_ENCODERS[type(self.outcome)](self.outcome),
         }
@@ -8598,7 +8598,7 @@ class RequiresActionStateUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -8692,12 +8692,12 @@ class ResourceLink(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["name"] = self.name
         out["uri"] = self.uri
         if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations._encode()
+            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
         if self.description is not UNSET:
             out["description"] = self.description
         if self.mime_type is not UNSET:
@@ -8804,7 +8804,7 @@ class ResumeSessionRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "cwd": self.cwd,
@@ -8815,7 +8815,7 @@ class ResumeSessionRequest(Model):
             out["mcpServers"] = [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers]
         if self.system_prompt is not UNSET:
             out["systemPrompt"] = (
-                None if self.system_prompt is None else self.system_prompt._encode()
+                None if self.system_prompt is None else self.system_prompt.to_dict()
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -8868,10 +8868,10 @@ class ResumeSessionResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.modes is not UNSET:
-            out["modes"] = None if self.modes is None else self.modes._encode()
+            out["modes"] = None if self.modes is None else self.modes.to_dict()
         if self.config_options is not UNSET:
             out["configOptions"] = (
                 None
@@ -8905,7 +8905,7 @@ class RunningStateUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -8989,7 +8989,7 @@ class SelectSessionConfigOption(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "type": "select",
             "currentValue": self.current_value,
@@ -9046,7 +9046,7 @@ class SelectedPermissionOutcome(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["optionId"] = self.option_id
         if self.meta is not UNSET:
@@ -9081,7 +9081,7 @@ class SessionAdditionalDirectoriesCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -9117,7 +9117,7 @@ class SessionArchiveCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -9152,7 +9152,7 @@ class SessionCancelCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -9350,34 +9350,34 @@ class SessionCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.list_ is not UNSET:
-            out["list"] = None if self.list_ is None else self.list_._encode()
+            out["list"] = None if self.list_ is None else self.list_.to_dict()
         if self.delete is not UNSET:
-            out["delete"] = None if self.delete is None else self.delete._encode()
+            out["delete"] = None if self.delete is None else self.delete.to_dict()
         if self.additional_directories is not UNSET:
             out["additionalDirectories"] = (
                 None
                 if self.additional_directories is None
-                else self.additional_directories._encode()
+                else self.additional_directories.to_dict()
             )
         if self.system_prompt is not UNSET:
             out["systemPrompt"] = (
-                None if self.system_prompt is None else self.system_prompt._encode()
+                None if self.system_prompt is None else self.system_prompt.to_dict()
             )
         if self.fork is not UNSET:
-            out["fork"] = None if self.fork is None else self.fork._encode()
+            out["fork"] = None if self.fork is None else self.fork.to_dict()
         if self.archive is not UNSET:
-            out["archive"] = None if self.archive is None else self.archive._encode()
+            out["archive"] = None if self.archive is None else self.archive.to_dict()
         if self.status is not UNSET:
-            out["status"] = None if self.status is None else self.status._encode()
+            out["status"] = None if self.status is None else self.status.to_dict()
         if self.title is not UNSET:
-            out["title"] = None if self.title is None else self.title._encode()
+            out["title"] = None if self.title is None else self.title.to_dict()
         if self.resume is not UNSET:
-            out["resume"] = None if self.resume is None else self.resume._encode()
+            out["resume"] = None if self.resume is None else self.resume.to_dict()
         if self.close is not UNSET:
-            out["close"] = None if self.close is None else self.close._encode()
+            out["close"] = None if self.close is None else self.close.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -9407,7 +9407,7 @@ class SessionCloseCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -9435,7 +9435,7 @@ class SessionConfigBoolean(Model):
         self.current_value = current_value
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "currentValue": self.current_value,
         }
@@ -9479,10 +9479,10 @@ class SessionConfigOptionsCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.boolean is not UNSET:
-            out["boolean"] = None if self.boolean is None else self.boolean._encode()
+            out["boolean"] = None if self.boolean is None else self.boolean.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -9517,7 +9517,7 @@ class SessionConfigSelect(Model):
         self.options = options
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "currentValue": self.current_value,
             "options": encode_value(self.options),
@@ -9574,11 +9574,11 @@ class SessionConfigSelectGroup(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "group": self.group,
             "name": self.name,
-            "options": [i0._encode() for i0 in self.options],
+            "options": [i0.to_dict() for i0 in self.options],
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -9635,7 +9635,7 @@ class SessionConfigSelectOption(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "value": self.value,
             "name": self.name,
@@ -9671,7 +9671,7 @@ class SessionDeleteCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -9721,10 +9721,10 @@ class SessionElicitationFormMode(Model):
         self.requested_schema = requested_schema
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
-            "requestedSchema": self.requested_schema._encode(),
+            "requestedSchema": self.requested_schema.to_dict(),
         }
         if self.tool_call_id is not UNSET:
             out["toolCallId"] = self.tool_call_id
@@ -9780,7 +9780,7 @@ class SessionElicitationUrlMode(Model):
         self.url = url
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "elicitationId": self.elicitation_id,
@@ -9819,7 +9819,7 @@ class SessionForkCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -9909,7 +9909,7 @@ class SessionInfo(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "cwd": self.cwd,
@@ -9966,7 +9966,7 @@ class SessionInfoUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         if self.title is not UNSET:
             out["title"] = self.title
@@ -10001,7 +10001,7 @@ class SessionListCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -10109,7 +10109,7 @@ class SessionMessage(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["messageId"] = self.message_id
         if self.sender_session_id is not UNSET:
@@ -10176,7 +10176,7 @@ class SessionMessageChunk(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["messageId"] = self.message_id
         out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
@@ -10237,7 +10237,7 @@ class SessionMode(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "id": self.id,
             "name": self.name,
@@ -10291,10 +10291,10 @@ class SessionModeState(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "currentModeId": self.current_mode_id,
-            "availableModes": [i0._encode() for i0 in self.available_modes],
+            "availableModes": [i0.to_dict() for i0 in self.available_modes],
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -10345,7 +10345,7 @@ class SessionNotification(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "update": _SESSION_UPDATE_ENCODERS[type(self.update)](self.update),
@@ -10379,7 +10379,7 @@ class SessionResumeCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -10414,7 +10414,7 @@ class SessionStatusCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -10463,7 +10463,7 @@ class SessionStatusRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
@@ -10514,7 +10514,7 @@ class SessionStatusResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "status": (
                 self.status._value_ if isinstance(self.status, SessionStatus) else self.status
@@ -10566,10 +10566,10 @@ class SessionSystemPromptCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.mode is not UNSET:
-            out["mode"] = None if self.mode is None else self.mode._encode()
+            out["mode"] = None if self.mode is None else self.mode.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -10618,10 +10618,10 @@ class SessionSystemPromptModeCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.override is not UNSET:
-            out["override"] = None if self.override is None else self.override._encode()
+            out["override"] = None if self.override is None else self.override.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -10656,7 +10656,7 @@ class SessionSystemPromptOverrideCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -10692,7 +10692,7 @@ class SessionTitleCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -10763,7 +10763,7 @@ class SetProviderRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "providerId": self.provider_id,
             "apiType": (
@@ -10804,7 +10804,7 @@ class SetProviderResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -10846,7 +10846,7 @@ class SetSessionConfigOptionResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "configOptions": [
                 _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options
@@ -10896,7 +10896,7 @@ class SetSessionModeRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "modeId": self.mode_id,
@@ -10928,7 +10928,7 @@ class SetSessionModeResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -10991,7 +10991,7 @@ class SetSessionTitleRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "title": self.title,
@@ -11040,7 +11040,7 @@ class SetSessionTitleResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "title": self.title,
         }
@@ -11071,11 +11071,11 @@ class StateUpdateIdle(Model):
         self.idle_state_update = idle_state_update
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "state": "idle",
         }
-        out.update(self.idle_state_update._encode())
+        out.update(self.idle_state_update.to_dict())
         return out
 
 
@@ -11114,7 +11114,7 @@ class StringMultiSelectItems(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["enum"] = self.enum
         if self.meta is not UNSET:
@@ -11247,7 +11247,7 @@ class StringPropertySchema(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         if self.title is not UNSET:
             out["title"] = self.title
@@ -11266,7 +11266,7 @@ class StringPropertySchema(Model):
         if self.enum is not UNSET:
             out["enum"] = self.enum
         if self.one_of is not UNSET:
-            out["oneOf"] = None if self.one_of is None else [i0._encode() for i0 in self.one_of]
+            out["oneOf"] = None if self.one_of is None else [i0.to_dict() for i0 in self.one_of]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -11301,7 +11301,7 @@ class SubagentCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -11347,10 +11347,10 @@ class SubagentSessionCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.cancel is not UNSET:
-            out["cancel"] = None if self.cancel is None else self.cancel._encode()
+            out["cancel"] = None if self.cancel is None else self.cancel.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -11496,7 +11496,7 @@ class SubagentUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["sessionId"] = self.session_id
         if self.title is not UNSET:
@@ -11504,7 +11504,7 @@ class SubagentUpdate(Model):
         if self.description is not UNSET:
             out["description"] = self.description
         if self.capabilities is not UNSET:
-            out["capabilities"] = None if self.capabilities is None else self.capabilities._encode()
+            out["capabilities"] = None if self.capabilities is None else self.capabilities.to_dict()
         if self.state is not UNSET:
             out["state"] = (
                 None if self.state is None else _STATE_UPDATE_ENCODERS[type(self.state)](self.state)
@@ -11580,7 +11580,7 @@ class SystemPrompt(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "mode": (self.mode._value_ if isinstance(self.mode, SystemPromptMode) else self.mode),
             "content": [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.content],
@@ -11626,7 +11626,7 @@ class Terminal(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["terminalId"] = self.terminal_id
         if self.meta is not UNSET:
@@ -11674,7 +11674,7 @@ class TerminalExitStatus(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.exit_code is not UNSET:
             out["exitCode"] = self.exit_code
@@ -11724,7 +11724,7 @@ class TerminalOutputRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "terminalId": self.terminal_id,
@@ -11783,13 +11783,13 @@ class TerminalOutputResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "output": self.output,
             "truncated": self.truncated,
         }
         if self.exit_status is not UNSET:
-            out["exitStatus"] = None if self.exit_status is None else self.exit_status._encode()
+            out["exitStatus"] = None if self.exit_status is None else self.exit_status.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -11837,11 +11837,11 @@ class TextContent(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["text"] = self.text
         if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations._encode()
+            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -11893,7 +11893,7 @@ class TextResourceContents(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "text": self.text,
             "uri": self.uri,
@@ -11940,9 +11940,9 @@ class TitledMultiSelectItems(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "anyOf": [i0._encode() for i0 in self.any_of],
+            "anyOf": [i0.to_dict() for i0 in self.any_of],
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -12055,7 +12055,7 @@ class ToolCall(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["toolCallId"] = self.tool_call_id
         out["title"] = self.title
@@ -12068,7 +12068,7 @@ class ToolCall(Model):
         if self.content is not UNSET:
             out["content"] = [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in self.content]
         if self.locations is not UNSET:
-            out["locations"] = [i0._encode() for i0 in self.locations]
+            out["locations"] = [i0.to_dict() for i0 in self.locations]
         if self.raw_input is not UNSET:
             out["rawInput"] = self.raw_input
         if self.raw_output is not UNSET:
@@ -12126,7 +12126,7 @@ class ToolCallLocation(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "path": self.path,
         }
@@ -12243,7 +12243,7 @@ class ToolCallUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["toolCallId"] = self.tool_call_id
         if self.kind is not UNSET:
@@ -12262,7 +12262,7 @@ class ToolCallUpdate(Model):
             )
         if self.locations is not UNSET:
             out["locations"] = (
-                None if self.locations is None else [i0._encode() for i0 in self.locations]
+                None if self.locations is None else [i0.to_dict() for i0 in self.locations]
             )
         if self.raw_input is not UNSET:
             out["rawInput"] = self.raw_input
@@ -12317,7 +12317,7 @@ class UnarchiveSessionRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
@@ -12352,7 +12352,7 @@ class UnarchiveSessionResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -12391,7 +12391,7 @@ class UnknownStateUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -12430,7 +12430,7 @@ class UnstructuredCommandInput(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "hint": self.hint,
         }
@@ -12480,14 +12480,14 @@ class UrlCreateElicitationRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "mode": "url",
             "message": self.message,
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
-        out.update(self.elicitation_url_mode._encode())
+        out.update(self.elicitation_url_mode.to_dict())
         return out
 
 
@@ -12589,7 +12589,7 @@ class Usage(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "totalTokens": self.total_tokens,
             "inputTokens": self.input_tokens,
@@ -12655,12 +12655,12 @@ class UsageUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["used"] = self.used
         out["size"] = self.size
         if self.cost is not UNSET:
-            out["cost"] = None if self.cost is None else self.cost._encode()
+            out["cost"] = None if self.cost is None else self.cost.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -12716,7 +12716,7 @@ class ValueIdSetSessionConfigOptionRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "value": self.value,
             "sessionId": self.session_id,
@@ -12766,7 +12766,7 @@ class WaitForTerminalExitRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "terminalId": self.terminal_id,
@@ -12816,7 +12816,7 @@ class WaitForTerminalExitResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.exit_code is not UNSET:
             out["exitCode"] = self.exit_code
@@ -12875,7 +12875,7 @@ class WriteTextFileRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "path": self.path,
@@ -12908,7 +12908,7 @@ class WriteTextFileResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -12947,7 +12947,7 @@ class _CreateElicitationRequestCommon(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "message": self.message,
         }
@@ -12978,7 +12978,7 @@ class _CreateElicitationResponseCommon(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -13017,10 +13017,10 @@ class _IdleStateUpdateCommon(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage._encode()
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out

@@ -182,8 +182,8 @@ class Model:
     """The base of every generated object type (each a dataclass, see `model`).
 
     Keyword-only construction with the schema defaults, value equality over the fields
-    (unhashable, as a dataclass with `eq=True`), a repr, and `to_dict`: the wire form, where a
-    value that does not fit its field raises ValidationError naming where it is."""
+    (unhashable, as a dataclass with `eq=True`) and a repr; each class brings its own `from_dict`
+    and `to_dict`."""
 
     __slots__ = ()
     __hash__ = None  # type: ignore[assignment]
@@ -205,19 +205,16 @@ class Model:
         values = ", ".join(f"{name}={getattr(self, name)!r}" for name, _, _ in _plan(type(self)))
         return f"{type(self).__qualname__}({values})"
 
-    def to_dict(self) -> dict[str, object]:
-        """This value as JSON-compatible data (`json.dumps` writes it)."""
-        try:
-            return self._encode()
-        except Exception as exc:  # the fast path checks little: find what did not fit, and where
-            raise encode_error(self, exc) from None
-
     @classmethod
     def from_dict(cls, data: object) -> Self:
         """Decode JSON data (as `json.loads` returns it); raises ValidationError naming where."""
         raise NotImplementedError
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
+        """This value as JSON-compatible data (`json.dumps` writes it): the fast path, which
+        checks only what it must read (a union member's class, a closed enum's value) and fails
+        on a value that does not fit with whatever Python raises. `encode(value)` is the checked
+        entry: it reports such a value as a ValidationError naming where it is."""
         raise NotImplementedError
 
 
@@ -340,9 +337,9 @@ def tagged_decoder(
 
 def variant_encoders(*classes: type[Model]) -> dict[type, Callable[[Any], dict[str, object]]]:
     """The encoders of a union's variant classes, looked up by a member's exact class: any other
-    class (one whose encoding would lack the tag the peer dispatches on) fails the lookup, and
-    `to_dict` reports it as a ValidationError naming where."""
-    return {c: c._encode for c in classes}
+    class (one whose encoding would lack the tag the peer dispatches on) fails the lookup, which
+    `encode` reports as a ValidationError naming where."""
+    return {c: c.to_dict for c in classes}
 
 
 def not_bool(value: _T) -> _T:
@@ -367,11 +364,12 @@ def replace(value: _T, /, **changes: object) -> _T:
 def encode_value(value: object) -> object:
     """Any model value (dataclass, enum, union, list, map or scalar) as JSON-compatible data.
 
-    Raises ValidationError (naming where) for a value that does not fit, and for nothing else."""
-    to_dict = getattr(value, "to_dict", None)
-    if to_dict is not None:
-        result: object = to_dict()
-        return result
+    Raises ValidationError (naming where) for a value that does not fit, and nothing else."""
+    if isinstance(value, Model):
+        try:
+            return value.to_dict()
+        except Exception as exc:  # the fast path checks little: find what did not fit, and where
+            raise encode_error(value, exc) from None
     if isinstance(value, enum.Enum):
         if value is UNSET:
             raise ValidationError("UNSET marks an absent field; it has no wire form")

@@ -517,7 +517,7 @@ class AcceptCreateElicitationResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "action": "accept",
         }
@@ -587,7 +587,7 @@ class AddDiffChange(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "operation": "add",
             "path": self.path,
@@ -652,10 +652,10 @@ class AgentAuthCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.status is not UNSET:
-            out["status"] = None if self.status is None else self.status._encode()
+            out["status"] = None if self.status is None else self.status.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -736,14 +736,14 @@ class AgentCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.session is not UNSET:
-            out["session"] = None if self.session is None else self.session._encode()
+            out["session"] = None if self.session is None else self.session.to_dict()
         if self.auth is not UNSET:
-            out["auth"] = None if self.auth is None else self.auth._encode()
+            out["auth"] = None if self.auth is None else self.auth.to_dict()
         if self.providers is not UNSET:
-            out["providers"] = None if self.providers is None else self.providers._encode()
+            out["providers"] = None if self.providers is None else self.providers.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -806,7 +806,7 @@ class AgentMessage(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["messageId"] = self.message_id
         if self.content is not UNSET:
@@ -851,7 +851,7 @@ class AgentNotification(Model):
         self.params = params
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "method": self.method,
         }
@@ -899,7 +899,7 @@ class AgentRequest(Model):
         self.params = params
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "id": encode_value(self.id),
             "method": self.method,
@@ -944,10 +944,10 @@ class AgentResponseError(Model):
         self.error = error
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "id": None if self.id is None else encode_value(self.id),
-            "error": self.error._encode(),
+            "error": self.error.to_dict(),
         }
         return out
 
@@ -982,7 +982,7 @@ class AgentResponseResult(Model):
         self.result = result
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "id": encode_value(self.id),
             "result": encode_value(self.result),
@@ -1047,7 +1047,7 @@ class AgentThought(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["messageId"] = self.message_id
         if self.content is not UNSET:
@@ -1127,7 +1127,7 @@ class Annotations(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.audience is not UNSET:
             out["audience"] = (
@@ -1187,7 +1187,7 @@ class ArchiveSessionRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
@@ -1222,7 +1222,7 @@ class ArchiveSessionResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -1280,12 +1280,12 @@ class AudioContent(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["data"] = self.data
         out["mimeType"] = self.mime_type
         if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations._encode()
+            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -1375,7 +1375,7 @@ class AuthAccount(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "label": self.label,
         }
@@ -1446,7 +1446,7 @@ class AuthMethodAgent(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["methodId"] = self.method_id
         out["name"] = self.name
@@ -1541,7 +1541,7 @@ class AuthMethodTerminal(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["methodId"] = self.method_id
         out["name"] = self.name
@@ -1550,7 +1550,7 @@ class AuthMethodTerminal(Model):
         if self.args is not UNSET:
             out["args"] = self.args
         if self.env is not UNSET:
-            out["env"] = [i0._encode() for i0 in self.env]
+            out["env"] = [i0.to_dict() for i0 in self.env]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -1584,7 +1584,7 @@ class AuthStatusCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -1622,7 +1622,7 @@ class AuthStatusRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -1683,12 +1683,12 @@ class AuthStatusResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "state": (self.state._value_ if isinstance(self.state, AuthState) else self.state),
         }
         if self.accounts is not UNSET:
-            out["accounts"] = [i0._encode() for i0 in self.accounts]
+            out["accounts"] = [i0.to_dict() for i0 in self.accounts]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -1754,12 +1754,12 @@ class AuthStatusUpdateNotification(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "state": (self.state._value_ if isinstance(self.state, AuthState) else self.state),
         }
         if self.accounts is not UNSET:
-            out["accounts"] = [i0._encode() for i0 in self.accounts]
+            out["accounts"] = [i0.to_dict() for i0 in self.accounts]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -1800,7 +1800,7 @@ class AvailableCommandsUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["availableCommands"] = [
             _AVAILABLE_COMMAND_ENCODERS[type(i0)](i0) for i0 in self.available_commands
@@ -1846,7 +1846,7 @@ class BackgroundSubagent(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["sessionId"] = self.session_id
         if self.meta is not UNSET:
@@ -1886,7 +1886,7 @@ class BackgroundTerminal(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["terminalId"] = self.terminal_id
         if self.meta is not UNSET:
@@ -1926,7 +1926,7 @@ class BackgroundToolCall(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["toolCallId"] = self.tool_call_id
         if self.meta is not UNSET:
@@ -1982,7 +1982,7 @@ class BlobResourceContents(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "blob": self.blob,
             "uri": self.uri,
@@ -2043,7 +2043,7 @@ class BooleanPropertySchema(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         if self.title is not UNSET:
             out["title"] = self.title
@@ -2129,7 +2129,7 @@ class BooleanSessionConfigOption(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "type": "boolean",
             "currentValue": self.current_value,
@@ -2201,7 +2201,7 @@ class BooleanSetSessionConfigOptionRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "type": "boolean",
             "value": self.value,
@@ -2237,7 +2237,7 @@ class CancelCreateElicitationResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "action": "cancel",
         }
@@ -2282,7 +2282,7 @@ class CancelRequestNotification(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "requestId": encode_value(self.request_id),
         }
@@ -2325,7 +2325,7 @@ class CancelSessionNotification(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
@@ -2385,7 +2385,7 @@ class CancelTerminalRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "terminalId": self.terminal_id,
@@ -2417,7 +2417,7 @@ class CancelTerminalResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -2474,7 +2474,7 @@ class CancelToolCallRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "toolCallId": self.tool_call_id,
@@ -2506,7 +2506,7 @@ class CancelToolCallResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -2580,12 +2580,12 @@ class CancelledIdleStateUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "stopReason": "cancelled",
         }
         if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage._encode()
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
         if self.background is not UNSET:
             out["background"] = (
                 None
@@ -2619,7 +2619,7 @@ class CancelledPermissionOutcome(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -2667,10 +2667,10 @@ class ClientAuthCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.terminal is not UNSET:
-            out["terminal"] = None if self.terminal is None else self.terminal._encode()
+            out["terminal"] = None if self.terminal is None else self.terminal.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -2732,12 +2732,12 @@ class ClientCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.auth is not UNSET:
-            out["auth"] = None if self.auth is None else self.auth._encode()
+            out["auth"] = None if self.auth is None else self.auth.to_dict()
         if self.elicitation is not UNSET:
-            out["elicitation"] = None if self.elicitation is None else self.elicitation._encode()
+            out["elicitation"] = None if self.elicitation is None else self.elicitation.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -2774,7 +2774,7 @@ class ClientNotification(Model):
         self.params = params
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "method": self.method,
         }
@@ -2822,7 +2822,7 @@ class ClientRequest(Model):
         self.params = params
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "id": encode_value(self.id),
             "method": self.method,
@@ -2867,10 +2867,10 @@ class ClientResponseError(Model):
         self.error = error
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "id": None if self.id is None else encode_value(self.id),
-            "error": self.error._encode(),
+            "error": self.error.to_dict(),
         }
         return out
 
@@ -2905,7 +2905,7 @@ class ClientResponseResult(Model):
         self.result = result
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "id": encode_value(self.id),
             "result": encode_value(self.result),
@@ -2964,7 +2964,7 @@ class CloseSessionRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
@@ -2995,7 +2995,7 @@ class CloseSessionResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -3057,7 +3057,7 @@ class Command(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["name"] = self.name
         out["description"] = self.description
@@ -3133,7 +3133,7 @@ class CommandPermissionSubject(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["command"] = self.command
         out["cwd"] = self.cwd
@@ -3188,7 +3188,7 @@ class CompactionSummaryChunk(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["compactionId"] = self.compaction_id
         out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
@@ -3263,7 +3263,7 @@ class CompactionUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["compactionId"] = self.compaction_id
         out["status"] = (
@@ -3316,7 +3316,7 @@ class CompleteElicitationNotification(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "elicitationId": self.elicitation_id,
         }
@@ -3360,7 +3360,7 @@ class ConfigOptionUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["configOptions"] = [
             _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options
@@ -3403,7 +3403,7 @@ class Content(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
         if self.meta is not UNSET:
@@ -3455,7 +3455,7 @@ class ContentChunk(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["messageId"] = self.message_id
         out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
@@ -3526,7 +3526,7 @@ class CopyDiffChange(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "operation": "copy",
             "oldPath": self.old_path,
@@ -3589,7 +3589,7 @@ class Cost(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "amount": self.amount,
             "currency": self.currency,
@@ -3623,7 +3623,7 @@ class DeclineCreateElicitationResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "action": "decline",
         }
@@ -3687,7 +3687,7 @@ class DeleteDiffChange(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "operation": "delete",
             "path": self.path,
@@ -3743,7 +3743,7 @@ class DeleteSessionRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
@@ -3774,7 +3774,7 @@ class DeleteSessionResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -3836,11 +3836,11 @@ class Diff(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["changes"] = [_DIFF_CHANGE_ENCODERS[type(i0)](i0) for i0 in self.changes]
         if self.patch is not UNSET:
-            out["patch"] = None if self.patch is None else self.patch._encode()
+            out["patch"] = None if self.patch is None else self.patch.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -3886,7 +3886,7 @@ class DiffPatch(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "format": (
                 self.format._value_ if isinstance(self.format, DiffPatchFormat) else self.format
@@ -3919,7 +3919,7 @@ class DiffPathChange(Model):
         self.path = path
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "path": self.path,
         }
@@ -3954,7 +3954,7 @@ class DiffPathPairChange(Model):
         self.path = path
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "oldPath": self.old_path,
             "path": self.path,
@@ -3998,7 +3998,7 @@ class DisableProviderRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "providerId": self.provider_id,
         }
@@ -4033,7 +4033,7 @@ class DisableProviderResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -4063,7 +4063,7 @@ class ElicitationAcceptAction(Model):
         self.content = content
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.content is not UNSET:
             out["content"] = (
@@ -4122,12 +4122,12 @@ class ElicitationCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.form is not UNSET:
-            out["form"] = None if self.form is None else self.form._encode()
+            out["form"] = None if self.form is None else self.form.to_dict()
         if self.url is not UNSET:
-            out["url"] = None if self.url is None else self.url._encode()
+            out["url"] = None if self.url is None else self.url.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -4157,7 +4157,7 @@ class ElicitationFormCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -4187,7 +4187,7 @@ class ElicitationRequestScope(Model):
         self.request_id = request_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "requestId": encode_value(self.request_id),
         }
@@ -4272,7 +4272,7 @@ class ElicitationSchema(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "type": _ELICITATION_SCHEMA_TYPE_WIRE[self.type],
             "properties": {
@@ -4330,7 +4330,7 @@ class ElicitationSessionScope(Model):
         self.tool_call_id = tool_call_id
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
@@ -4363,7 +4363,7 @@ class ElicitationUrlCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -4415,11 +4415,11 @@ class EmbeddedResource(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["resource"] = _EMBEDDED_RESOURCE_RESOURCE_ENCODERS[type(self.resource)](self.resource)
         if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations._encode()
+            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -4484,12 +4484,12 @@ class EndTurnIdleStateUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "stopReason": "end_turn",
         }
         if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage._encode()
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
         if self.background is not UNSET:
             out["background"] = (
                 None
@@ -4553,7 +4553,7 @@ class EnumOption(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "const": self.const,
             "title": self.title,
@@ -4604,7 +4604,7 @@ class EnvVariable(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "name": self.name,
             "value": self.value,
@@ -4665,7 +4665,7 @@ class Error(Model):
         self.data = data_
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "code": (self.code._value_ if isinstance(self.code, ErrorCode) else self.code),
             "message": self.message,
@@ -4750,14 +4750,14 @@ class ErrorIdleStateUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "stopReason": "error",
         }
         if self.error is not UNSET:
-            out["error"] = None if self.error is None else self.error._encode()
+            out["error"] = None if self.error is None else self.error.to_dict()
         if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage._encode()
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
         if self.background is not UNSET:
             out["background"] = (
                 None
@@ -4793,10 +4793,10 @@ class ErrorStopReason(Model):
         self.error = error
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.error is not UNSET:
-            out["error"] = None if self.error is None else self.error._encode()
+            out["error"] = None if self.error is None else self.error.to_dict()
         return out
 
 
@@ -4896,7 +4896,7 @@ class ForkSessionRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "cwd": self.cwd,
@@ -4907,7 +4907,7 @@ class ForkSessionRequest(Model):
             out["mcpServers"] = [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers]
         if self.system_prompt is not UNSET:
             out["systemPrompt"] = (
-                None if self.system_prompt is None else self.system_prompt._encode()
+                None if self.system_prompt is None else self.system_prompt.to_dict()
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -4982,7 +4982,7 @@ class ForkSessionResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
@@ -5038,14 +5038,14 @@ class FormCreateElicitationRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "mode": "form",
             "message": self.message,
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
-        out.update(self.elicitation_form_mode._encode())
+        out.update(self.elicitation_form_mode.to_dict())
         return out
 
 
@@ -5088,7 +5088,7 @@ class HttpHeader(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "name": self.name,
             "value": self.value,
@@ -5169,7 +5169,7 @@ class Icon(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "src": self.src,
         }
@@ -5236,7 +5236,7 @@ class IdSetSessionConfigOptionRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "type": "id",
             "value": self.value,
@@ -5308,14 +5308,14 @@ class ImageContent(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["data"] = self.data
         out["mimeType"] = self.mime_type
         if self.uri is not UNSET:
             out["uri"] = self.uri
         if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations._encode()
+            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -5376,7 +5376,7 @@ class Implementation(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "name": self.name,
             "version": self.version,
@@ -5446,12 +5446,12 @@ class InitializeRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "protocolVersion": self.protocol_version,
-            "info": self.info._encode(),
+            "info": self.info.to_dict(),
         }
-        out["capabilities"] = self.capabilities._encode()
+        out["capabilities"] = self.capabilities.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -5534,12 +5534,12 @@ class InitializeResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "protocolVersion": self.protocol_version,
-            "info": self.info._encode(),
+            "info": self.info.to_dict(),
         }
-        out["capabilities"] = self.capabilities._encode()
+        out["capabilities"] = self.capabilities.to_dict()
         if self.auth_methods is not UNSET:
             out["authMethods"] = [_AUTH_METHOD_ENCODERS[type(i0)](i0) for i0 in self.auth_methods]
         if self.meta is not UNSET:
@@ -5639,7 +5639,7 @@ class IntegerPropertySchema(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         if self.title is not UNSET:
             out["title"] = self.title
@@ -5682,7 +5682,7 @@ class ListProvidersRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -5726,9 +5726,9 @@ class ListProvidersResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "providers": [i0._encode() for i0 in self.providers],
+            "providers": [i0.to_dict() for i0 in self.providers],
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -5796,7 +5796,7 @@ class ListSessionsRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.cwd is not UNSET:
             out["cwd"] = self.cwd
@@ -5865,9 +5865,9 @@ class ListSessionsResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "sessions": [i0._encode() for i0 in self.sessions],
+            "sessions": [i0.to_dict() for i0 in self.sessions],
         }
         if self.next_cursor is not UNSET:
             out["nextCursor"] = self.next_cursor
@@ -5915,7 +5915,7 @@ class LoginAuthRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "methodId": self.method_id,
         }
@@ -5946,7 +5946,7 @@ class LoginAuthResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -5981,7 +5981,7 @@ class LogoutAuthRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -6010,7 +6010,7 @@ class LogoutAuthResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -6075,12 +6075,12 @@ class MaxTokensIdleStateUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "stopReason": "max_tokens",
         }
         if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage._encode()
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
         if self.background is not UNSET:
             out["background"] = (
                 None
@@ -6151,12 +6151,12 @@ class MaxTurnRequestsIdleStateUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "stopReason": "max_turn_requests",
         }
         if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage._encode()
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
         if self.background is not UNSET:
             out["background"] = (
                 None
@@ -6196,7 +6196,7 @@ class McpAcpCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -6268,14 +6268,14 @@ class McpCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.stdio is not UNSET:
-            out["stdio"] = None if self.stdio is None else self.stdio._encode()
+            out["stdio"] = None if self.stdio is None else self.stdio.to_dict()
         if self.http is not UNSET:
-            out["http"] = None if self.http is None else self.http._encode()
+            out["http"] = None if self.http is None else self.http.to_dict()
         if self.acp is not UNSET:
-            out["acp"] = None if self.acp is None else self.acp._encode()
+            out["acp"] = None if self.acp is None else self.acp.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -6326,7 +6326,7 @@ class McpError(Model):
         self.unknown_fields = unknown_fields
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             **self.unknown_fields,
             "code": self.code,
@@ -6361,7 +6361,7 @@ class McpHttpCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -6417,7 +6417,7 @@ class McpServerAcp(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["name"] = self.name
         out["serverId"] = self.server_id
@@ -6478,12 +6478,12 @@ class McpServerHttp(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["name"] = self.name
         out["url"] = self.url
         if self.headers is not UNSET:
-            out["headers"] = [i0._encode() for i0 in self.headers]
+            out["headers"] = [i0.to_dict() for i0 in self.headers]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -6553,14 +6553,14 @@ class McpServerStdio(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["name"] = self.name
         out["command"] = self.command
         if self.args is not UNSET:
             out["args"] = self.args
         if self.env is not UNSET:
-            out["env"] = [i0._encode() for i0 in self.env]
+            out["env"] = [i0.to_dict() for i0 in self.env]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -6590,7 +6590,7 @@ class McpStdioCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -6654,7 +6654,7 @@ class MessageMcpNotification(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "serverId": self.server_id,
             "requestId": self.request_id,
@@ -6723,7 +6723,7 @@ class MessageMcpRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "serverId": self.server_id,
             "requestId": self.request_id,
@@ -6772,9 +6772,9 @@ class MessageMcpResponseError(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "error": self.error._encode(),
+            "error": self.error.to_dict(),
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -6814,7 +6814,7 @@ class MessageMcpResponseResult(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "result": self.result,
         }
@@ -6878,7 +6878,7 @@ class ModifyDiffChange(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "operation": "modify",
             "path": self.path,
@@ -6962,7 +6962,7 @@ class MoveDiffChange(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "operation": "move",
             "oldPath": self.old_path,
@@ -7078,7 +7078,7 @@ class MultiSelectPropertySchema(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["items"] = _MULTI_SELECT_ITEMS_ENCODERS[type(self.items)](self.items)
         if self.title is not UNSET:
@@ -7176,7 +7176,7 @@ class NewSessionRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "cwd": self.cwd,
         }
@@ -7186,7 +7186,7 @@ class NewSessionRequest(Model):
             out["mcpServers"] = [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers]
         if self.system_prompt is not UNSET:
             out["systemPrompt"] = (
-                None if self.system_prompt is None else self.system_prompt._encode()
+                None if self.system_prompt is None else self.system_prompt.to_dict()
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -7265,7 +7265,7 @@ class NewSessionResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
@@ -7338,10 +7338,10 @@ class NoneIdleStateUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage._encode()
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
         if self.background is not UNSET:
             out["background"] = (
                 None
@@ -7412,7 +7412,7 @@ class Notice(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["severity"] = (
             self.severity._value_ if isinstance(self.severity, NoticeSeverity) else self.severity
@@ -7504,7 +7504,7 @@ class NumberPropertySchema(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         if self.title is not UNSET:
             out["title"] = self.title
@@ -7560,7 +7560,7 @@ class OtherAuthMethod(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -7604,7 +7604,7 @@ class OtherAvailableCommand(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -7648,7 +7648,7 @@ class OtherAvailableCommandInput(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -7690,7 +7690,7 @@ class OtherBackgroundWork(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -7735,7 +7735,7 @@ class OtherContentBlock(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -7780,7 +7780,7 @@ class OtherCreateElicitationRequest(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -7825,7 +7825,7 @@ class OtherCreateElicitationResponse(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -7866,7 +7866,7 @@ class OtherDiffChange(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -7909,7 +7909,7 @@ class OtherElicitationPropertySchema(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -7950,7 +7950,7 @@ class OtherIdleStateUpdate(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -7994,7 +7994,7 @@ class OtherMcpServer(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -8029,7 +8029,7 @@ class OtherMultiSelectItems(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -8073,7 +8073,7 @@ class OtherPlanUpdateContent(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -8117,7 +8117,7 @@ class OtherReplayFrom(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -8161,7 +8161,7 @@ class OtherRequestPermissionOutcome(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -8205,7 +8205,7 @@ class OtherRequestPermissionSubject(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -8250,7 +8250,7 @@ class OtherSessionConfigOption(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -8317,7 +8317,7 @@ class OtherSessionUpdate(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -8361,7 +8361,7 @@ class OtherSetSessionConfigOptionRequest(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -8406,7 +8406,7 @@ class OtherStateUpdate(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -8449,7 +8449,7 @@ class OtherToolCallContent(Model):
         self.raw = dict(data)
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.raw)
 
 
@@ -8500,7 +8500,7 @@ class PermissionOption(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "optionId": self.option_id,
             "name": self.name,
@@ -8566,7 +8566,7 @@ class PlanEntry(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "content": self.content,
             "priority": (
@@ -8626,7 +8626,7 @@ class PlanFile(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["planId"] = self.plan_id
         out["uri"] = self.uri
@@ -8678,10 +8678,10 @@ class PlanItems(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["planId"] = self.plan_id
-        out["entries"] = [i0._encode() for i0 in self.entries]
+        out["entries"] = [i0.to_dict() for i0 in self.entries]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -8730,7 +8730,7 @@ class PlanMarkdown(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["planId"] = self.plan_id
         out["content"] = self.content
@@ -8775,7 +8775,7 @@ class PlanRemoved(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["planId"] = self.plan_id
         if self.meta is not UNSET:
@@ -8816,7 +8816,7 @@ class PlanUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["plan"] = _PLAN_UPDATE_CONTENT_ENCODERS[type(self.plan)](self.plan)
         if self.meta is not UNSET:
@@ -8848,7 +8848,7 @@ class PromptAudioCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -8930,15 +8930,15 @@ class PromptCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.image is not UNSET:
-            out["image"] = None if self.image is None else self.image._encode()
+            out["image"] = None if self.image is None else self.image.to_dict()
         if self.audio is not UNSET:
-            out["audio"] = None if self.audio is None else self.audio._encode()
+            out["audio"] = None if self.audio is None else self.audio.to_dict()
         if self.embedded_context is not UNSET:
             out["embeddedContext"] = (
-                None if self.embedded_context is None else self.embedded_context._encode()
+                None if self.embedded_context is None else self.embedded_context.to_dict()
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -8969,7 +8969,7 @@ class PromptEmbeddedContextCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -9000,7 +9000,7 @@ class PromptImageCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -9066,7 +9066,7 @@ class PromptRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "prompt": [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.prompt],
@@ -9123,7 +9123,7 @@ class PromptResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "messageId": self.message_id,
         }
@@ -9176,7 +9176,7 @@ class ProviderCurrentConfig(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "apiType": (
                 self.api_type._value_ if isinstance(self.api_type, LlmProtocol) else self.api_type
@@ -9251,7 +9251,7 @@ class ProviderInfo(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "providerId": self.provider_id,
             "supported": [
@@ -9260,7 +9260,7 @@ class ProviderInfo(Model):
             "required": self.required,
         }
         if self.current is not UNSET:
-            out["current"] = None if self.current is None else self.current._encode()
+            out["current"] = None if self.current is None else self.current.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -9294,7 +9294,7 @@ class ProvidersCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -9334,7 +9334,7 @@ class ProxyNotification(Model):
         self.params = params
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "method": self.method,
         }
@@ -9388,7 +9388,7 @@ class ProxyRequest(Model):
         self.params = params
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "id": encode_value(self.id),
             "method": self.method,
@@ -9439,10 +9439,10 @@ class ProxyResponseError(Model):
         self.error = error
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "id": None if self.id is None else encode_value(self.id),
-            "error": self.error._encode(),
+            "error": self.error.to_dict(),
         }
         return out
 
@@ -9479,7 +9479,7 @@ class ProxyResponseResult(Model):
         self.result = result
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "id": encode_value(self.id),
             "result": encode_value(self.result),
@@ -9542,7 +9542,7 @@ class ProxySuccessorNotification(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "method": self.method,
         }
@@ -9615,7 +9615,7 @@ class ProxySuccessorRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "method": self.method,
         }
@@ -9684,12 +9684,12 @@ class RefusalIdleStateUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "stopReason": "refusal",
         }
         if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage._encode()
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
         if self.background is not UNSET:
             out["background"] = (
                 None
@@ -9723,7 +9723,7 @@ class ReplayFromStart(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -9761,10 +9761,10 @@ class RequestElicitationFormMode(Model):
         self.requested_schema = requested_schema
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "requestId": encode_value(self.request_id),
-            "requestedSchema": self.requested_schema._encode(),
+            "requestedSchema": self.requested_schema.to_dict(),
         }
         return out
 
@@ -9806,7 +9806,7 @@ class RequestElicitationUrlMode(Model):
         self.url = url
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "requestId": encode_value(self.request_id),
             "elicitationId": self.elicitation_id,
@@ -9897,11 +9897,11 @@ class RequestPermissionRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "title": self.title,
-            "options": [i0._encode() for i0 in self.options],
+            "options": [i0.to_dict() for i0 in self.options],
         }
         if self.description is not UNSET:
             out["description"] = self.description
@@ -9949,7 +9949,7 @@ class RequestPermissionResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "outcome": _REQUEST_PERMISSION_OUTCOME_ENCODERS[type(self.outcome)](self.outcome),
         }
@@ -10004,7 +10004,7 @@ class RequiresActionStateUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         if self.background is not UNSET:
             out["background"] = (
@@ -10124,7 +10124,7 @@ class ResourceLink(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["name"] = self.name
         out["uri"] = self.uri
@@ -10133,13 +10133,13 @@ class ResourceLink(Model):
         if self.description is not UNSET:
             out["description"] = self.description
         if self.icons is not UNSET:
-            out["icons"] = None if self.icons is None else [i0._encode() for i0 in self.icons]
+            out["icons"] = None if self.icons is None else [i0.to_dict() for i0 in self.icons]
         if self.mime_type is not UNSET:
             out["mimeType"] = self.mime_type
         if self.size is not UNSET:
             out["size"] = self.size
         if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations._encode()
+            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -10262,7 +10262,7 @@ class ResumeSessionRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "cwd": self.cwd,
@@ -10279,7 +10279,7 @@ class ResumeSessionRequest(Model):
             )
         if self.system_prompt is not UNSET:
             out["systemPrompt"] = (
-                None if self.system_prompt is None else self.system_prompt._encode()
+                None if self.system_prompt is None else self.system_prompt.to_dict()
             )
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -10346,7 +10346,7 @@ class ResumeSessionResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.config_options is not UNSET:
             out["configOptions"] = [
@@ -10400,7 +10400,7 @@ class RunningStateUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         if self.background is not UNSET:
             out["background"] = (
@@ -10495,7 +10495,7 @@ class SelectSessionConfigOption(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "type": "select",
             "currentValue": self.current_value,
@@ -10552,7 +10552,7 @@ class SelectedPermissionOutcome(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["optionId"] = self.option_id
         if self.meta is not UNSET:
@@ -10587,7 +10587,7 @@ class SessionAdditionalDirectoriesCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -10623,7 +10623,7 @@ class SessionArchiveCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -10658,7 +10658,7 @@ class SessionCancelCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -10845,32 +10845,32 @@ class SessionCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.prompt is not UNSET:
-            out["prompt"] = None if self.prompt is None else self.prompt._encode()
+            out["prompt"] = None if self.prompt is None else self.prompt.to_dict()
         if self.mcp is not UNSET:
-            out["mcp"] = None if self.mcp is None else self.mcp._encode()
+            out["mcp"] = None if self.mcp is None else self.mcp.to_dict()
         if self.delete is not UNSET:
-            out["delete"] = None if self.delete is None else self.delete._encode()
+            out["delete"] = None if self.delete is None else self.delete.to_dict()
         if self.additional_directories is not UNSET:
             out["additionalDirectories"] = (
                 None
                 if self.additional_directories is None
-                else self.additional_directories._encode()
+                else self.additional_directories.to_dict()
             )
         if self.system_prompt is not UNSET:
             out["systemPrompt"] = (
-                None if self.system_prompt is None else self.system_prompt._encode()
+                None if self.system_prompt is None else self.system_prompt.to_dict()
             )
         if self.fork is not UNSET:
-            out["fork"] = None if self.fork is None else self.fork._encode()
+            out["fork"] = None if self.fork is None else self.fork.to_dict()
         if self.archive is not UNSET:
-            out["archive"] = None if self.archive is None else self.archive._encode()
+            out["archive"] = None if self.archive is None else self.archive.to_dict()
         if self.status is not UNSET:
-            out["status"] = None if self.status is None else self.status._encode()
+            out["status"] = None if self.status is None else self.status.to_dict()
         if self.title is not UNSET:
-            out["title"] = None if self.title is None else self.title._encode()
+            out["title"] = None if self.title is None else self.title.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -10897,7 +10897,7 @@ class SessionConfigBoolean(Model):
         self.current_value = current_value
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "currentValue": self.current_value,
         }
@@ -10934,7 +10934,7 @@ class SessionConfigSelect(Model):
         self.options = options
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "currentValue": self.current_value,
             "options": encode_value(self.options),
@@ -10991,11 +10991,11 @@ class SessionConfigSelectGroup(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "groupId": self.group_id,
             "name": self.name,
-            "options": [i0._encode() for i0 in self.options],
+            "options": [i0.to_dict() for i0 in self.options],
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -11054,7 +11054,7 @@ class SessionConfigSelectOption(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "value": self.value,
             "name": self.name,
@@ -11090,7 +11090,7 @@ class SessionDeleteCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -11140,10 +11140,10 @@ class SessionElicitationFormMode(Model):
         self.requested_schema = requested_schema
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
-            "requestedSchema": self.requested_schema._encode(),
+            "requestedSchema": self.requested_schema.to_dict(),
         }
         if self.tool_call_id is not UNSET:
             out["toolCallId"] = self.tool_call_id
@@ -11199,7 +11199,7 @@ class SessionElicitationUrlMode(Model):
         self.url = url
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "elicitationId": self.elicitation_id,
@@ -11238,7 +11238,7 @@ class SessionForkCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -11332,7 +11332,7 @@ class SessionInfo(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "cwd": self.cwd,
@@ -11396,7 +11396,7 @@ class SessionInfoUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         if self.title is not UNSET:
             out["title"] = self.title
@@ -11513,7 +11513,7 @@ class SessionMessage(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["messageId"] = self.message_id
         if self.sender_session_id is not UNSET:
@@ -11583,7 +11583,7 @@ class SessionMessageChunk(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["messageId"] = self.message_id
         out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
@@ -11627,7 +11627,7 @@ class SessionNotFoundErrorData(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
@@ -11664,7 +11664,7 @@ class SessionStatusCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -11713,7 +11713,7 @@ class SessionStatusRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
@@ -11780,7 +11780,7 @@ class SessionStatusResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "status": (
                 self.status._value_ if isinstance(self.status, SessionStatus) else self.status
@@ -11836,10 +11836,10 @@ class SessionSystemPromptCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.mode is not UNSET:
-            out["mode"] = None if self.mode is None else self.mode._encode()
+            out["mode"] = None if self.mode is None else self.mode.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -11888,10 +11888,10 @@ class SessionSystemPromptModeCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.override is not UNSET:
-            out["override"] = None if self.override is None else self.override._encode()
+            out["override"] = None if self.override is None else self.override.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -11926,7 +11926,7 @@ class SessionSystemPromptOverrideCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -11962,7 +11962,7 @@ class SessionTitleCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -12033,7 +12033,7 @@ class SetProviderRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "providerId": self.provider_id,
             "apiType": (
@@ -12074,7 +12074,7 @@ class SetProviderResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -12116,7 +12116,7 @@ class SetSessionConfigOptionResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "configOptions": [
                 _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options
@@ -12183,7 +12183,7 @@ class SetSessionTitleRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "title": self.title,
@@ -12232,7 +12232,7 @@ class SetSessionTitleResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "title": self.title,
         }
@@ -12266,11 +12266,11 @@ class StateUpdateIdle(Model):
         self.idle_state_update = idle_state_update
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "state": "idle",
         }
-        out.update(self.idle_state_update._encode())
+        out.update(self.idle_state_update.to_dict())
         return out
 
 
@@ -12331,11 +12331,11 @@ class StateUpdateSessionUpdate(Model):
         self.state_update = state_update
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionUpdate": "state_update",
         }
-        out.update(self.state_update._encode())
+        out.update(self.state_update.to_dict())
         return out
 
 
@@ -12372,7 +12372,7 @@ class StringMultiSelectItems(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["enum"] = self.enum
         if self.meta is not UNSET:
@@ -12505,7 +12505,7 @@ class StringPropertySchema(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         if self.title is not UNSET:
             out["title"] = self.title
@@ -12528,7 +12528,7 @@ class StringPropertySchema(Model):
         if self.enum is not UNSET:
             out["enum"] = self.enum
         if self.one_of is not UNSET:
-            out["oneOf"] = None if self.one_of is None else [i0._encode() for i0 in self.one_of]
+            out["oneOf"] = None if self.one_of is None else [i0.to_dict() for i0 in self.one_of]
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -12575,10 +12575,10 @@ class SubagentSessionCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.cancel is not UNSET:
-            out["cancel"] = None if self.cancel is None else self.cancel._encode()
+            out["cancel"] = None if self.cancel is None else self.cancel.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -12731,7 +12731,7 @@ class SubagentUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["sessionId"] = self.session_id
         if self.title is not UNSET:
@@ -12739,7 +12739,7 @@ class SubagentUpdate(Model):
         if self.description is not UNSET:
             out["description"] = self.description
         if self.capabilities is not UNSET:
-            out["capabilities"] = None if self.capabilities is None else self.capabilities._encode()
+            out["capabilities"] = None if self.capabilities is None else self.capabilities.to_dict()
         if self.state is not UNSET:
             out["state"] = (
                 None if self.state is None else _STATE_UPDATE_ENCODERS[type(self.state)](self.state)
@@ -12814,7 +12814,7 @@ class SystemPrompt(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "mode": (self.mode._value_ if isinstance(self.mode, SystemPromptMode) else self.mode),
             "content": [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.content],
@@ -12859,7 +12859,7 @@ class Terminal(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["terminalId"] = self.terminal_id
         if self.meta is not UNSET:
@@ -12893,7 +12893,7 @@ class TerminalAuthCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -12924,7 +12924,7 @@ class TerminalCancelCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -12971,10 +12971,10 @@ class TerminalCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.cancel is not UNSET:
-            out["cancel"] = None if self.cancel is None else self.cancel._encode()
+            out["cancel"] = None if self.cancel is None else self.cancel.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -13031,7 +13031,7 @@ class TerminalExitStatus(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.exit_code is not UNSET:
             out["exitCode"] = self.exit_code
@@ -13074,7 +13074,7 @@ class TerminalOutput(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "data": self.data,
         }
@@ -13123,7 +13123,7 @@ class TerminalOutputChunk(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["terminalId"] = self.terminal_id
         out["data"] = self.data
@@ -13171,7 +13171,7 @@ class TerminalSize(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "cols": self.cols,
             "rows": self.rows,
@@ -13282,7 +13282,7 @@ class TerminalUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["terminalId"] = self.terminal_id
         if self.command is not UNSET:
@@ -13290,13 +13290,13 @@ class TerminalUpdate(Model):
         if self.cwd is not UNSET:
             out["cwd"] = self.cwd
         if self.output is not UNSET:
-            out["output"] = None if self.output is None else self.output._encode()
+            out["output"] = None if self.output is None else self.output.to_dict()
         if self.exit_status is not UNSET:
-            out["exitStatus"] = None if self.exit_status is None else self.exit_status._encode()
+            out["exitStatus"] = None if self.exit_status is None else self.exit_status.to_dict()
         if self.size is not UNSET:
-            out["size"] = None if self.size is None else self.size._encode()
+            out["size"] = None if self.size is None else self.size.to_dict()
         if self.capabilities is not UNSET:
-            out["capabilities"] = None if self.capabilities is None else self.capabilities._encode()
+            out["capabilities"] = None if self.capabilities is None else self.capabilities.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -13334,7 +13334,7 @@ class TextCommandInput(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["hint"] = self.hint
         if self.meta is not UNSET:
@@ -13386,11 +13386,11 @@ class TextContent(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["text"] = self.text
         if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations._encode()
+            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -13444,7 +13444,7 @@ class TextResourceContents(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "text": self.text,
             "uri": self.uri,
@@ -13489,9 +13489,9 @@ class TitledMultiSelectItems(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "anyOf": [i0._encode() for i0 in self.any_of],
+            "anyOf": [i0.to_dict() for i0 in self.any_of],
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -13522,7 +13522,7 @@ class ToolCallCancelCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -13569,10 +13569,10 @@ class ToolCallCapabilities(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.cancel is not UNSET:
-            out["cancel"] = None if self.cancel is None else self.cancel._encode()
+            out["cancel"] = None if self.cancel is None else self.cancel.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -13624,7 +13624,7 @@ class ToolCallContentChunk(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["toolCallId"] = self.tool_call_id
         out["content"] = _TOOL_CALL_CONTENT_ENCODERS[type(self.content)](self.content)
@@ -13682,7 +13682,7 @@ class ToolCallLocation(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "path": self.path,
         }
@@ -13730,9 +13730,9 @@ class ToolCallPermissionSubject(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
-        out["toolCall"] = self.tool_call._encode()
+        out["toolCall"] = self.tool_call.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -13881,7 +13881,7 @@ class ToolCallUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["toolCallId"] = self.tool_call_id
         if self.name is not UNSET:
@@ -13910,14 +13910,14 @@ class ToolCallUpdate(Model):
             )
         if self.locations is not UNSET:
             out["locations"] = (
-                None if self.locations is None else [i0._encode() for i0 in self.locations]
+                None if self.locations is None else [i0.to_dict() for i0 in self.locations]
             )
         if self.raw_input is not UNSET:
             out["rawInput"] = self.raw_input
         if self.raw_output is not UNSET:
             out["rawOutput"] = self.raw_output
         if self.capabilities is not UNSET:
-            out["capabilities"] = None if self.capabilities is None else self.capabilities._encode()
+            out["capabilities"] = None if self.capabilities is None else self.capabilities.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -13967,7 +13967,7 @@ class UnarchiveSessionRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
@@ -14002,7 +14002,7 @@ class UnarchiveSessionResponse(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -14060,7 +14060,7 @@ class UnknownStateUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         if self.background is not UNSET:
             out["background"] = (
@@ -14115,7 +14115,7 @@ class UnsupportedProtocolVersionErrorData(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "requested": self.requested,
             "supported": self.supported,
@@ -14169,7 +14169,7 @@ class UpdateSessionNotification(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "update": _SESSION_UPDATE_ENCODERS[type(self.update)](self.update),
@@ -14218,14 +14218,14 @@ class UrlCreateElicitationRequest(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "mode": "url",
             "message": self.message,
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
-        out.update(self.elicitation_url_mode._encode())
+        out.update(self.elicitation_url_mode.to_dict())
         return out
 
 
@@ -14333,7 +14333,7 @@ class Usage(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "totalTokens": self.total_tokens,
             "inputTokens": self.input_tokens,
@@ -14401,12 +14401,12 @@ class UsageUpdate(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["used"] = self.used
         out["size"] = self.size
         if self.cost is not UNSET:
-            out["cost"] = None if self.cost is None else self.cost._encode()
+            out["cost"] = None if self.cost is None else self.cost.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -14469,7 +14469,7 @@ class UserMessage(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["messageId"] = self.message_id
         if self.content is not UNSET:
@@ -14513,7 +14513,7 @@ class _CreateElicitationRequestCommon(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "message": self.message,
         }
@@ -14542,7 +14542,7 @@ class _CreateElicitationResponseCommon(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -14590,7 +14590,7 @@ class _DiffChangeCommon(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.file_type is not UNSET:
             out["fileType"] = (
@@ -14663,10 +14663,10 @@ class _IdleStateUpdateCommon(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage._encode()
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
         if self.background is not UNSET:
             out["background"] = (
                 None
@@ -14740,7 +14740,7 @@ class _SessionConfigOptionCommon(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "configId": self.config_id,
             "name": self.name,
@@ -14799,7 +14799,7 @@ class _SetSessionConfigOptionRequestCommon(Model):
         self.meta = meta
         return self
 
-    def _encode(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
             "configId": self.config_id,
