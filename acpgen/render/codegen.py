@@ -22,7 +22,7 @@ SCALAR_WORD = {"str": "a string", "int": "an integer", "float": "a number", "boo
 
 # Where each name the generated models may use comes from.
 NAME_SOURCES = {
-    "Callable": "collections.abc", "Enum": "enum", "field": "dataclasses",
+    "Callable": "collections.abc", "Enum": "enum",
     "Final": "typing", "Literal": "typing", "TypeAlias": "typing", "cast": "typing",
     "TYPE_CHECKING": "typing", "Self": "typing_extensions",
 }

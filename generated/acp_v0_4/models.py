@@ -9,7 +9,6 @@ aliases, their variants being classes of their own or the `$defs` classes themse
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import field
 from enum import Enum
 from typing import TYPE_CHECKING, Final, TypeAlias
 
@@ -24,8 +23,8 @@ from ._codec import (
     ValidationError,
     enum_decoder,
     expected,
+    field,
     missing,
-    model,
     tagged_decoder,
     variant_encoders,
 )
@@ -178,7 +177,6 @@ class ToolKind(str, Enum):
     """Other tool types (default)."""
 
 
-@model
 class AgentCapabilities(Model):
     """Capabilities supported by the agent.
 
@@ -250,7 +248,6 @@ class AgentCapabilities(Model):
         return out
 
 
-@model
 class AgentMessageChunkSessionUpdate(Model):
     """A chunk of the agent's response being streamed."""
 
@@ -281,7 +278,6 @@ class AgentMessageChunkSessionUpdate(Model):
         return out
 
 
-@model
 class AgentThoughtChunkSessionUpdate(Model):
     """A chunk of the agent's internal reasoning being streamed."""
 
@@ -312,7 +308,6 @@ class AgentThoughtChunkSessionUpdate(Model):
         return out
 
 
-@model
 class Annotations(Model):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
@@ -372,7 +367,6 @@ class Annotations(Model):
         return out
 
 
-@model
 class AudioContent(Model):
     """Audio provided to or from an LLM."""
 
@@ -424,7 +418,6 @@ class AudioContent(Model):
         return out
 
 
-@model
 class AudioContentBlock(Model):
     """Audio data for transcription or analysis.
 
@@ -481,7 +474,6 @@ class AudioContentBlock(Model):
         return out
 
 
-@model
 class AuthMethod(Model):
     """Describes an available authentication method."""
 
@@ -537,7 +529,6 @@ class AuthMethod(Model):
         return out
 
 
-@model
 class AuthenticateRequest(Model):
     """Request parameters for the authenticate method.
 
@@ -575,7 +566,6 @@ class AuthenticateRequest(Model):
         return out
 
 
-@model
 class AuthenticateResponse(Model):
     """Response to authenticate method"""
 
@@ -598,7 +588,6 @@ class AuthenticateResponse(Model):
         return out
 
 
-@model
 class AvailableCommand(Model):
     """Information about a command."""
 
@@ -657,7 +646,6 @@ class AvailableCommand(Model):
         return out
 
 
-@model
 class AvailableCommandInputUnstructuredCommandInput(Model):
     """All text that was typed after the command name is provided as input."""
 
@@ -685,7 +673,6 @@ class AvailableCommandInputUnstructuredCommandInput(Model):
         return out
 
 
-@model
 class AvailableCommandsUpdateSessionUpdate(Model):
     """Available commands are ready or have changed"""
 
@@ -716,7 +703,6 @@ class AvailableCommandsUpdateSessionUpdate(Model):
         return out
 
 
-@model
 class BlobResourceContents(Model):
     """Binary resource contents."""
 
@@ -765,7 +751,6 @@ class BlobResourceContents(Model):
         return out
 
 
-@model
 class CancelNotification(Model):
     """Notification to cancel ongoing operations for a session.
 
@@ -802,7 +787,6 @@ class CancelNotification(Model):
         return out
 
 
-@model
 class CancelledRequestPermissionOutcome(Model):
     """The prompt turn was cancelled before the user responded.
 
@@ -828,7 +812,6 @@ class CancelledRequestPermissionOutcome(Model):
         return out
 
 
-@model
 class ClientCapabilities(Model):
     """Capabilities supported by the client.
 
@@ -884,7 +867,6 @@ class ClientCapabilities(Model):
         return out
 
 
-@model
 class ContentToolCallContent(Model):
     """Standard content block (text, images, resources)."""
 
@@ -916,7 +898,6 @@ class ContentToolCallContent(Model):
         return out
 
 
-@model
 class CreateTerminalRequest(Model):
     """Request to create a new terminal and execute a command."""
 
@@ -1019,7 +1000,6 @@ class CreateTerminalRequest(Model):
         return out
 
 
-@model
 class CreateTerminalResponse(Model):
     """Response containing the ID of the created terminal."""
 
@@ -1054,7 +1034,6 @@ class CreateTerminalResponse(Model):
         return out
 
 
-@model
 class CurrentModeUpdateSessionUpdate(Model):
     """The current mode of the session has changed
 
@@ -1086,7 +1065,6 @@ class CurrentModeUpdateSessionUpdate(Model):
         return out
 
 
-@model
 class DiffToolCallContent(Model):
     """File modification shown as a diff."""
 
@@ -1141,7 +1119,6 @@ class DiffToolCallContent(Model):
         return out
 
 
-@model
 class EmbeddedResource(Model):
     """The contents of a resource, embedded into a prompt or tool call result."""
 
@@ -1187,7 +1164,6 @@ class EmbeddedResource(Model):
         return out
 
 
-@model
 class EnvVariable(Model):
     """An environment variable to set when launching an MCP server."""
 
@@ -1230,7 +1206,6 @@ class EnvVariable(Model):
         return out
 
 
-@model
 class FileSystemCapability(Model):
     """File system capabilities that a client may support.
 
@@ -1275,7 +1250,6 @@ class FileSystemCapability(Model):
         return out
 
 
-@model
 class HttpHeader(Model):
     """An HTTP header to set when making requests to the MCP server."""
 
@@ -1318,7 +1292,6 @@ class HttpHeader(Model):
         return out
 
 
-@model
 class HttpMcpServer(Model):
     """HTTP transport configuration
 
@@ -1368,7 +1341,6 @@ class HttpMcpServer(Model):
         return out
 
 
-@model
 class ImageContent(Model):
     """An image provided to or from an LLM."""
 
@@ -1428,7 +1400,6 @@ class ImageContent(Model):
         return out
 
 
-@model
 class ImageContentBlock(Model):
     """Images for visual context or analysis.
 
@@ -1493,7 +1464,6 @@ class ImageContentBlock(Model):
         return out
 
 
-@model
 class InitializeRequest(Model):
     """Request parameters for the initialize method.
 
@@ -1551,7 +1521,6 @@ class InitializeRequest(Model):
         return out
 
 
-@model
 class InitializeResponse(Model):
     """Response from the initialize method.
 
@@ -1637,7 +1606,6 @@ class InitializeResponse(Model):
         return out
 
 
-@model
 class KillTerminalCommandRequest(Model):
     """Request to kill a terminal command without releasing the terminal."""
 
@@ -1680,7 +1648,6 @@ class KillTerminalCommandRequest(Model):
         return out
 
 
-@model
 class KillTerminalCommandResponse(Model):
     """Response to terminal/kill command method"""
 
@@ -1703,7 +1670,6 @@ class KillTerminalCommandResponse(Model):
         return out
 
 
-@model
 class LoadSessionRequest(Model):
     """Request parameters for loading an existing session.
 
@@ -1759,7 +1725,6 @@ class LoadSessionRequest(Model):
         return out
 
 
-@model
 class LoadSessionResponse(Model):
     """Response from loading an existing session."""
 
@@ -1812,7 +1777,6 @@ class LoadSessionResponse(Model):
         return out
 
 
-@model
 class McpCapabilities(Model):
     """MCP capabilities supported by the agent"""
 
@@ -1855,7 +1819,6 @@ class McpCapabilities(Model):
         return out
 
 
-@model
 class ModelInfo(Model):
     """**UNSTABLE**
 
@@ -1915,7 +1878,6 @@ class ModelInfo(Model):
         return out
 
 
-@model
 class NewSessionRequest(Model):
     """Request parameters for creating a new session.
 
@@ -1961,7 +1923,6 @@ class NewSessionRequest(Model):
         return out
 
 
-@model
 class NewSessionResponse(Model):
     """Response from creating a new session.
 
@@ -2030,7 +1991,6 @@ class NewSessionResponse(Model):
         return out
 
 
-@model
 class PermissionOption(Model):
     """An option presented to the user when requesting permission."""
 
@@ -2082,7 +2042,6 @@ class PermissionOption(Model):
         return out
 
 
-@model
 class Plan(Model):
     """An execution plan for accomplishing complex tasks.
 
@@ -2127,7 +2086,6 @@ class Plan(Model):
         return out
 
 
-@model
 class PlanEntry(Model):
     """A single entry in the execution plan.
 
@@ -2185,7 +2143,6 @@ class PlanEntry(Model):
         return out
 
 
-@model
 class PlanSessionUpdate(Model):
     """The agent's execution plan for complex tasks.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/agent-plan)"""
@@ -2228,7 +2185,6 @@ class PlanSessionUpdate(Model):
         return out
 
 
-@model
 class PromptCapabilities(Model):
     """Prompt capabilities supported by the agent in `session/prompt` requests.
 
@@ -2295,7 +2251,6 @@ class PromptCapabilities(Model):
         return out
 
 
-@model
 class PromptRequest(Model):
     """Request parameters for sending a user prompt to the agent.
 
@@ -2355,7 +2310,6 @@ class PromptRequest(Model):
         return out
 
 
-@model
 class PromptResponse(Model):
     """Response from processing a user prompt.
 
@@ -2393,7 +2347,6 @@ class PromptResponse(Model):
         return out
 
 
-@model
 class ReadTextFileRequest(Model):
     """Request to read content from a text file.
 
@@ -2464,7 +2417,6 @@ class ReadTextFileRequest(Model):
         return out
 
 
-@model
 class ReadTextFileResponse(Model):
     """Response containing the contents of a text file."""
 
@@ -2498,7 +2450,6 @@ class ReadTextFileResponse(Model):
         return out
 
 
-@model
 class ReleaseTerminalRequest(Model):
     """Request to release a terminal and free its resources."""
 
@@ -2541,7 +2492,6 @@ class ReleaseTerminalRequest(Model):
         return out
 
 
-@model
 class ReleaseTerminalResponse(Model):
     """Response to terminal/release method"""
 
@@ -2564,7 +2514,6 @@ class ReleaseTerminalResponse(Model):
         return out
 
 
-@model
 class RequestPermissionRequest(Model):
     """Request for user permission to execute a tool call.
 
@@ -2621,7 +2570,6 @@ class RequestPermissionRequest(Model):
         return out
 
 
-@model
 class RequestPermissionResponse(Model):
     """Response to a permission request."""
 
@@ -2657,7 +2605,6 @@ class RequestPermissionResponse(Model):
         return out
 
 
-@model
 class ResourceContentBlock(Model):
     """Complete resource contents embedded directly in the message.
 
@@ -2710,7 +2657,6 @@ class ResourceContentBlock(Model):
         return out
 
 
-@model
 class ResourceLink(Model):
     """A resource that the server is capable of reading, included in a prompt or tool call result."""
 
@@ -2806,7 +2752,6 @@ class ResourceLink(Model):
         return out
 
 
-@model
 class ResourceLinkContentBlock(Model):
     """References to resources that the agent can access.
 
@@ -2907,7 +2852,6 @@ class ResourceLinkContentBlock(Model):
         return out
 
 
-@model
 class SelectedRequestPermissionOutcome(Model):
     """The user selected one of the provided options."""
 
@@ -2938,7 +2882,6 @@ class SelectedRequestPermissionOutcome(Model):
         return out
 
 
-@model
 class SessionMode(Model):
     """A mode the agent can operate in.
 
@@ -2993,7 +2936,6 @@ class SessionMode(Model):
         return out
 
 
-@model
 class SessionModeState(Model):
     """The set of modes and the one currently active."""
 
@@ -3037,7 +2979,6 @@ class SessionModeState(Model):
         return out
 
 
-@model
 class SessionModelState(Model):
     """**UNSTABLE**
 
@@ -3085,7 +3026,6 @@ class SessionModelState(Model):
         return out
 
 
-@model
 class SessionNotification(Model):
     """Notification containing a session update from the agent.
 
@@ -3133,7 +3073,6 @@ class SessionNotification(Model):
         return out
 
 
-@model
 class SetSessionModeRequest(Model):
     """Request parameters for setting a session mode."""
 
@@ -3176,7 +3115,6 @@ class SetSessionModeRequest(Model):
         return out
 
 
-@model
 class SetSessionModeResponse(Model):
     """Response to `session/set_mode` method."""
 
@@ -3198,7 +3136,6 @@ class SetSessionModeResponse(Model):
         return out
 
 
-@model
 class SetSessionModelRequest(Model):
     """**UNSTABLE**
 
@@ -3245,7 +3182,6 @@ class SetSessionModelRequest(Model):
         return out
 
 
-@model
 class SetSessionModelResponse(Model):
     """**UNSTABLE**
 
@@ -3272,7 +3208,6 @@ class SetSessionModelResponse(Model):
         return out
 
 
-@model
 class SseMcpServer(Model):
     """SSE transport configuration
 
@@ -3322,7 +3257,6 @@ class SseMcpServer(Model):
         return out
 
 
-@model
 class StdioMcpServer(Model):
     """Stdio transport configuration
 
@@ -3378,7 +3312,6 @@ class StdioMcpServer(Model):
         return out
 
 
-@model
 class TerminalExitStatus(Model):
     """Exit status of a terminal command."""
 
@@ -3423,7 +3356,6 @@ class TerminalExitStatus(Model):
         return out
 
 
-@model
 class TerminalOutputRequest(Model):
     """Request to get the current output and status of a terminal."""
 
@@ -3466,7 +3398,6 @@ class TerminalOutputRequest(Model):
         return out
 
 
-@model
 class TerminalOutputResponse(Model):
     """Response containing the terminal output and exit status."""
 
@@ -3521,7 +3452,6 @@ class TerminalOutputResponse(Model):
         return out
 
 
-@model
 class TerminalToolCallContent(Model):
     """Embed a terminal created with `terminal/create` by its id.
 
@@ -3555,7 +3485,6 @@ class TerminalToolCallContent(Model):
         return out
 
 
-@model
 class TextContent(Model):
     """Text provided to or from an LLM."""
 
@@ -3600,7 +3529,6 @@ class TextContent(Model):
         return out
 
 
-@model
 class TextContentBlock(Model):
     """Plain text content
 
@@ -3650,7 +3578,6 @@ class TextContentBlock(Model):
         return out
 
 
-@model
 class TextResourceContents(Model):
     """Text-based resource contents."""
 
@@ -3699,7 +3626,6 @@ class TextResourceContents(Model):
         return out
 
 
-@model
 class ToolCall(Model):
     """Represents a tool call that the language model has requested.
 
@@ -3811,7 +3737,6 @@ class ToolCall(Model):
         return out
 
 
-@model
 class ToolCallLocation(Model):
     """A file location being accessed or modified by a tool.
 
@@ -3864,7 +3789,6 @@ class ToolCallLocation(Model):
         return out
 
 
-@model
 class ToolCallSessionUpdate(Model):
     """Notification that a new tool call has been initiated."""
 
@@ -3974,7 +3898,6 @@ class ToolCallSessionUpdate(Model):
         return out
 
 
-@model
 class ToolCallUpdate(Model):
     """An update to an existing tool call.
 
@@ -4091,7 +4014,6 @@ class ToolCallUpdate(Model):
         return out
 
 
-@model
 class ToolCallUpdateSessionUpdate(Model):
     """Update on the status or results of a tool call."""
 
@@ -4206,7 +4128,6 @@ class ToolCallUpdateSessionUpdate(Model):
         return out
 
 
-@model
 class UserMessageChunkSessionUpdate(Model):
     """A chunk of the user's message being streamed."""
 
@@ -4237,7 +4158,6 @@ class UserMessageChunkSessionUpdate(Model):
         return out
 
 
-@model
 class WaitForTerminalExitRequest(Model):
     """Request to wait for a terminal command to exit."""
 
@@ -4280,7 +4200,6 @@ class WaitForTerminalExitRequest(Model):
         return out
 
 
-@model
 class WaitForTerminalExitResponse(Model):
     """Response containing the exit status of a terminal command."""
 
@@ -4325,7 +4244,6 @@ class WaitForTerminalExitResponse(Model):
         return out
 
 
-@model
 class WriteTextFileRequest(Model):
     """Request to write content to a text file.
 
@@ -4378,7 +4296,6 @@ class WriteTextFileRequest(Model):
         return out
 
 
-@model
 class WriteTextFileResponse(Model):
     """Response to `fs/write_text_file`"""
 

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import logging
 import types
@@ -125,22 +124,73 @@ def report_skipped(owner: str, index: int, error: ValidationError) -> None:
 
 
 _T = TypeVar("_T")
-_M = TypeVar("_M", bound="Model")
 
 
-@dataclass_transform(kw_only_default=True, field_specifiers=(dataclasses.field,))
-def model(cls: type[_M]) -> type[_M]:
-    """Make a generated class a dataclass: `fields`, `asdict`, `astuple` and `replace` work.
+class _Factory:
+    """What `field(default_factory=...)` leaves in a class body."""
 
-    Keyword-only fields in `__slots__`; the constructor, equality and repr come from `Model`
-    (generating them per class would cost about 1 ms a class at import)."""
-    return _DATACLASS(cls)
+    __slots__ = ("factory",)
+
+    def __init__(self, factory: Callable[[], object]) -> None:
+        self.factory = factory
 
 
-_DATACLASS: Final = dataclasses.dataclass(
-    init=False, repr=False, eq=False, match_args=False, kw_only=True, slots=True
-)
-_MISSING: Final = dataclasses.MISSING
+def field(*, default_factory: Callable[[], _T]) -> _T:
+    """A field whose default is made fresh for each object (`dataclasses.field`'s
+    `default_factory`): `auth_methods: list[AuthMethod] = field(default_factory=list)`."""
+    return _Factory(default_factory)  # type: ignore[return-value]
+
+
+_DATACLASS_ATTRIBUTES: Final = frozenset({"__dataclass_fields__", "__dataclass_params__"})
+
+
+@dataclass_transform(kw_only_default=True, field_specifiers=(field,))
+class ModelType(type):
+    """The metaclass of the generated object types: each is a dataclass with keyword-only fields
+    in `__slots__`.
+
+    A class body declares its fields as a dataclass does (`name: str`, `meta: ... = UNSET`,
+    `items: list[X] = field(default_factory=list)`). Creating the class moves the defaults aside
+    and makes the fields its `__slots__` (one class, where `@dataclass(slots=True)` builds two);
+    the dataclass bookkeeping (`dataclasses.fields`, `asdict`, `replace`, `is_dataclass` read it)
+    is made the first time something asks for it, so importing the models does not pay for the
+    `dataclasses` module nor for about 300 classes' fields."""
+
+    def __new__(
+        mcls, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any
+    ) -> ModelType:
+        if "__slots__" not in namespace:
+            annotations = namespace.get("__annotations__", {})
+            namespace["__acp_defaults__"] = {
+                k: namespace.pop(k) for k in annotations if k in namespace
+            }
+            namespace["__slots__"] = tuple(annotations)
+        return super().__new__(mcls, name, bases, namespace, **kwargs)
+
+    def __getattr__(cls, name: str) -> Any:
+        if name in _DATACLASS_ATTRIBUTES:
+            for c in reversed(cls.__mro__):
+                if "__acp_defaults__" in c.__dict__ and "__dataclass_fields__" not in c.__dict__:
+                    _make_dataclass(c)
+            if name in dir(cls):
+                return type.__getattribute__(cls, name)
+        raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
+
+
+def _make_dataclass(cls: type) -> None:
+    """What `@dataclass(kw_only=True, slots=True)` records, for a class ModelType made."""
+    import dataclasses
+
+    dataclasses.dataclass(init=False, repr=False, eq=False, match_args=False, kw_only=True)(cls)
+    # Slots hide the defaults from dataclasses (a slot is no default): put the schema's back.
+    fields: dict[str, dataclasses.Field[Any]] = cls.__dict__["__dataclass_fields__"]
+    for name, value in cls.__dict__["__acp_defaults__"].items():
+        if isinstance(value, _Factory):
+            fields[name].default_factory = value.factory
+        else:
+            fields[name].default = value
+
+
 _PLANS: dict[type, tuple[tuple[str, object, object], ...]] = {}
 
 
@@ -148,10 +198,26 @@ def _plan(cls: type) -> tuple[tuple[str, object, object], ...]:
     """(name, default, default factory) of each field, computed once per class."""
     plan = _PLANS.get(cls)
     if plan is None:
+        import dataclasses
+
         plan = _PLANS[cls] = tuple(
-            (f.name, f.default, f.default_factory) for f in dataclasses.fields(cls)
+            (f.name, _missing_to(f.default), _missing_to(f.default_factory))
+            for f in dataclasses.fields(cls)
         )
     return plan
+
+
+class _Missing:
+    """No default (dataclasses.MISSING, without importing dataclasses up front)."""
+
+
+_MISSING: Final = _Missing()
+
+
+def _missing_to(value: object) -> object:
+    import dataclasses
+
+    return _MISSING if value is dataclasses.MISSING else value
 
 
 def _compile_init(cls: type) -> Callable[..., None]:
@@ -178,8 +244,8 @@ def _compile_init(cls: type) -> Callable[..., None]:
     return init
 
 
-class Model:
-    """The base of every generated object type (each a dataclass, see `model`).
+class Model(metaclass=ModelType):
+    """The base of every generated object type (each a dataclass, see `ModelType`).
 
     Keyword-only construction with the schema defaults, value equality over the fields
     (unhashable, as a dataclass with `eq=True`) and a repr; each class brings its own `from_dict`
@@ -195,6 +261,11 @@ class Model:
         # @dataclass would write at import, where it costs about 1 ms a class), then uses it.
         init = _compile_init(type(self))
         init(self, **values)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _DATACLASS_ATTRIBUTES:  # `dataclasses.fields(obj)` asks the object
+            return getattr(type(self), name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
@@ -351,6 +422,8 @@ def not_bool(value: _T) -> _T:
 
 def replace(value: _T, /, **changes: object) -> _T:
     """`dataclasses.replace`: a copy of a generated object with some fields changed."""
+    import dataclasses
+
     if not dataclasses.is_dataclass(value) or isinstance(value, type):
         raise TypeError(f"replace() needs a generated object, not {type(value).__name__}")
     names = {f.name for f in dataclasses.fields(value)}
@@ -480,10 +553,12 @@ def _misfit(value: object, hint: object, path: tuple[str | int, ...]) -> Validat
         return _not_json(value, path)
     if isinstance(hint, type):
         if issubclass(hint, Model):
+            import dataclasses
+
             if not isinstance(value, hint):
                 return ValidationError(f"expected {hint.__name__}, got {_name(value)}", *path)
             hints = _hints(type(value))
-            for f in dataclasses.fields(value):  # type: ignore[arg-type]
+            for f in dataclasses.fields(value):
                 found = _misfit(getattr(value, f.name), hints[f.name], (*path, f.name))
                 if found is not None:
                     return found

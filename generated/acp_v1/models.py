@@ -9,7 +9,6 @@ aliases, their variants being classes of their own or the `$defs` classes themse
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import field
 from enum import Enum
 from typing import TYPE_CHECKING, Final, TypeAlias
 
@@ -26,8 +25,8 @@ from ._codec import (
     encode_value,
     enum_decoder,
     expected,
+    field,
     missing,
-    model,
     open_enum_decoder,
     report_skipped,
     tagged_decoder,
@@ -433,7 +432,6 @@ class ToolKind(str, Enum):
     """Other tool types (default)."""
 
 
-@model
 class AcceptCreateElicitationResponse(Model):
     """The user accepted and provided content."""
 
@@ -484,7 +482,6 @@ class AcceptCreateElicitationResponse(Model):
         return out
 
 
-@model
 class AgentAuthCapabilities(Model):
     """Authentication-related capabilities supported by the agent."""
 
@@ -547,7 +544,6 @@ class AgentAuthCapabilities(Model):
         return out
 
 
-@model
 class AgentCapabilities(Model):
     """Capabilities supported by the agent.
 
@@ -678,7 +674,6 @@ class AgentCapabilities(Model):
         return out
 
 
-@model
 class AgentNotification(Model):
     """A JSON-RPC notification object."""
 
@@ -718,7 +713,6 @@ class AgentNotification(Model):
         return out
 
 
-@model
 class AgentRequest(Model):
     """A JSON-RPC request object."""
 
@@ -767,7 +761,6 @@ class AgentRequest(Model):
         return out
 
 
-@model
 class AgentResponseError(Model):
     """A failed JSON-RPC response."""
 
@@ -805,7 +798,6 @@ class AgentResponseError(Model):
         return out
 
 
-@model
 class AgentResponseResult(Model):
     """A successful JSON-RPC response."""
 
@@ -843,7 +835,6 @@ class AgentResponseResult(Model):
         return out
 
 
-@model
 class Annotations(Model):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
@@ -912,7 +903,6 @@ class Annotations(Model):
         return out
 
 
-@model
 class ArchiveSessionRequest(Model):
     """**UNSTABLE**
 
@@ -964,7 +954,6 @@ class ArchiveSessionRequest(Model):
         return out
 
 
-@model
 class ArchiveSessionResponse(Model):
     """**UNSTABLE**
 
@@ -997,7 +986,6 @@ class ArchiveSessionResponse(Model):
         return out
 
 
-@model
 class AudioContent(Model):
     """Audio provided to or from an LLM."""
 
@@ -1057,7 +1045,6 @@ class AudioContent(Model):
         return out
 
 
-@model
 class AuthAccount(Model):
     """**UNSTABLE**
 
@@ -1158,7 +1145,6 @@ class AuthAccount(Model):
         return out
 
 
-@model
 class AuthCapabilities(Model):
     """Authentication capabilities supported by the client.
 
@@ -1203,7 +1189,6 @@ class AuthCapabilities(Model):
         return out
 
 
-@model
 class AuthMethodAgent(Model):
     """Agent handles authentication itself through `authenticate`.
 
@@ -1267,7 +1252,6 @@ class AuthMethodAgent(Model):
         return out
 
 
-@model
 class AuthMethodTerminal(Model):
     """Terminal-based authentication method.
 
@@ -1363,7 +1347,6 @@ class AuthMethodTerminal(Model):
         return out
 
 
-@model
 class AuthStatusCapabilities(Model):
     """**UNSTABLE**
 
@@ -1398,7 +1381,6 @@ class AuthStatusCapabilities(Model):
         return out
 
 
-@model
 class AuthStatusRequest(Model):
     """**UNSTABLE**
 
@@ -1436,7 +1418,6 @@ class AuthStatusRequest(Model):
         return out
 
 
-@model
 class AuthStatusResponse(Model):
     """**UNSTABLE**
 
@@ -1501,7 +1482,6 @@ class AuthStatusResponse(Model):
         return out
 
 
-@model
 class AuthStatusUpdateNotification(Model):
     """**UNSTABLE**
 
@@ -1572,7 +1552,6 @@ class AuthStatusUpdateNotification(Model):
         return out
 
 
-@model
 class AuthenticateRequest(Model):
     """Request parameters for the authenticate method.
 
@@ -1616,7 +1595,6 @@ class AuthenticateRequest(Model):
         return out
 
 
-@model
 class AuthenticateResponse(Model):
     """Response to the `authenticate` method."""
 
@@ -1645,7 +1623,6 @@ class AuthenticateResponse(Model):
         return out
 
 
-@model
 class AvailableCommand(Model):
     """Information about a command."""
 
@@ -1710,7 +1687,6 @@ class AvailableCommand(Model):
         return out
 
 
-@model
 class AvailableCommandsUpdate(Model):
     """Available commands are ready or have changed"""
 
@@ -1753,7 +1729,6 @@ class AvailableCommandsUpdate(Model):
         return out
 
 
-@model
 class BlobResourceContents(Model):
     """Binary resource contents."""
 
@@ -1811,7 +1786,6 @@ class BlobResourceContents(Model):
         return out
 
 
-@model
 class BooleanConfigOptionCapabilities(Model):
     """Capabilities for boolean session configuration options.
 
@@ -1842,7 +1816,6 @@ class BooleanConfigOptionCapabilities(Model):
         return out
 
 
-@model
 class BooleanPropertySchema(Model):
     """Schema for boolean properties in an elicitation form."""
 
@@ -1906,7 +1879,6 @@ class BooleanPropertySchema(Model):
         return out
 
 
-@model
 class BooleanSessionConfigOption(Model):
     """Boolean on/off toggle."""
 
@@ -1999,7 +1971,6 @@ class BooleanSessionConfigOption(Model):
         return out
 
 
-@model
 class BooleanSetSessionConfigOptionRequest(Model):
     """A boolean value (`type: "boolean"`)."""
 
@@ -2059,7 +2030,6 @@ class BooleanSetSessionConfigOptionRequest(Model):
         return out
 
 
-@model
 class CancelCreateElicitationResponse(Model):
     """The elicitation was cancelled."""
 
@@ -2094,7 +2064,6 @@ class CancelCreateElicitationResponse(Model):
         return out
 
 
-@model
 class CancelNotification(Model):
     """Notification to cancel ongoing operations for a session.
 
@@ -2137,7 +2106,6 @@ class CancelNotification(Model):
         return out
 
 
-@model
 class CancelRequestNotification(Model):
     """Notification to cancel an ongoing request.
 
@@ -2181,7 +2149,6 @@ class CancelRequestNotification(Model):
         return out
 
 
-@model
 class CancelledIdleStateUpdate(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -2228,7 +2195,6 @@ class CancelledIdleStateUpdate(Model):
         return out
 
 
-@model
 class CancelledRequestPermissionOutcome(Model):
     """The prompt turn was cancelled before the user responded.
 
@@ -2254,7 +2220,6 @@ class CancelledRequestPermissionOutcome(Model):
         return out
 
 
-@model
 class ClientCapabilities(Model):
     """Capabilities supported by the client.
 
@@ -2404,7 +2369,6 @@ class ClientCapabilities(Model):
         return out
 
 
-@model
 class ClientNotification(Model):
     """A JSON-RPC notification object."""
 
@@ -2444,7 +2408,6 @@ class ClientNotification(Model):
         return out
 
 
-@model
 class ClientRequest(Model):
     """A JSON-RPC request object."""
 
@@ -2493,7 +2456,6 @@ class ClientRequest(Model):
         return out
 
 
-@model
 class ClientResponseError(Model):
     """A failed JSON-RPC response."""
 
@@ -2531,7 +2493,6 @@ class ClientResponseError(Model):
         return out
 
 
-@model
 class ClientResponseResult(Model):
     """A successful JSON-RPC response."""
 
@@ -2569,7 +2530,6 @@ class ClientResponseResult(Model):
         return out
 
 
-@model
 class ClientSessionCapabilities(Model):
     """Session-related capabilities supported by the client."""
 
@@ -2641,7 +2601,6 @@ class ClientSessionCapabilities(Model):
         return out
 
 
-@model
 class CloseSessionRequest(Model):
     """Request parameters for closing an active session.
 
@@ -2688,7 +2647,6 @@ class CloseSessionRequest(Model):
         return out
 
 
-@model
 class CloseSessionResponse(Model):
     """Response from closing a session."""
 
@@ -2717,7 +2675,6 @@ class CloseSessionResponse(Model):
         return out
 
 
-@model
 class CompactionSummaryChunk(Model):
     """A content block appended to a compaction's summary. A first-seen ID creates
     an in-progress compaction. Chunks append in receive order.
@@ -2765,7 +2722,6 @@ class CompactionSummaryChunk(Model):
         return out
 
 
-@model
 class CompactionUpdate(Model):
     """A context compaction upsert. The first notification fixes the compaction's
     timeline position. Later updates with the same ID patch that entity in place.
@@ -2844,7 +2800,6 @@ class CompactionUpdate(Model):
         return out
 
 
-@model
 class CompleteElicitationNotification(Model):
     """Notification sent by the agent when a URL-based elicitation is complete."""
 
@@ -2887,7 +2842,6 @@ class CompleteElicitationNotification(Model):
         return out
 
 
-@model
 class ConfigOptionUpdate(Model):
     """Session configuration options have been updated."""
 
@@ -2932,7 +2886,6 @@ class ConfigOptionUpdate(Model):
         return out
 
 
-@model
 class Content(Model):
     """Standard content block (text, images, resources)."""
 
@@ -2973,7 +2926,6 @@ class Content(Model):
         return out
 
 
-@model
 class ContentChunk(Model):
     """A streamed item of content"""
 
@@ -3026,7 +2978,6 @@ class ContentChunk(Model):
         return out
 
 
-@model
 class Cost(Model):
     """Cost information for a session."""
 
@@ -3076,7 +3027,6 @@ class Cost(Model):
         return out
 
 
-@model
 class CreateTerminalRequest(Model):
     """Request to create a new terminal and execute a command."""
 
@@ -3189,7 +3139,6 @@ class CreateTerminalRequest(Model):
         return out
 
 
-@model
 class CreateTerminalResponse(Model):
     """Response containing the ID of the created terminal."""
 
@@ -3230,7 +3179,6 @@ class CreateTerminalResponse(Model):
         return out
 
 
-@model
 class CurrentModeUpdate(Model):
     """The current mode of the session has changed
 
@@ -3272,7 +3220,6 @@ class CurrentModeUpdate(Model):
         return out
 
 
-@model
 class DeclineCreateElicitationResponse(Model):
     """The user declined the elicitation."""
 
@@ -3307,7 +3254,6 @@ class DeclineCreateElicitationResponse(Model):
         return out
 
 
-@model
 class DeleteSessionRequest(Model):
     """Request parameters for deleting an existing session from `session/list`.
 
@@ -3350,7 +3296,6 @@ class DeleteSessionRequest(Model):
         return out
 
 
-@model
 class DeleteSessionResponse(Model):
     """Response from deleting a session."""
 
@@ -3379,7 +3324,6 @@ class DeleteSessionResponse(Model):
         return out
 
 
-@model
 class Diff(Model):
     """A diff representing file modifications.
 
@@ -3440,7 +3384,6 @@ class Diff(Model):
         return out
 
 
-@model
 class DisableProviderRequest(Model):
     """**UNSTABLE**
 
@@ -3485,7 +3428,6 @@ class DisableProviderRequest(Model):
         return out
 
 
-@model
 class DisableProviderResponse(Model):
     """**UNSTABLE**
 
@@ -3518,7 +3460,6 @@ class DisableProviderResponse(Model):
         return out
 
 
-@model
 class ElicitationAcceptAction(Model):
     """The user accepted the elicitation and provided content."""
 
@@ -3550,7 +3491,6 @@ class ElicitationAcceptAction(Model):
         return out
 
 
-@model
 class ElicitationCapabilities(Model):
     """Elicitation capabilities supported by the client."""
 
@@ -3611,7 +3551,6 @@ class ElicitationCapabilities(Model):
         return out
 
 
-@model
 class ElicitationFormCapabilities(Model):
     """Form-based elicitation capabilities.
 
@@ -3644,7 +3583,6 @@ class ElicitationFormCapabilities(Model):
         return out
 
 
-@model
 class ElicitationRequestScope(Model):
     """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started)."""
@@ -3674,7 +3612,6 @@ class ElicitationRequestScope(Model):
         return out
 
 
-@model
 class ElicitationSchema(Model):
     """Type-safe elicitation schema for requesting structured user input.
 
@@ -3773,7 +3710,6 @@ class ElicitationSchema(Model):
         return out
 
 
-@model
 class ElicitationSessionScope(Model):
     """Session-scoped elicitation, optionally tied to a specific tool call.
 
@@ -3821,7 +3757,6 @@ class ElicitationSessionScope(Model):
         return out
 
 
-@model
 class ElicitationUrlCapabilities(Model):
     """URL-based elicitation capabilities.
 
@@ -3854,7 +3789,6 @@ class ElicitationUrlCapabilities(Model):
         return out
 
 
-@model
 class EmbeddedResource(Model):
     """The contents of a resource, embedded into a prompt or tool call result."""
 
@@ -3907,7 +3841,6 @@ class EmbeddedResource(Model):
         return out
 
 
-@model
 class EndTurnIdleStateUpdate(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -3954,7 +3887,6 @@ class EndTurnIdleStateUpdate(Model):
         return out
 
 
-@model
 class EnumOption(Model):
     """A titled enum option with a const value, human-readable title, and optional description."""
 
@@ -4020,7 +3952,6 @@ class EnumOption(Model):
         return out
 
 
-@model
 class EnvVariable(Model):
     """An environment variable to set when launching an MCP server."""
 
@@ -4069,7 +4000,6 @@ class EnvVariable(Model):
         return out
 
 
-@model
 class Error(Model):
     """JSON-RPC error object.
 
@@ -4121,7 +4051,6 @@ class Error(Model):
         return out
 
 
-@model
 class ErrorIdleStateUpdate(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -4183,7 +4112,6 @@ class ErrorIdleStateUpdate(Model):
         return out
 
 
-@model
 class ErrorStopReason(Model):
     """**UNSTABLE**
 
@@ -4218,7 +4146,6 @@ class ErrorStopReason(Model):
         return out
 
 
-@model
 class FileSystemCapabilities(Model):
     """File system capabilities that a client may support.
 
@@ -4265,7 +4192,6 @@ class FileSystemCapabilities(Model):
         return out
 
 
-@model
 class ForkSessionRequest(Model):
     """**UNSTABLE**
 
@@ -4379,7 +4305,6 @@ class ForkSessionRequest(Model):
         return out
 
 
-@model
 class ForkSessionResponse(Model):
     """**UNSTABLE**
 
@@ -4456,7 +4381,6 @@ class ForkSessionResponse(Model):
         return out
 
 
-@model
 class FormCreateElicitationRequest(Model):
     """Form-based elicitation where the client renders a form from the provided schema."""
 
@@ -4508,7 +4432,6 @@ class FormCreateElicitationRequest(Model):
         return out
 
 
-@model
 class HttpHeader(Model):
     """An HTTP header to set when making requests to the MCP server."""
 
@@ -4557,7 +4480,6 @@ class HttpHeader(Model):
         return out
 
 
-@model
 class ImageContent(Model):
     """An image provided to or from an LLM."""
 
@@ -4626,7 +4548,6 @@ class ImageContent(Model):
         return out
 
 
-@model
 class Implementation(Model):
     """Metadata about the implementation of the client or agent.
     Describes the name and version of an ACP implementation, with an optional
@@ -4691,7 +4612,6 @@ class Implementation(Model):
         return out
 
 
-@model
 class InitializeRequest(Model):
     """Request parameters for the initialize method.
 
@@ -4783,7 +4703,6 @@ class InitializeRequest(Model):
         return out
 
 
-@model
 class InitializeResponse(Model):
     """Response to the `initialize` method.
 
@@ -4907,7 +4826,6 @@ class InitializeResponse(Model):
         return out
 
 
-@model
 class IntegerPropertySchema(Model):
     """Schema for integer properties in an elicitation form."""
 
@@ -5018,7 +4936,6 @@ class IntegerPropertySchema(Model):
         return out
 
 
-@model
 class KillTerminalRequest(Model):
     """Request to kill a terminal without releasing it."""
 
@@ -5067,7 +4984,6 @@ class KillTerminalRequest(Model):
         return out
 
 
-@model
 class KillTerminalResponse(Model):
     """Response to `terminal/kill` method"""
 
@@ -5096,7 +5012,6 @@ class KillTerminalResponse(Model):
         return out
 
 
-@model
 class ListProvidersRequest(Model):
     """**UNSTABLE**
 
@@ -5129,7 +5044,6 @@ class ListProvidersRequest(Model):
         return out
 
 
-@model
 class ListProvidersResponse(Model):
     """**UNSTABLE**
 
@@ -5175,7 +5089,6 @@ class ListProvidersResponse(Model):
         return out
 
 
-@model
 class ListSessionsRequest(Model):
     """Request parameters for listing existing sessions.
 
@@ -5252,7 +5165,6 @@ class ListSessionsRequest(Model):
         return out
 
 
-@model
 class ListSessionsResponse(Model):
     """Response from listing sessions."""
 
@@ -5310,7 +5222,6 @@ class ListSessionsResponse(Model):
         return out
 
 
-@model
 class LoadSessionRequest(Model):
     """Request parameters for loading an existing session.
 
@@ -5419,7 +5330,6 @@ class LoadSessionRequest(Model):
         return out
 
 
-@model
 class LoadSessionResponse(Model):
     """Response from loading an existing session."""
 
@@ -5480,7 +5390,6 @@ class LoadSessionResponse(Model):
         return out
 
 
-@model
 class LogoutCapabilities(Model):
     """Logout capabilities supported by the agent.
 
@@ -5511,7 +5420,6 @@ class LogoutCapabilities(Model):
         return out
 
 
-@model
 class LogoutRequest(Model):
     """Request parameters for the logout method.
 
@@ -5542,7 +5450,6 @@ class LogoutRequest(Model):
         return out
 
 
-@model
 class LogoutResponse(Model):
     """Response to the `logout` method."""
 
@@ -5571,7 +5478,6 @@ class LogoutResponse(Model):
         return out
 
 
-@model
 class MaxTokensIdleStateUpdate(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -5618,7 +5524,6 @@ class MaxTokensIdleStateUpdate(Model):
         return out
 
 
-@model
 class MaxTurnRequestsIdleStateUpdate(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -5666,7 +5571,6 @@ class MaxTurnRequestsIdleStateUpdate(Model):
         return out
 
 
-@model
 class McpCapabilities(Model):
     """MCP capabilities supported by the agent"""
 
@@ -5723,7 +5627,6 @@ class McpCapabilities(Model):
         return out
 
 
-@model
 class McpError(Model):
     """**UNSTABLE**
 
@@ -5779,7 +5682,6 @@ class McpError(Model):
         return out
 
 
-@model
 class McpServerAcp(Model):
     """**UNSTABLE**
 
@@ -5837,7 +5739,6 @@ class McpServerAcp(Model):
         return out
 
 
-@model
 class McpServerHttp(Model):
     """HTTP transport configuration for MCP."""
 
@@ -5898,7 +5799,6 @@ class McpServerHttp(Model):
         return out
 
 
-@model
 class McpServerSse(Model):
     """SSE transport configuration for MCP."""
 
@@ -5959,7 +5859,6 @@ class McpServerSse(Model):
         return out
 
 
-@model
 class McpServerStdio(Model):
     """Stdio transport configuration for MCP."""
 
@@ -6034,7 +5933,6 @@ class McpServerStdio(Model):
         return out
 
 
-@model
 class MessageMcpNotification(Model):
     """**UNSTABLE**
 
@@ -6109,7 +6007,6 @@ class MessageMcpNotification(Model):
         return out
 
 
-@model
 class MessageMcpRequest(Model):
     """**UNSTABLE**
 
@@ -6181,7 +6078,6 @@ class MessageMcpRequest(Model):
         return out
 
 
-@model
 class MessageMcpResponseError(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -6221,7 +6117,6 @@ class MessageMcpResponseError(Model):
         return out
 
 
-@model
 class MessageMcpResponseResult(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -6258,7 +6153,6 @@ class MessageMcpResponseResult(Model):
         return out
 
 
-@model
 class MultiSelectPropertySchema(Model):
     """Schema for multi-select (array) properties in an elicitation form."""
 
@@ -6371,7 +6265,6 @@ class MultiSelectPropertySchema(Model):
         return out
 
 
-@model
 class NewSessionRequest(Model):
     """Request parameters for creating a new session.
 
@@ -6467,7 +6360,6 @@ class NewSessionRequest(Model):
         return out
 
 
-@model
 class NewSessionResponse(Model):
     """Response from creating a new session.
 
@@ -6544,7 +6436,6 @@ class NewSessionResponse(Model):
         return out
 
 
-@model
 class NoneIdleStateUpdate(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -6587,7 +6478,6 @@ class NoneIdleStateUpdate(Model):
         return out
 
 
-@model
 class Notice(Model):
     """Fire-and-forget information for the user.
 
@@ -6659,7 +6549,6 @@ class Notice(Model):
         return out
 
 
-@model
 class NumberPropertySchema(Model):
     """Schema for number (floating-point) properties in an elicitation form."""
 
@@ -6757,7 +6646,6 @@ class NumberPropertySchema(Model):
         return out
 
 
-@model
 class OtherCreateElicitationRequest(Model):
     """Custom or future elicitation mode.
 
@@ -6802,7 +6690,6 @@ class OtherCreateElicitationRequest(Model):
         return dict(self.raw)
 
 
-@model
 class OtherCreateElicitationResponse(Model):
     """Custom or future elicitation action.
 
@@ -6847,7 +6734,6 @@ class OtherCreateElicitationResponse(Model):
         return dict(self.raw)
 
 
-@model
 class OtherElicitationPropertySchema(Model):
     """Custom or future elicitation property schema.
 
@@ -6890,7 +6776,6 @@ class OtherElicitationPropertySchema(Model):
         return dict(self.raw)
 
 
-@model
 class OtherIdleStateUpdate(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -6932,7 +6817,6 @@ class OtherIdleStateUpdate(Model):
         return dict(self.raw)
 
 
-@model
 class OtherMultiSelectItems(Model):
     """Custom or future typed multi-select items."""
 
@@ -6967,7 +6851,6 @@ class OtherMultiSelectItems(Model):
         return dict(self.raw)
 
 
-@model
 class OtherStateUpdate(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -7007,7 +6890,6 @@ class OtherStateUpdate(Model):
         return dict(self.raw)
 
 
-@model
 class PermissionOption(Model):
     """An option presented to the user when requesting permission."""
 
@@ -7065,7 +6947,6 @@ class PermissionOption(Model):
         return out
 
 
-@model
 class Plan(Model):
     """An execution plan for accomplishing complex tasks.
 
@@ -7115,7 +6996,6 @@ class Plan(Model):
         return out
 
 
-@model
 class PlanCapabilities(Model):
     """**UNSTABLE**
 
@@ -7148,7 +7028,6 @@ class PlanCapabilities(Model):
         return out
 
 
-@model
 class PlanEntry(Model):
     """A single entry in the execution plan.
 
@@ -7212,7 +7091,6 @@ class PlanEntry(Model):
         return out
 
 
-@model
 class PlanFile(Model):
     """**UNSTABLE**
 
@@ -7264,7 +7142,6 @@ class PlanFile(Model):
         return out
 
 
-@model
 class PlanItems(Model):
     """**UNSTABLE**
 
@@ -7320,7 +7197,6 @@ class PlanItems(Model):
         return out
 
 
-@model
 class PlanMarkdown(Model):
     """**UNSTABLE**
 
@@ -7372,7 +7248,6 @@ class PlanMarkdown(Model):
         return out
 
 
-@model
 class PlanRemoved(Model):
     """**UNSTABLE**
 
@@ -7416,7 +7291,6 @@ class PlanRemoved(Model):
         return out
 
 
-@model
 class PlanUpdate(Model):
     """**UNSTABLE**
 
@@ -7461,7 +7335,6 @@ class PlanUpdate(Model):
         return out
 
 
-@model
 class PromptCapabilities(Model):
     """Prompt capabilities supported by the agent in `session/prompt` requests.
 
@@ -7528,7 +7401,6 @@ class PromptCapabilities(Model):
         return out
 
 
-@model
 class PromptRequest(Model):
     """Request parameters for sending a user prompt to the agent.
 
@@ -7594,7 +7466,6 @@ class PromptRequest(Model):
         return out
 
 
-@model
 class PromptResponse(Model):
     """Response from processing a user prompt.
 
@@ -7654,7 +7525,6 @@ class PromptResponse(Model):
         return out
 
 
-@model
 class ProviderCurrentConfig(Model):
     """**UNSTABLE**
 
@@ -7710,7 +7580,6 @@ class ProviderCurrentConfig(Model):
         return out
 
 
-@model
 class ProviderInfo(Model):
     """**UNSTABLE**
 
@@ -7788,7 +7657,6 @@ class ProviderInfo(Model):
         return out
 
 
-@model
 class ProvidersCapabilities(Model):
     """**UNSTABLE**
 
@@ -7823,7 +7691,6 @@ class ProvidersCapabilities(Model):
         return out
 
 
-@model
 class ProxyNotification(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -7869,7 +7736,6 @@ class ProxyNotification(Model):
         return out
 
 
-@model
 class ProxyRequest(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -7924,7 +7790,6 @@ class ProxyRequest(Model):
         return out
 
 
-@model
 class ProxyResponseError(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -7964,7 +7829,6 @@ class ProxyResponseError(Model):
         return out
 
 
-@model
 class ProxyResponseResult(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -8004,7 +7868,6 @@ class ProxyResponseResult(Model):
         return out
 
 
-@model
 class ProxySuccessorNotification(Model):
     """**UNSTABLE**
 
@@ -8070,7 +7933,6 @@ class ProxySuccessorNotification(Model):
         return out
 
 
-@model
 class ProxySuccessorRequest(Model):
     """**UNSTABLE**
 
@@ -8143,7 +8005,6 @@ class ProxySuccessorRequest(Model):
         return out
 
 
-@model
 class ReadTextFileRequest(Model):
     """Request to read content from a text file.
 
@@ -8220,7 +8081,6 @@ class ReadTextFileRequest(Model):
         return out
 
 
-@model
 class ReadTextFileResponse(Model):
     """Response containing the contents of a text file."""
 
@@ -8261,7 +8121,6 @@ class ReadTextFileResponse(Model):
         return out
 
 
-@model
 class RefusalIdleStateUpdate(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -8308,7 +8167,6 @@ class RefusalIdleStateUpdate(Model):
         return out
 
 
-@model
 class ReleaseTerminalRequest(Model):
     """Request to release a terminal and free its resources."""
 
@@ -8357,7 +8215,6 @@ class ReleaseTerminalRequest(Model):
         return out
 
 
-@model
 class ReleaseTerminalResponse(Model):
     """Response to terminal/release method"""
 
@@ -8386,7 +8243,6 @@ class ReleaseTerminalResponse(Model):
         return out
 
 
-@model
 class RequestElicitationFormMode(Model):
     """Tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started)."""
@@ -8425,7 +8281,6 @@ class RequestElicitationFormMode(Model):
         return out
 
 
-@model
 class RequestElicitationUrlMode(Model):
     """Tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started)."""
@@ -8471,7 +8326,6 @@ class RequestElicitationUrlMode(Model):
         return out
 
 
-@model
 class RequestPermissionRequest(Model):
     """Request for user permission to execute a tool call.
 
@@ -8534,7 +8388,6 @@ class RequestPermissionRequest(Model):
         return out
 
 
-@model
 class RequestPermissionResponse(Model):
     """Response to a permission request."""
 
@@ -8576,7 +8429,6 @@ class RequestPermissionResponse(Model):
         return out
 
 
-@model
 class RequiresActionStateUpdate(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -8605,7 +8457,6 @@ class RequiresActionStateUpdate(Model):
         return out
 
 
-@model
 class ResourceLink(Model):
     """A resource that the server is capable of reading, included in a prompt or tool call result."""
 
@@ -8711,7 +8562,6 @@ class ResourceLink(Model):
         return out
 
 
-@model
 class ResumeSessionRequest(Model):
     """Request parameters for resuming an existing session.
 
@@ -8822,7 +8672,6 @@ class ResumeSessionRequest(Model):
         return out
 
 
-@model
 class ResumeSessionResponse(Model):
     """Response from resuming an existing session."""
 
@@ -8883,7 +8732,6 @@ class ResumeSessionResponse(Model):
         return out
 
 
-@model
 class RunningStateUpdate(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -8912,7 +8760,6 @@ class RunningStateUpdate(Model):
         return out
 
 
-@model
 class SelectSessionConfigOption(Model):
     """Single-value selector (dropdown)."""
 
@@ -9014,7 +8861,6 @@ class SelectSessionConfigOption(Model):
         return out
 
 
-@model
 class SelectedPermissionOutcome(Model):
     """The user selected one of the provided options."""
 
@@ -9054,7 +8900,6 @@ class SelectedPermissionOutcome(Model):
         return out
 
 
-@model
 class SessionAdditionalDirectoriesCapabilities(Model):
     """Capabilities for additional session directories support.
 
@@ -9088,7 +8933,6 @@ class SessionAdditionalDirectoriesCapabilities(Model):
         return out
 
 
-@model
 class SessionArchiveCapabilities(Model):
     """**UNSTABLE**
 
@@ -9124,7 +8968,6 @@ class SessionArchiveCapabilities(Model):
         return out
 
 
-@model
 class SessionCancelCapabilities(Model):
     """**UNSTABLE**
 
@@ -9159,7 +9002,6 @@ class SessionCancelCapabilities(Model):
         return out
 
 
-@model
 class SessionCapabilities(Model):
     """Session capabilities supported by the agent.
 
@@ -9383,7 +9225,6 @@ class SessionCapabilities(Model):
         return out
 
 
-@model
 class SessionCloseCapabilities(Model):
     """Capabilities for the `session/close` method.
 
@@ -9414,7 +9255,6 @@ class SessionCloseCapabilities(Model):
         return out
 
 
-@model
 class SessionConfigBoolean(Model):
     """A boolean on/off toggle session configuration option payload."""
 
@@ -9442,7 +9282,6 @@ class SessionConfigBoolean(Model):
         return out
 
 
-@model
 class SessionConfigOptionsCapabilities(Model):
     """Session configuration option capabilities supported by the client."""
 
@@ -9488,7 +9327,6 @@ class SessionConfigOptionsCapabilities(Model):
         return out
 
 
-@model
 class SessionConfigSelect(Model):
     """A single-value selector (dropdown) session configuration option payload."""
 
@@ -9525,7 +9363,6 @@ class SessionConfigSelect(Model):
         return out
 
 
-@model
 class SessionConfigSelectGroup(Model):
     """A group of possible values for a session configuration option."""
 
@@ -9585,7 +9422,6 @@ class SessionConfigSelectGroup(Model):
         return out
 
 
-@model
 class SessionConfigSelectOption(Model):
     """A possible value for a session configuration option."""
 
@@ -9647,7 +9483,6 @@ class SessionConfigSelectOption(Model):
         return out
 
 
-@model
 class SessionDeleteCapabilities(Model):
     """Capabilities for the `session/delete` method.
 
@@ -9678,7 +9513,6 @@ class SessionDeleteCapabilities(Model):
         return out
 
 
-@model
 class SessionElicitationFormMode(Model):
     """Tied to a session, optionally to a specific tool call within that session."""
 
@@ -9731,7 +9565,6 @@ class SessionElicitationFormMode(Model):
         return out
 
 
-@model
 class SessionElicitationUrlMode(Model):
     """Tied to a session, optionally to a specific tool call within that session."""
 
@@ -9791,7 +9624,6 @@ class SessionElicitationUrlMode(Model):
         return out
 
 
-@model
 class SessionForkCapabilities(Model):
     """**UNSTABLE**
 
@@ -9826,7 +9658,6 @@ class SessionForkCapabilities(Model):
         return out
 
 
-@model
 class SessionInfo(Model):
     """Information about a session returned by session/list"""
 
@@ -9927,7 +9758,6 @@ class SessionInfo(Model):
         return out
 
 
-@model
 class SessionInfoUpdate(Model):
     """Update to session metadata. All fields are optional to support partial updates.
 
@@ -9977,7 +9807,6 @@ class SessionInfoUpdate(Model):
         return out
 
 
-@model
 class SessionListCapabilities(Model):
     """Capabilities for the `session/list` method.
 
@@ -10008,7 +9837,6 @@ class SessionListCapabilities(Model):
         return out
 
 
-@model
 class SessionMessage(Model):
     """**UNSTABLE**
 
@@ -10131,7 +9959,6 @@ class SessionMessage(Model):
         return out
 
 
-@model
 class SessionMessageChunk(Model):
     """**UNSTABLE**
 
@@ -10185,7 +10012,6 @@ class SessionMessageChunk(Model):
         return out
 
 
-@model
 class SessionMode(Model):
     """A mode the agent can operate in.
 
@@ -10249,7 +10075,6 @@ class SessionMode(Model):
         return out
 
 
-@model
 class SessionModeState(Model):
     """The set of modes and the one currently active."""
 
@@ -10301,7 +10126,6 @@ class SessionModeState(Model):
         return out
 
 
-@model
 class SessionNotification(Model):
     """Notification containing a session update from the agent.
 
@@ -10355,7 +10179,6 @@ class SessionNotification(Model):
         return out
 
 
-@model
 class SessionResumeCapabilities(Model):
     """Capabilities for the `session/resume` method.
 
@@ -10386,7 +10209,6 @@ class SessionResumeCapabilities(Model):
         return out
 
 
-@model
 class SessionStatusCapabilities(Model):
     """**UNSTABLE**
 
@@ -10421,7 +10243,6 @@ class SessionStatusCapabilities(Model):
         return out
 
 
-@model
 class SessionStatusRequest(Model):
     """**UNSTABLE**
 
@@ -10472,7 +10293,6 @@ class SessionStatusRequest(Model):
         return out
 
 
-@model
 class SessionStatusResponse(Model):
     """**UNSTABLE**
 
@@ -10525,7 +10345,6 @@ class SessionStatusResponse(Model):
         return out
 
 
-@model
 class SessionSystemPromptCapabilities(Model):
     """**UNSTABLE**
 
@@ -10575,7 +10394,6 @@ class SessionSystemPromptCapabilities(Model):
         return out
 
 
-@model
 class SessionSystemPromptModeCapabilities(Model):
     """**UNSTABLE**
 
@@ -10627,7 +10445,6 @@ class SessionSystemPromptModeCapabilities(Model):
         return out
 
 
-@model
 class SessionSystemPromptOverrideCapabilities(Model):
     """**UNSTABLE**
 
@@ -10663,7 +10480,6 @@ class SessionSystemPromptOverrideCapabilities(Model):
         return out
 
 
-@model
 class SessionTitleCapabilities(Model):
     """**UNSTABLE**
 
@@ -10699,7 +10515,6 @@ class SessionTitleCapabilities(Model):
         return out
 
 
-@model
 class SetProviderRequest(Model):
     """**UNSTABLE**
 
@@ -10778,7 +10593,6 @@ class SetProviderRequest(Model):
         return out
 
 
-@model
 class SetProviderResponse(Model):
     """**UNSTABLE**
 
@@ -10811,7 +10625,6 @@ class SetProviderResponse(Model):
         return out
 
 
-@model
 class SetSessionConfigOptionResponse(Model):
     """Response to `session/set_config_option` method."""
 
@@ -10857,7 +10670,6 @@ class SetSessionConfigOptionResponse(Model):
         return out
 
 
-@model
 class SetSessionModeRequest(Model):
     """Request parameters for setting a session mode."""
 
@@ -10906,7 +10718,6 @@ class SetSessionModeRequest(Model):
         return out
 
 
-@model
 class SetSessionModeResponse(Model):
     """Response to `session/set_mode` method."""
 
@@ -10935,7 +10746,6 @@ class SetSessionModeResponse(Model):
         return out
 
 
-@model
 class SetSessionTitleRequest(Model):
     """**UNSTABLE**
 
@@ -11001,7 +10811,6 @@ class SetSessionTitleRequest(Model):
         return out
 
 
-@model
 class SetSessionTitleResponse(Model):
     """**UNSTABLE**
 
@@ -11049,7 +10858,6 @@ class SetSessionTitleResponse(Model):
         return out
 
 
-@model
 class StateUpdateIdle(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -11079,7 +10887,6 @@ class StateUpdateIdle(Model):
         return out
 
 
-@model
 class StringMultiSelectItems(Model):
     """String item schema for multi-select enum properties."""
 
@@ -11122,7 +10929,6 @@ class StringMultiSelectItems(Model):
         return out
 
 
-@model
 class StringPropertySchema(Model):
     """Schema for string properties in an elicitation form.
 
@@ -11272,7 +11078,6 @@ class StringPropertySchema(Model):
         return out
 
 
-@model
 class SubagentCapabilities(Model):
     """**UNSTABLE**
 
@@ -11308,7 +11113,6 @@ class SubagentCapabilities(Model):
         return out
 
 
-@model
 class SubagentSessionCapabilities(Model):
     """**UNSTABLE**
 
@@ -11356,7 +11160,6 @@ class SubagentSessionCapabilities(Model):
         return out
 
 
-@model
 class SubagentUpdate(Model):
     """**UNSTABLE**
 
@@ -11518,7 +11321,6 @@ class SubagentUpdate(Model):
         return out
 
 
-@model
 class SystemPrompt(Model):
     """**UNSTABLE**
 
@@ -11590,7 +11392,6 @@ class SystemPrompt(Model):
         return out
 
 
-@model
 class Terminal(Model):
     """Embed a terminal created with `terminal/create` by its id.
 
@@ -11634,7 +11435,6 @@ class Terminal(Model):
         return out
 
 
-@model
 class TerminalExitStatus(Model):
     """Exit status of a terminal command."""
 
@@ -11685,7 +11485,6 @@ class TerminalExitStatus(Model):
         return out
 
 
-@model
 class TerminalOutputRequest(Model):
     """Request to get the current output and status of a terminal."""
 
@@ -11734,7 +11533,6 @@ class TerminalOutputRequest(Model):
         return out
 
 
-@model
 class TerminalOutputResponse(Model):
     """Response containing the terminal output and exit status."""
 
@@ -11795,7 +11593,6 @@ class TerminalOutputResponse(Model):
         return out
 
 
-@model
 class TextContent(Model):
     """Text provided to or from an LLM."""
 
@@ -11847,7 +11644,6 @@ class TextContent(Model):
         return out
 
 
-@model
 class TextResourceContents(Model):
     """Text-based resource contents."""
 
@@ -11905,7 +11701,6 @@ class TextResourceContents(Model):
         return out
 
 
-@model
 class TitledMultiSelectItems(Model):
     """Items definition for titled multi-select enum properties."""
 
@@ -11949,7 +11744,6 @@ class TitledMultiSelectItems(Model):
         return out
 
 
-@model
 class ToolCall(Model):
     """Represents a tool call that the language model has requested.
 
@@ -12078,7 +11872,6 @@ class ToolCall(Model):
         return out
 
 
-@model
 class ToolCallLocation(Model):
     """A file location being accessed or modified by a tool.
 
@@ -12137,7 +11930,6 @@ class ToolCallLocation(Model):
         return out
 
 
-@model
 class ToolCallUpdate(Model):
     """An update to an existing tool call.
 
@@ -12273,7 +12065,6 @@ class ToolCallUpdate(Model):
         return out
 
 
-@model
 class UnarchiveSessionRequest(Model):
     """**UNSTABLE**
 
@@ -12326,7 +12117,6 @@ class UnarchiveSessionRequest(Model):
         return out
 
 
-@model
 class UnarchiveSessionResponse(Model):
     """**UNSTABLE**
 
@@ -12359,7 +12149,6 @@ class UnarchiveSessionResponse(Model):
         return out
 
 
-@model
 class UnknownStateUpdate(Model):
     """**UNSTABLE**
 
@@ -12398,7 +12187,6 @@ class UnknownStateUpdate(Model):
         return out
 
 
-@model
 class UnstructuredCommandInput(Model):
     """All text that was typed after the command name is provided as input."""
 
@@ -12439,7 +12227,6 @@ class UnstructuredCommandInput(Model):
         return out
 
 
-@model
 class UrlCreateElicitationRequest(Model):
     """URL-based elicitation where the client directs the user to a URL."""
 
@@ -12491,7 +12278,6 @@ class UrlCreateElicitationRequest(Model):
         return out
 
 
-@model
 class Usage(Model):
     """**UNSTABLE**
 
@@ -12606,7 +12392,6 @@ class Usage(Model):
         return out
 
 
-@model
 class UsageUpdate(Model):
     """Context window and cost update for a session."""
 
@@ -12666,7 +12451,6 @@ class UsageUpdate(Model):
         return out
 
 
-@model
 class ValueIdSetSessionConfigOptionRequest(Model):
     """A `SessionConfigValueId` string value.
 
@@ -12727,7 +12511,6 @@ class ValueIdSetSessionConfigOptionRequest(Model):
         return out
 
 
-@model
 class WaitForTerminalExitRequest(Model):
     """Request to wait for a terminal command to exit."""
 
@@ -12776,7 +12559,6 @@ class WaitForTerminalExitRequest(Model):
         return out
 
 
-@model
 class WaitForTerminalExitResponse(Model):
     """Response containing the exit status of a terminal command."""
 
@@ -12827,7 +12609,6 @@ class WaitForTerminalExitResponse(Model):
         return out
 
 
-@model
 class WriteTextFileRequest(Model):
     """Request to write content to a text file.
 
@@ -12886,7 +12667,6 @@ class WriteTextFileRequest(Model):
         return out
 
 
-@model
 class WriteTextFileResponse(Model):
     """Response to `fs/write_text_file`"""
 
@@ -12915,7 +12695,6 @@ class WriteTextFileResponse(Model):
         return out
 
 
-@model
 class _CreateElicitationRequestCommon(Model):
     message: str
     """A human-readable message describing what input is needed."""
@@ -12956,7 +12735,6 @@ class _CreateElicitationRequestCommon(Model):
         return out
 
 
-@model
 class _CreateElicitationResponseCommon(Model):
     meta: dict[str, JsonValue] | Unset | None = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -12985,7 +12763,6 @@ class _CreateElicitationResponseCommon(Model):
         return out
 
 
-@model
 class _IdleStateUpdateCommon(Model):
     """Unstable: only in the unstable schema; it may change or go away."""
 

@@ -9,7 +9,6 @@ aliases, their variants being classes of their own or the `$defs` classes themse
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import field
 from enum import Enum
 from typing import TYPE_CHECKING, Final, TypeAlias
 
@@ -26,8 +25,8 @@ from ._codec import (
     encode_value,
     enum_decoder,
     expected,
+    field,
     missing,
-    model,
     open_enum_decoder,
     report_skipped,
     tagged_decoder,
@@ -481,7 +480,6 @@ class ToolKind(str, Enum):
     """Other tool types (default)."""
 
 
-@model
 class AcceptCreateElicitationResponse(Model):
     """The user accepted and provided content."""
 
@@ -532,7 +530,6 @@ class AcceptCreateElicitationResponse(Model):
         return out
 
 
-@model
 class AddDiffChange(Model):
     """A file was added."""
 
@@ -609,7 +606,6 @@ class AddDiffChange(Model):
         return out
 
 
-@model
 class AgentAuthCapabilities(Model):
     """Authentication-related extension capabilities supported by the agent.
 
@@ -661,7 +657,6 @@ class AgentAuthCapabilities(Model):
         return out
 
 
-@model
 class AgentCapabilities(Model):
     """Capabilities supported by the agent.
 
@@ -749,7 +744,6 @@ class AgentCapabilities(Model):
         return out
 
 
-@model
 class AgentMessage(Model):
     """An agent message upsert.
 
@@ -820,7 +814,6 @@ class AgentMessage(Model):
         return out
 
 
-@model
 class AgentNotification(Model):
     """A JSON-RPC notification object."""
 
@@ -860,7 +853,6 @@ class AgentNotification(Model):
         return out
 
 
-@model
 class AgentRequest(Model):
     """A JSON-RPC request object."""
 
@@ -909,7 +901,6 @@ class AgentRequest(Model):
         return out
 
 
-@model
 class AgentResponseError(Model):
     """A failed JSON-RPC response."""
 
@@ -952,7 +943,6 @@ class AgentResponseError(Model):
         return out
 
 
-@model
 class AgentResponseResult(Model):
     """A successful JSON-RPC response."""
 
@@ -990,7 +980,6 @@ class AgentResponseResult(Model):
         return out
 
 
-@model
 class AgentThought(Model):
     """An agent thought or reasoning message upsert.
 
@@ -1061,7 +1050,6 @@ class AgentThought(Model):
         return out
 
 
-@model
 class Annotations(Model):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
@@ -1144,7 +1132,6 @@ class Annotations(Model):
         return out
 
 
-@model
 class ArchiveSessionRequest(Model):
     """**UNSTABLE**
 
@@ -1196,7 +1183,6 @@ class ArchiveSessionRequest(Model):
         return out
 
 
-@model
 class ArchiveSessionResponse(Model):
     """**UNSTABLE**
 
@@ -1229,7 +1215,6 @@ class ArchiveSessionResponse(Model):
         return out
 
 
-@model
 class AudioContent(Model):
     """Audio provided to or from an LLM."""
 
@@ -1291,7 +1276,6 @@ class AudioContent(Model):
         return out
 
 
-@model
 class AuthAccount(Model):
     """**UNSTABLE**
 
@@ -1392,7 +1376,6 @@ class AuthAccount(Model):
         return out
 
 
-@model
 class AuthMethodAgent(Model):
     """Agent handles authentication itself through `auth/login`.
 
@@ -1457,7 +1440,6 @@ class AuthMethodAgent(Model):
         return out
 
 
-@model
 class AuthMethodTerminal(Model):
     """Terminal-based authentication method.
 
@@ -1556,7 +1538,6 @@ class AuthMethodTerminal(Model):
         return out
 
 
-@model
 class AuthStatusCapabilities(Model):
     """**UNSTABLE**
 
@@ -1591,7 +1572,6 @@ class AuthStatusCapabilities(Model):
         return out
 
 
-@model
 class AuthStatusRequest(Model):
     """**UNSTABLE**
 
@@ -1629,7 +1609,6 @@ class AuthStatusRequest(Model):
         return out
 
 
-@model
 class AuthStatusResponse(Model):
     """**UNSTABLE**
 
@@ -1694,7 +1673,6 @@ class AuthStatusResponse(Model):
         return out
 
 
-@model
 class AuthStatusUpdateNotification(Model):
     """**UNSTABLE**
 
@@ -1765,7 +1743,6 @@ class AuthStatusUpdateNotification(Model):
         return out
 
 
-@model
 class AvailableCommandsUpdate(Model):
     """Available commands are ready or have changed"""
 
@@ -1810,7 +1787,6 @@ class AvailableCommandsUpdate(Model):
         return out
 
 
-@model
 class BackgroundSubagent(Model):
     """**UNSTABLE**
 
@@ -1854,7 +1830,6 @@ class BackgroundSubagent(Model):
         return out
 
 
-@model
 class BackgroundTerminal(Model):
     """A listed terminal running in the background."""
 
@@ -1894,7 +1869,6 @@ class BackgroundTerminal(Model):
         return out
 
 
-@model
 class BackgroundToolCall(Model):
     """A listed tool call whose work continues in the background."""
 
@@ -1934,7 +1908,6 @@ class BackgroundToolCall(Model):
         return out
 
 
-@model
 class BlobResourceContents(Model):
     """Binary resource contents."""
 
@@ -1994,7 +1967,6 @@ class BlobResourceContents(Model):
         return out
 
 
-@model
 class BooleanPropertySchema(Model):
     """Schema for boolean properties in an elicitation form."""
 
@@ -2056,7 +2028,6 @@ class BooleanPropertySchema(Model):
         return out
 
 
-@model
 class BooleanSessionConfigOption(Model):
     """Boolean on/off toggle."""
 
@@ -2153,7 +2124,6 @@ class BooleanSessionConfigOption(Model):
         return out
 
 
-@model
 class BooleanSetSessionConfigOptionRequest(Model):
     """A boolean value (`type: "boolean"`)."""
 
@@ -2213,7 +2183,6 @@ class BooleanSetSessionConfigOptionRequest(Model):
         return out
 
 
-@model
 class CancelCreateElicitationResponse(Model):
     """The elicitation was cancelled."""
 
@@ -2246,7 +2215,6 @@ class CancelCreateElicitationResponse(Model):
         return out
 
 
-@model
 class CancelRequestNotification(Model):
     """Notification to cancel an ongoing request.
 
@@ -2291,7 +2259,6 @@ class CancelRequestNotification(Model):
         return out
 
 
-@model
 class CancelSessionNotification(Model):
     """Notification to cancel a session's foreground work and its prompts not yet inserted.
 
@@ -2334,7 +2301,6 @@ class CancelSessionNotification(Model):
         return out
 
 
-@model
 class CancelTerminalRequest(Model):
     """Request parameters for cancelling one terminal.
 
@@ -2395,7 +2361,6 @@ class CancelTerminalRequest(Model):
         return out
 
 
-@model
 class CancelTerminalResponse(Model):
     """Response from cancelling a terminal."""
 
@@ -2424,7 +2389,6 @@ class CancelTerminalResponse(Model):
         return out
 
 
-@model
 class CancelToolCallRequest(Model):
     """Request parameters for cancelling one tool call.
 
@@ -2484,7 +2448,6 @@ class CancelToolCallRequest(Model):
         return out
 
 
-@model
 class CancelToolCallResponse(Model):
     """Response from cancelling a tool call."""
 
@@ -2513,7 +2476,6 @@ class CancelToolCallResponse(Model):
         return out
 
 
-@model
 class CancelledIdleStateUpdate(Model):
     """The user or client chose to stop the work: via `session/cancel`, by
     closing the session, or through an interaction the agent offers, such
@@ -2597,7 +2559,6 @@ class CancelledIdleStateUpdate(Model):
         return out
 
 
-@model
 class CancelledPermissionOutcome(Model):
     """The request was not approved and no option was selected."""
 
@@ -2626,7 +2587,6 @@ class CancelledPermissionOutcome(Model):
         return out
 
 
-@model
 class ClientAuthCapabilities(Model):
     """Authentication capabilities supported by the client.
 
@@ -2676,7 +2636,6 @@ class ClientAuthCapabilities(Model):
         return out
 
 
-@model
 class ClientCapabilities(Model):
     """Capabilities supported by the client.
 
@@ -2743,7 +2702,6 @@ class ClientCapabilities(Model):
         return out
 
 
-@model
 class ClientNotification(Model):
     """A JSON-RPC notification object."""
 
@@ -2783,7 +2741,6 @@ class ClientNotification(Model):
         return out
 
 
-@model
 class ClientRequest(Model):
     """A JSON-RPC request object."""
 
@@ -2832,7 +2789,6 @@ class ClientRequest(Model):
         return out
 
 
-@model
 class ClientResponseError(Model):
     """A failed JSON-RPC response."""
 
@@ -2875,7 +2831,6 @@ class ClientResponseError(Model):
         return out
 
 
-@model
 class ClientResponseResult(Model):
     """A successful JSON-RPC response."""
 
@@ -2913,7 +2868,6 @@ class ClientResponseResult(Model):
         return out
 
 
-@model
 class CloseSessionRequest(Model):
     """Request parameters for closing an active session.
 
@@ -2973,7 +2927,6 @@ class CloseSessionRequest(Model):
         return out
 
 
-@model
 class CloseSessionResponse(Model):
     """Response from closing a session."""
 
@@ -3002,7 +2955,6 @@ class CloseSessionResponse(Model):
         return out
 
 
-@model
 class Command(Model):
     """A slash command the user can invoke by including it in a prompt.
 
@@ -3072,7 +3024,6 @@ class Command(Model):
         return out
 
 
-@model
 class CommandPermissionSubject(Model):
     """Permission request details for a command."""
 
@@ -3146,7 +3097,6 @@ class CommandPermissionSubject(Model):
         return out
 
 
-@model
 class CompactionSummaryChunk(Model):
     """A content block appended to a compaction's summary. A first-seen ID creates
     an in-progress compaction. Chunks append in receive order."""
@@ -3197,7 +3147,6 @@ class CompactionSummaryChunk(Model):
         return out
 
 
-@model
 class CompactionUpdate(Model):
     """A context compaction upsert. The first notification fixes the compaction's
     timeline position. Later updates with the same ID patch that entity in place.
@@ -3282,7 +3231,6 @@ class CompactionUpdate(Model):
         return out
 
 
-@model
 class CompleteElicitationNotification(Model):
     """Notification sent by the agent when a URL-based elicitation is complete.
 
@@ -3325,7 +3273,6 @@ class CompleteElicitationNotification(Model):
         return out
 
 
-@model
 class ConfigOptionUpdate(Model):
     """Session configuration options have been updated."""
 
@@ -3370,7 +3317,6 @@ class ConfigOptionUpdate(Model):
         return out
 
 
-@model
 class Content(Model):
     """Standard content block (text, images, resources)."""
 
@@ -3411,7 +3357,6 @@ class Content(Model):
         return out
 
 
-@model
 class ContentChunk(Model):
     """A streamed item of message content."""
 
@@ -3464,7 +3409,6 @@ class ContentChunk(Model):
         return out
 
 
-@model
 class CopyDiffChange(Model):
     """A file was copied."""
 
@@ -3549,7 +3493,6 @@ class CopyDiffChange(Model):
         return out
 
 
-@model
 class Cost(Model):
     """Cost information for a session."""
 
@@ -3599,7 +3542,6 @@ class Cost(Model):
         return out
 
 
-@model
 class DeclineCreateElicitationResponse(Model):
     """The user declined the elicitation."""
 
@@ -3632,7 +3574,6 @@ class DeclineCreateElicitationResponse(Model):
         return out
 
 
-@model
 class DeleteDiffChange(Model):
     """A file was deleted."""
 
@@ -3709,7 +3650,6 @@ class DeleteDiffChange(Model):
         return out
 
 
-@model
 class DeleteSessionRequest(Model):
     """Request parameters for deleting an existing session from `session/list`.
 
@@ -3752,7 +3692,6 @@ class DeleteSessionRequest(Model):
         return out
 
 
-@model
 class DeleteSessionResponse(Model):
     """Response from deleting a session."""
 
@@ -3781,7 +3720,6 @@ class DeleteSessionResponse(Model):
         return out
 
 
-@model
 class Diff(Model):
     """File changes produced by a tool call.
 
@@ -3846,7 +3784,6 @@ class Diff(Model):
         return out
 
 
-@model
 class DiffPatch(Model):
     """Renderable patch text and its format."""
 
@@ -3898,7 +3835,6 @@ class DiffPatch(Model):
         return out
 
 
-@model
 class DiffPathChange(Model):
     """Operation metadata for add, delete, and modify changes."""
 
@@ -3926,7 +3862,6 @@ class DiffPathChange(Model):
         return out
 
 
-@model
 class DiffPathPairChange(Model):
     """Operation metadata for move and copy changes."""
 
@@ -3962,7 +3897,6 @@ class DiffPathPairChange(Model):
         return out
 
 
-@model
 class DisableProviderRequest(Model):
     """**UNSTABLE**
 
@@ -4007,7 +3941,6 @@ class DisableProviderRequest(Model):
         return out
 
 
-@model
 class DisableProviderResponse(Model):
     """**UNSTABLE**
 
@@ -4040,7 +3973,6 @@ class DisableProviderResponse(Model):
         return out
 
 
-@model
 class ElicitationAcceptAction(Model):
     """The user accepted the elicitation and provided content."""
 
@@ -4074,7 +4006,6 @@ class ElicitationAcceptAction(Model):
         return out
 
 
-@model
 class ElicitationCapabilities(Model):
     """Elicitation capabilities supported by the client."""
 
@@ -4133,7 +4064,6 @@ class ElicitationCapabilities(Model):
         return out
 
 
-@model
 class ElicitationFormCapabilities(Model):
     """Form-based elicitation capabilities.
 
@@ -4164,7 +4094,6 @@ class ElicitationFormCapabilities(Model):
         return out
 
 
-@model
 class ElicitationRequestScope(Model):
     """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started)."""
@@ -4194,7 +4123,6 @@ class ElicitationRequestScope(Model):
         return out
 
 
-@model
 class ElicitationSchema(Model):
     """Type-safe elicitation schema for requesting structured user input.
 
@@ -4291,7 +4219,6 @@ class ElicitationSchema(Model):
         return out
 
 
-@model
 class ElicitationSessionScope(Model):
     """Session-scoped elicitation, optionally tied to a specific tool call.
 
@@ -4339,7 +4266,6 @@ class ElicitationSessionScope(Model):
         return out
 
 
-@model
 class ElicitationUrlCapabilities(Model):
     """URL-based elicitation capabilities.
 
@@ -4370,7 +4296,6 @@ class ElicitationUrlCapabilities(Model):
         return out
 
 
-@model
 class EmbeddedResource(Model):
     """The contents of a resource, embedded into a prompt or tool call result."""
 
@@ -4425,7 +4350,6 @@ class EmbeddedResource(Model):
         return out
 
 
-@model
 class EndTurnIdleStateUpdate(Model):
     """The active work ended successfully.
     Includes locally handled commands that required no model call."""
@@ -4501,7 +4425,6 @@ class EndTurnIdleStateUpdate(Model):
         return out
 
 
-@model
 class EnumOption(Model):
     """A titled enum option with a const value, human-readable title, and optional description."""
 
@@ -4565,7 +4488,6 @@ class EnumOption(Model):
         return out
 
 
-@model
 class EnvVariable(Model):
     """An environment variable to set when launching a process."""
 
@@ -4614,7 +4536,6 @@ class EnvVariable(Model):
         return out
 
 
-@model
 class Error(Model):
     """JSON-RPC error object.
 
@@ -4675,7 +4596,6 @@ class Error(Model):
         return out
 
 
-@model
 class ErrorIdleStateUpdate(Model):
     """The active work ended because something failed.
 
@@ -4769,7 +4689,6 @@ class ErrorIdleStateUpdate(Model):
         return out
 
 
-@model
 class ErrorStopReason(Model):
     """Details of a failure that ended active work."""
 
@@ -4800,7 +4719,6 @@ class ErrorStopReason(Model):
         return out
 
 
-@model
 class ForkSessionRequest(Model):
     """**UNSTABLE**
 
@@ -4914,7 +4832,6 @@ class ForkSessionRequest(Model):
         return out
 
 
-@model
 class ForkSessionResponse(Model):
     """**UNSTABLE**
 
@@ -4999,7 +4916,6 @@ class ForkSessionResponse(Model):
         return out
 
 
-@model
 class FormCreateElicitationRequest(Model):
     """Form-based elicitation where the client renders a form from the provided schema."""
 
@@ -5049,7 +4965,6 @@ class FormCreateElicitationRequest(Model):
         return out
 
 
-@model
 class HttpHeader(Model):
     """An HTTP header to set when making requests to the MCP server."""
 
@@ -5098,7 +5013,6 @@ class HttpHeader(Model):
         return out
 
 
-@model
 class Icon(Model):
     """An optionally-sized icon that can be displayed in a user interface."""
 
@@ -5188,7 +5102,6 @@ class Icon(Model):
         return out
 
 
-@model
 class IdSetSessionConfigOptionRequest(Model):
     """A `SessionConfigValueId` string value (`type: "id"`)."""
 
@@ -5248,7 +5161,6 @@ class IdSetSessionConfigOptionRequest(Model):
         return out
 
 
-@model
 class ImageContent(Model):
     """An image provided to or from an LLM."""
 
@@ -5321,7 +5233,6 @@ class ImageContent(Model):
         return out
 
 
-@model
 class Implementation(Model):
     """Metadata about the implementation of the client or agent.
     Describes the name and version of an ACP implementation, with an optional
@@ -5388,7 +5299,6 @@ class Implementation(Model):
         return out
 
 
-@model
 class InitializeRequest(Model):
     """Request parameters for the initialize method.
 
@@ -5457,7 +5367,6 @@ class InitializeRequest(Model):
         return out
 
 
-@model
 class InitializeResponse(Model):
     """Response to the `initialize` method.
 
@@ -5547,7 +5456,6 @@ class InitializeResponse(Model):
         return out
 
 
-@model
 class IntegerPropertySchema(Model):
     """Schema for integer properties in an elicitation form."""
 
@@ -5656,7 +5564,6 @@ class IntegerPropertySchema(Model):
         return out
 
 
-@model
 class ListProvidersRequest(Model):
     """**UNSTABLE**
 
@@ -5689,7 +5596,6 @@ class ListProvidersRequest(Model):
         return out
 
 
-@model
 class ListProvidersResponse(Model):
     """**UNSTABLE**
 
@@ -5735,7 +5641,6 @@ class ListProvidersResponse(Model):
         return out
 
 
-@model
 class ListSessionsRequest(Model):
     """Request parameters for listing existing sessions."""
 
@@ -5817,7 +5722,6 @@ class ListSessionsRequest(Model):
         return out
 
 
-@model
 class ListSessionsResponse(Model):
     """Response from listing sessions."""
 
@@ -5876,7 +5780,6 @@ class ListSessionsResponse(Model):
         return out
 
 
-@model
 class LoginAuthRequest(Model):
     """Request parameters for the `auth/login` method.
 
@@ -5924,7 +5827,6 @@ class LoginAuthRequest(Model):
         return out
 
 
-@model
 class LoginAuthResponse(Model):
     """Response to the `auth/login` method."""
 
@@ -5953,7 +5855,6 @@ class LoginAuthResponse(Model):
         return out
 
 
-@model
 class LogoutAuthRequest(Model):
     """Request parameters for the `auth/logout` method.
 
@@ -5988,7 +5889,6 @@ class LogoutAuthRequest(Model):
         return out
 
 
-@model
 class LogoutAuthResponse(Model):
     """Response to the `auth/logout` method."""
 
@@ -6017,7 +5917,6 @@ class LogoutAuthResponse(Model):
         return out
 
 
-@model
 class MaxTokensIdleStateUpdate(Model):
     """The active work ended because the agent reached the maximum number of tokens."""
 
@@ -6092,7 +5991,6 @@ class MaxTokensIdleStateUpdate(Model):
         return out
 
 
-@model
 class MaxTurnRequestsIdleStateUpdate(Model):
     """The active work ended because the agent reached the maximum number of
     model requests for the foreground work."""
@@ -6168,7 +6066,6 @@ class MaxTurnRequestsIdleStateUpdate(Model):
         return out
 
 
-@model
 class McpAcpCapabilities(Model):
     """**UNSTABLE**
 
@@ -6203,7 +6100,6 @@ class McpAcpCapabilities(Model):
         return out
 
 
-@model
 class McpCapabilities(Model):
     """MCP capabilities supported by the agent for session lifecycle requests."""
 
@@ -6281,7 +6177,6 @@ class McpCapabilities(Model):
         return out
 
 
-@model
 class McpError(Model):
     """**UNSTABLE**
 
@@ -6337,7 +6232,6 @@ class McpError(Model):
         return out
 
 
-@model
 class McpHttpCapabilities(Model):
     """Capabilities for HTTP MCP server transports.
 
@@ -6368,7 +6262,6 @@ class McpHttpCapabilities(Model):
         return out
 
 
-@model
 class McpServerAcp(Model):
     """**UNSTABLE**
 
@@ -6426,7 +6319,6 @@ class McpServerAcp(Model):
         return out
 
 
-@model
 class McpServerHttp(Model):
     """HTTP transport configuration for MCP."""
 
@@ -6489,7 +6381,6 @@ class McpServerHttp(Model):
         return out
 
 
-@model
 class McpServerStdio(Model):
     """Stdio transport configuration for MCP."""
 
@@ -6566,7 +6457,6 @@ class McpServerStdio(Model):
         return out
 
 
-@model
 class McpStdioCapabilities(Model):
     """Capabilities for stdio MCP server transports.
 
@@ -6597,7 +6487,6 @@ class McpStdioCapabilities(Model):
         return out
 
 
-@model
 class MessageMcpNotification(Model):
     """**UNSTABLE**
 
@@ -6667,7 +6556,6 @@ class MessageMcpNotification(Model):
         return out
 
 
-@model
 class MessageMcpRequest(Model):
     """**UNSTABLE**
 
@@ -6736,7 +6624,6 @@ class MessageMcpRequest(Model):
         return out
 
 
-@model
 class MessageMcpResponseError(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -6781,7 +6668,6 @@ class MessageMcpResponseError(Model):
         return out
 
 
-@model
 class MessageMcpResponseResult(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -6823,7 +6709,6 @@ class MessageMcpResponseResult(Model):
         return out
 
 
-@model
 class ModifyDiffChange(Model):
     """A file was modified in place."""
 
@@ -6900,7 +6785,6 @@ class ModifyDiffChange(Model):
         return out
 
 
-@model
 class MoveDiffChange(Model):
     """A file was moved or renamed."""
 
@@ -6985,7 +6869,6 @@ class MoveDiffChange(Model):
         return out
 
 
-@model
 class MultiSelectPropertySchema(Model):
     """Schema for multi-select (array) properties in an elicitation form."""
 
@@ -7096,7 +6979,6 @@ class MultiSelectPropertySchema(Model):
         return out
 
 
-@model
 class NewSessionRequest(Model):
     """Request parameters for creating a new session.
 
@@ -7193,7 +7075,6 @@ class NewSessionRequest(Model):
         return out
 
 
-@model
 class NewSessionResponse(Model):
     """Response from creating a new session.
 
@@ -7282,7 +7163,6 @@ class NewSessionResponse(Model):
         return out
 
 
-@model
 class NoneIdleStateUpdate(Model):
     """No stop reason: `stopReason` is omitted or `null`."""
 
@@ -7353,7 +7233,6 @@ class NoneIdleStateUpdate(Model):
         return out
 
 
-@model
 class Notice(Model):
     """Fire-and-forget information for the user.
 
@@ -7425,7 +7304,6 @@ class Notice(Model):
         return out
 
 
-@model
 class NumberPropertySchema(Model):
     """Schema for number (floating-point) properties in an elicitation form."""
 
@@ -7521,7 +7399,6 @@ class NumberPropertySchema(Model):
         return out
 
 
-@model
 class OtherAuthMethod(Model):
     """Custom or future authentication method.
 
@@ -7564,7 +7441,6 @@ class OtherAuthMethod(Model):
         return dict(self.raw)
 
 
-@model
 class OtherAvailableCommand(Model):
     """Custom or future command kind.
 
@@ -7608,7 +7484,6 @@ class OtherAvailableCommand(Model):
         return dict(self.raw)
 
 
-@model
 class OtherAvailableCommandInput(Model):
     """Custom or future command input specification.
 
@@ -7652,7 +7527,6 @@ class OtherAvailableCommandInput(Model):
         return dict(self.raw)
 
 
-@model
 class OtherBackgroundWork(Model):
     """Custom or future background work.
 
@@ -7694,7 +7568,6 @@ class OtherBackgroundWork(Model):
         return dict(self.raw)
 
 
-@model
 class OtherContentBlock(Model):
     """Custom or future content block.
 
@@ -7739,7 +7612,6 @@ class OtherContentBlock(Model):
         return dict(self.raw)
 
 
-@model
 class OtherCreateElicitationRequest(Model):
     """Custom or future elicitation mode.
 
@@ -7784,7 +7656,6 @@ class OtherCreateElicitationRequest(Model):
         return dict(self.raw)
 
 
-@model
 class OtherCreateElicitationResponse(Model):
     """Custom or future elicitation action.
 
@@ -7829,7 +7700,6 @@ class OtherCreateElicitationResponse(Model):
         return dict(self.raw)
 
 
-@model
 class OtherDiffChange(Model):
     """Custom or future file operation.
 
@@ -7870,7 +7740,6 @@ class OtherDiffChange(Model):
         return dict(self.raw)
 
 
-@model
 class OtherElicitationPropertySchema(Model):
     """Custom or future elicitation property schema.
 
@@ -7913,7 +7782,6 @@ class OtherElicitationPropertySchema(Model):
         return dict(self.raw)
 
 
-@model
 class OtherIdleStateUpdate(Model):
     """Custom or future stop reason.
 
@@ -7954,7 +7822,6 @@ class OtherIdleStateUpdate(Model):
         return dict(self.raw)
 
 
-@model
 class OtherMcpServer(Model):
     """Custom or future MCP server transport configuration.
 
@@ -7998,7 +7865,6 @@ class OtherMcpServer(Model):
         return dict(self.raw)
 
 
-@model
 class OtherMultiSelectItems(Model):
     """Custom or future typed multi-select items."""
 
@@ -8033,7 +7899,6 @@ class OtherMultiSelectItems(Model):
         return dict(self.raw)
 
 
-@model
 class OtherPlanUpdateContent(Model):
     """Custom or future plan update content.
 
@@ -8077,7 +7942,6 @@ class OtherPlanUpdateContent(Model):
         return dict(self.raw)
 
 
-@model
 class OtherReplayFrom(Model):
     """Custom or future replay cursor.
 
@@ -8121,7 +7985,6 @@ class OtherReplayFrom(Model):
         return dict(self.raw)
 
 
-@model
 class OtherRequestPermissionOutcome(Model):
     """Custom or future permission outcome.
 
@@ -8165,7 +8028,6 @@ class OtherRequestPermissionOutcome(Model):
         return dict(self.raw)
 
 
-@model
 class OtherRequestPermissionSubject(Model):
     """Custom or future permission subject.
 
@@ -8209,7 +8071,6 @@ class OtherRequestPermissionSubject(Model):
         return dict(self.raw)
 
 
-@model
 class OtherSessionConfigOption(Model):
     """Custom or future session configuration option payload.
 
@@ -8254,7 +8115,6 @@ class OtherSessionConfigOption(Model):
         return dict(self.raw)
 
 
-@model
 class OtherSessionUpdate(Model):
     """Custom or future session update.
 
@@ -8321,7 +8181,6 @@ class OtherSessionUpdate(Model):
         return dict(self.raw)
 
 
-@model
 class OtherSetSessionConfigOptionRequest(Model):
     """Custom or future session configuration option value payload.
 
@@ -8365,7 +8224,6 @@ class OtherSetSessionConfigOptionRequest(Model):
         return dict(self.raw)
 
 
-@model
 class OtherStateUpdate(Model):
     """Custom or future session state.
 
@@ -8410,7 +8268,6 @@ class OtherStateUpdate(Model):
         return dict(self.raw)
 
 
-@model
 class OtherToolCallContent(Model):
     """Custom or future tool call content.
 
@@ -8453,7 +8310,6 @@ class OtherToolCallContent(Model):
         return dict(self.raw)
 
 
-@model
 class PermissionOption(Model):
     """An option presented to the user when requesting permission."""
 
@@ -8513,7 +8369,6 @@ class PermissionOption(Model):
         return out
 
 
-@model
 class PlanEntry(Model):
     """A single entry in the execution plan.
 
@@ -8583,7 +8438,6 @@ class PlanEntry(Model):
         return out
 
 
-@model
 class PlanFile(Model):
     """**UNSTABLE**
 
@@ -8635,7 +8489,6 @@ class PlanFile(Model):
         return out
 
 
-@model
 class PlanItems(Model):
     """A plan represented as structured entries."""
 
@@ -8687,7 +8540,6 @@ class PlanItems(Model):
         return out
 
 
-@model
 class PlanMarkdown(Model):
     """**UNSTABLE**
 
@@ -8739,7 +8591,6 @@ class PlanMarkdown(Model):
         return out
 
 
-@model
 class PlanRemoved(Model):
     """**UNSTABLE**
 
@@ -8783,7 +8634,6 @@ class PlanRemoved(Model):
         return out
 
 
-@model
 class PlanUpdate(Model):
     """A content update for a plan identified by ID."""
 
@@ -8824,7 +8674,6 @@ class PlanUpdate(Model):
         return out
 
 
-@model
 class PromptAudioCapabilities(Model):
     """Capabilities for audio content in prompt requests.
 
@@ -8855,7 +8704,6 @@ class PromptAudioCapabilities(Model):
         return out
 
 
-@model
 class PromptCapabilities(Model):
     """Prompt capabilities supported by the agent in `session/prompt` requests.
 
@@ -8945,7 +8793,6 @@ class PromptCapabilities(Model):
         return out
 
 
-@model
 class PromptEmbeddedContextCapabilities(Model):
     """Capabilities for embedded context in prompt requests.
 
@@ -8976,7 +8823,6 @@ class PromptEmbeddedContextCapabilities(Model):
         return out
 
 
-@model
 class PromptImageCapabilities(Model):
     """Capabilities for image content in prompt requests.
 
@@ -9007,7 +8853,6 @@ class PromptImageCapabilities(Model):
         return out
 
 
-@model
 class PromptRequest(Model):
     """Request parameters for sending a user prompt to the agent.
 
@@ -9076,7 +8921,6 @@ class PromptRequest(Model):
         return out
 
 
-@model
 class PromptResponse(Model):
     """Response acknowledging that a user prompt was inserted into the ACP conversation.
 
@@ -9132,7 +8976,6 @@ class PromptResponse(Model):
         return out
 
 
-@model
 class ProviderCurrentConfig(Model):
     """**UNSTABLE**
 
@@ -9188,7 +9031,6 @@ class ProviderCurrentConfig(Model):
         return out
 
 
-@model
 class ProviderInfo(Model):
     """**UNSTABLE**
 
@@ -9266,7 +9108,6 @@ class ProviderInfo(Model):
         return out
 
 
-@model
 class ProvidersCapabilities(Model):
     """**UNSTABLE**
 
@@ -9301,7 +9142,6 @@ class ProvidersCapabilities(Model):
         return out
 
 
-@model
 class ProxyNotification(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -9347,7 +9187,6 @@ class ProxyNotification(Model):
         return out
 
 
-@model
 class ProxyRequest(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -9402,7 +9241,6 @@ class ProxyRequest(Model):
         return out
 
 
-@model
 class ProxyResponseError(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -9447,7 +9285,6 @@ class ProxyResponseError(Model):
         return out
 
 
-@model
 class ProxyResponseResult(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
@@ -9487,7 +9324,6 @@ class ProxyResponseResult(Model):
         return out
 
 
-@model
 class ProxySuccessorNotification(Model):
     """**UNSTABLE**
 
@@ -9553,7 +9389,6 @@ class ProxySuccessorNotification(Model):
         return out
 
 
-@model
 class ProxySuccessorRequest(Model):
     """**UNSTABLE**
 
@@ -9626,7 +9461,6 @@ class ProxySuccessorRequest(Model):
         return out
 
 
-@model
 class RefusalIdleStateUpdate(Model):
     """The active work ended because the agent refused to continue."""
 
@@ -9701,7 +9535,6 @@ class RefusalIdleStateUpdate(Model):
         return out
 
 
-@model
 class ReplayFromStart(Model):
     """Inclusive replay cursor requesting replay from the start of retained conversation history."""
 
@@ -9730,7 +9563,6 @@ class ReplayFromStart(Model):
         return out
 
 
-@model
 class RequestElicitationFormMode(Model):
     """Tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started)."""
@@ -9769,7 +9601,6 @@ class RequestElicitationFormMode(Model):
         return out
 
 
-@model
 class RequestElicitationUrlMode(Model):
     """Tied to a specific JSON-RPC request outside of a session
     (e.g., during auth/configuration phases before any session is started)."""
@@ -9815,7 +9646,6 @@ class RequestElicitationUrlMode(Model):
         return out
 
 
-@model
 class RequestPermissionRequest(Model):
     """Request for user permission to proceed with an operation.
 
@@ -9916,7 +9746,6 @@ class RequestPermissionRequest(Model):
         return out
 
 
-@model
 class RequestPermissionResponse(Model):
     """Response to a permission request."""
 
@@ -9958,7 +9787,6 @@ class RequestPermissionResponse(Model):
         return out
 
 
-@model
 class RequiresActionStateUpdate(Model):
     """The foreground workflow as a whole is blocked on user action.
 
@@ -10017,7 +9845,6 @@ class RequiresActionStateUpdate(Model):
         return out
 
 
-@model
 class ResourceLink(Model):
     """A link to a resource that the receiver may be able to read, included in a prompt or tool call result."""
 
@@ -10145,7 +9972,6 @@ class ResourceLink(Model):
         return out
 
 
-@model
 class ResumeSessionRequest(Model):
     """Request parameters for resuming an existing session.
 
@@ -10286,7 +10112,6 @@ class ResumeSessionRequest(Model):
         return out
 
 
-@model
 class ResumeSessionResponse(Model):
     """Response from resuming an existing session.
 
@@ -10361,7 +10186,6 @@ class ResumeSessionResponse(Model):
         return out
 
 
-@model
 class RunningStateUpdate(Model):
     """Foreground work is in progress."""
 
@@ -10413,7 +10237,6 @@ class RunningStateUpdate(Model):
         return out
 
 
-@model
 class SelectSessionConfigOption(Model):
     """Single-value selector (dropdown)."""
 
@@ -10520,7 +10343,6 @@ class SelectSessionConfigOption(Model):
         return out
 
 
-@model
 class SelectedPermissionOutcome(Model):
     """The user selected one of the provided options."""
 
@@ -10560,7 +10382,6 @@ class SelectedPermissionOutcome(Model):
         return out
 
 
-@model
 class SessionAdditionalDirectoriesCapabilities(Model):
     """Capabilities for additional session directories support.
 
@@ -10594,7 +10415,6 @@ class SessionAdditionalDirectoriesCapabilities(Model):
         return out
 
 
-@model
 class SessionArchiveCapabilities(Model):
     """**UNSTABLE**
 
@@ -10630,7 +10450,6 @@ class SessionArchiveCapabilities(Model):
         return out
 
 
-@model
 class SessionCancelCapabilities(Model):
     """**UNSTABLE**
 
@@ -10665,7 +10484,6 @@ class SessionCancelCapabilities(Model):
         return out
 
 
-@model
 class SessionCapabilities(Model):
     """Session capabilities supported by the agent.
 
@@ -10876,7 +10694,6 @@ class SessionCapabilities(Model):
         return out
 
 
-@model
 class SessionConfigBoolean(Model):
     """A boolean on/off toggle session configuration option payload."""
 
@@ -10904,7 +10721,6 @@ class SessionConfigBoolean(Model):
         return out
 
 
-@model
 class SessionConfigSelect(Model):
     """A single-value selector (dropdown) session configuration option payload."""
 
@@ -10942,7 +10758,6 @@ class SessionConfigSelect(Model):
         return out
 
 
-@model
 class SessionConfigSelectGroup(Model):
     """A group of possible values for a session configuration option."""
 
@@ -11002,7 +10817,6 @@ class SessionConfigSelectGroup(Model):
         return out
 
 
-@model
 class SessionConfigSelectOption(Model):
     """A possible value for a session configuration option."""
 
@@ -11066,7 +10880,6 @@ class SessionConfigSelectOption(Model):
         return out
 
 
-@model
 class SessionDeleteCapabilities(Model):
     """Capabilities for the `session/delete` method.
 
@@ -11097,7 +10910,6 @@ class SessionDeleteCapabilities(Model):
         return out
 
 
-@model
 class SessionElicitationFormMode(Model):
     """Tied to a session, optionally to a specific tool call within that session."""
 
@@ -11150,7 +10962,6 @@ class SessionElicitationFormMode(Model):
         return out
 
 
-@model
 class SessionElicitationUrlMode(Model):
     """Tied to a session, optionally to a specific tool call within that session."""
 
@@ -11210,7 +11021,6 @@ class SessionElicitationUrlMode(Model):
         return out
 
 
-@model
 class SessionForkCapabilities(Model):
     """**UNSTABLE**
 
@@ -11245,7 +11055,6 @@ class SessionForkCapabilities(Model):
         return out
 
 
-@model
 class SessionInfo(Model):
     """Information about a session returned by session/list"""
 
@@ -11350,7 +11159,6 @@ class SessionInfo(Model):
         return out
 
 
-@model
 class SessionInfoUpdate(Model):
     """Update to session metadata. All fields are optional to support partial updates.
 
@@ -11407,7 +11215,6 @@ class SessionInfoUpdate(Model):
         return out
 
 
-@model
 class SessionMessage(Model):
     """**UNSTABLE**
 
@@ -11535,7 +11342,6 @@ class SessionMessage(Model):
         return out
 
 
-@model
 class SessionMessageChunk(Model):
     """**UNSTABLE**
 
@@ -11592,7 +11398,6 @@ class SessionMessageChunk(Model):
         return out
 
 
-@model
 class SessionNotFoundErrorData(Model):
     """Data for the `-32002` (Resource not found) error when a session-scoped request names a
     session that does not exist or is not active.
@@ -11636,7 +11441,6 @@ class SessionNotFoundErrorData(Model):
         return out
 
 
-@model
 class SessionStatusCapabilities(Model):
     """**UNSTABLE**
 
@@ -11671,7 +11475,6 @@ class SessionStatusCapabilities(Model):
         return out
 
 
-@model
 class SessionStatusRequest(Model):
     """**UNSTABLE**
 
@@ -11722,7 +11525,6 @@ class SessionStatusRequest(Model):
         return out
 
 
-@model
 class SessionStatusResponse(Model):
     """**UNSTABLE**
 
@@ -11795,7 +11597,6 @@ class SessionStatusResponse(Model):
         return out
 
 
-@model
 class SessionSystemPromptCapabilities(Model):
     """**UNSTABLE**
 
@@ -11845,7 +11646,6 @@ class SessionSystemPromptCapabilities(Model):
         return out
 
 
-@model
 class SessionSystemPromptModeCapabilities(Model):
     """**UNSTABLE**
 
@@ -11897,7 +11697,6 @@ class SessionSystemPromptModeCapabilities(Model):
         return out
 
 
-@model
 class SessionSystemPromptOverrideCapabilities(Model):
     """**UNSTABLE**
 
@@ -11933,7 +11732,6 @@ class SessionSystemPromptOverrideCapabilities(Model):
         return out
 
 
-@model
 class SessionTitleCapabilities(Model):
     """**UNSTABLE**
 
@@ -11969,7 +11767,6 @@ class SessionTitleCapabilities(Model):
         return out
 
 
-@model
 class SetProviderRequest(Model):
     """**UNSTABLE**
 
@@ -12048,7 +11845,6 @@ class SetProviderRequest(Model):
         return out
 
 
-@model
 class SetProviderResponse(Model):
     """**UNSTABLE**
 
@@ -12081,7 +11877,6 @@ class SetProviderResponse(Model):
         return out
 
 
-@model
 class SetSessionConfigOptionResponse(Model):
     """Response to `session/set_config_option` method."""
 
@@ -12127,7 +11922,6 @@ class SetSessionConfigOptionResponse(Model):
         return out
 
 
-@model
 class SetSessionTitleRequest(Model):
     """**UNSTABLE**
 
@@ -12193,7 +11987,6 @@ class SetSessionTitleRequest(Model):
         return out
 
 
-@model
 class SetSessionTitleResponse(Model):
     """**UNSTABLE**
 
@@ -12241,7 +12034,6 @@ class SetSessionTitleResponse(Model):
         return out
 
 
-@model
 class StateUpdateIdle(Model):
     """No foreground work is active. Background activity may continue."""
 
@@ -12274,7 +12066,6 @@ class StateUpdateIdle(Model):
         return out
 
 
-@model
 class StateUpdateSessionUpdate(Model):
     """A snapshot of the session's aggregate foreground activity."""
 
@@ -12339,7 +12130,6 @@ class StateUpdateSessionUpdate(Model):
         return out
 
 
-@model
 class StringMultiSelectItems(Model):
     """String item schema for multi-select enum properties."""
 
@@ -12380,7 +12170,6 @@ class StringMultiSelectItems(Model):
         return out
 
 
-@model
 class StringPropertySchema(Model):
     """Schema for string properties in an elicitation form.
 
@@ -12534,7 +12323,6 @@ class StringPropertySchema(Model):
         return out
 
 
-@model
 class SubagentSessionCapabilities(Model):
     """**UNSTABLE**
 
@@ -12584,7 +12372,6 @@ class SubagentSessionCapabilities(Model):
         return out
 
 
-@model
 class SubagentUpdate(Model):
     """**UNSTABLE**
 
@@ -12753,7 +12540,6 @@ class SubagentUpdate(Model):
         return out
 
 
-@model
 class SystemPrompt(Model):
     """**UNSTABLE**
 
@@ -12824,7 +12610,6 @@ class SystemPrompt(Model):
         return out
 
 
-@model
 class Terminal(Model):
     """A display-only reference to an agent-owned terminal.
 
@@ -12867,7 +12652,6 @@ class Terminal(Model):
         return out
 
 
-@model
 class TerminalAuthCapabilities(Model):
     """Capabilities for terminal authentication methods.
 
@@ -12900,7 +12684,6 @@ class TerminalAuthCapabilities(Model):
         return out
 
 
-@model
 class TerminalCancelCapabilities(Model):
     """Capability to cancel a terminal with `terminal/cancel`.
 
@@ -12931,7 +12714,6 @@ class TerminalCancelCapabilities(Model):
         return out
 
 
-@model
 class TerminalCapabilities(Model):
     """Client-initiated controls a terminal currently supports.
 
@@ -12980,7 +12762,6 @@ class TerminalCapabilities(Model):
         return out
 
 
-@model
 class TerminalExitStatus(Model):
     """Exit information for an agent-owned terminal.
 
@@ -13042,7 +12823,6 @@ class TerminalExitStatus(Model):
         return out
 
 
-@model
 class TerminalOutput(Model):
     """An authoritative replacement snapshot of terminal output bytes."""
 
@@ -13083,7 +12863,6 @@ class TerminalOutput(Model):
         return out
 
 
-@model
 class TerminalOutputChunk(Model):
     """A chunk of bytes appended to an agent-owned terminal's output."""
 
@@ -13132,7 +12911,6 @@ class TerminalOutputChunk(Model):
         return out
 
 
-@model
 class TerminalSize(Model):
     """The size of an agent-owned terminal in character cells."""
 
@@ -13181,7 +12959,6 @@ class TerminalSize(Model):
         return out
 
 
-@model
 class TerminalUpdate(Model):
     """An upsert for the stored state of an agent-owned terminal.
 
@@ -13302,7 +13079,6 @@ class TerminalUpdate(Model):
         return out
 
 
-@model
 class TextCommandInput(Model):
     """All text that was typed after the command name is provided as input."""
 
@@ -13342,7 +13118,6 @@ class TextCommandInput(Model):
         return out
 
 
-@model
 class TextContent(Model):
     """Text provided to or from an LLM."""
 
@@ -13396,7 +13171,6 @@ class TextContent(Model):
         return out
 
 
-@model
 class TextResourceContents(Model):
     """Text-based resource contents."""
 
@@ -13456,7 +13230,6 @@ class TextResourceContents(Model):
         return out
 
 
-@model
 class TitledMultiSelectItems(Model):
     """Items definition for titled multi-select enum properties."""
 
@@ -13498,7 +13271,6 @@ class TitledMultiSelectItems(Model):
         return out
 
 
-@model
 class ToolCallCancelCapabilities(Model):
     """Capability to cancel a tool call with `tool_call/cancel`.
 
@@ -13529,7 +13301,6 @@ class ToolCallCancelCapabilities(Model):
         return out
 
 
-@model
 class ToolCallCapabilities(Model):
     """Client-initiated controls a tool call currently supports.
 
@@ -13578,7 +13349,6 @@ class ToolCallCapabilities(Model):
         return out
 
 
-@model
 class ToolCallContentChunk(Model):
     """A streamed item of tool-call content.
 
@@ -13633,7 +13403,6 @@ class ToolCallContentChunk(Model):
         return out
 
 
-@model
 class ToolCallLocation(Model):
     """A file location being accessed or modified by a tool.
 
@@ -13693,7 +13462,6 @@ class ToolCallLocation(Model):
         return out
 
 
-@model
 class ToolCallPermissionSubject(Model):
     """Permission request details for a tool call."""
 
@@ -13738,7 +13506,6 @@ class ToolCallPermissionSubject(Model):
         return out
 
 
-@model
 class ToolCallUpdate(Model):
     """Represents an upsert for a tool call that the language model has requested.
 
@@ -13923,7 +13690,6 @@ class ToolCallUpdate(Model):
         return out
 
 
-@model
 class UnarchiveSessionRequest(Model):
     """**UNSTABLE**
 
@@ -13976,7 +13742,6 @@ class UnarchiveSessionRequest(Model):
         return out
 
 
-@model
 class UnarchiveSessionResponse(Model):
     """**UNSTABLE**
 
@@ -14009,7 +13774,6 @@ class UnarchiveSessionResponse(Model):
         return out
 
 
-@model
 class UnknownStateUpdate(Model):
     """**UNSTABLE**
 
@@ -14073,7 +13837,6 @@ class UnknownStateUpdate(Model):
         return out
 
 
-@model
 class UnsupportedProtocolVersionErrorData(Model):
     """Data for the `-32022` (Unsupported protocol version) error.
 
@@ -14125,7 +13888,6 @@ class UnsupportedProtocolVersionErrorData(Model):
         return out
 
 
-@model
 class UpdateSessionNotification(Model):
     """Notification containing a session update from the agent.
 
@@ -14179,7 +13941,6 @@ class UpdateSessionNotification(Model):
         return out
 
 
-@model
 class UrlCreateElicitationRequest(Model):
     """URL-based elicitation where the client directs the user to a URL."""
 
@@ -14229,7 +13990,6 @@ class UrlCreateElicitationRequest(Model):
         return out
 
 
-@model
 class Usage(Model):
     """**UNSTABLE**
 
@@ -14350,7 +14110,6 @@ class Usage(Model):
         return out
 
 
-@model
 class UsageUpdate(Model):
     """Context window and cost update for a session."""
 
@@ -14412,7 +14171,6 @@ class UsageUpdate(Model):
         return out
 
 
-@model
 class UserMessage(Model):
     """A user message upsert.
 
@@ -14483,7 +14241,6 @@ class UserMessage(Model):
         return out
 
 
-@model
 class _CreateElicitationRequestCommon(Model):
     message: str
     """A human-readable message describing what input is needed."""
@@ -14522,7 +14279,6 @@ class _CreateElicitationRequestCommon(Model):
         return out
 
 
-@model
 class _CreateElicitationResponseCommon(Model):
     meta: dict[str, JsonValue] | Unset | None = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -14549,7 +14305,6 @@ class _CreateElicitationResponseCommon(Model):
         return out
 
 
-@model
 class _DiffChangeCommon(Model):
     file_type: DiffFileType | str | Unset | None = UNSET
     """File content kind after the operation (for `delete`, of the deleted file).
@@ -14609,7 +14364,6 @@ class _DiffChangeCommon(Model):
         return out
 
 
-@model
 class _IdleStateUpdateCommon(Model):
     usage: Usage | Unset | None = UNSET
     """**UNSTABLE**
@@ -14678,7 +14432,6 @@ class _IdleStateUpdateCommon(Model):
         return out
 
 
-@model
 class _SessionConfigOptionCommon(Model):
     config_id: SessionConfigId
     """Unique identifier for the configuration option."""
@@ -14762,7 +14515,6 @@ class _SessionConfigOptionCommon(Model):
         return out
 
 
-@model
 class _SetSessionConfigOptionRequestCommon(Model):
     session_id: SessionId
     """The ID of the session to set the configuration option for."""
