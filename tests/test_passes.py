@@ -189,7 +189,7 @@ def test_imports_are_grouped_and_type_checking_only_names_kept_apart() -> None:
     assert imports.lines() == (
         "from collections.abc import Callable\n"
         "from typing import TYPE_CHECKING, Final\n\n"
+        "from ._codec import UNSET, Model, expected, field\n\n"
         "if TYPE_CHECKING:\n"
-        "    from typing_extensions import Self\n\n"
-        "from ._codec import UNSET, Model, expected, field"
+        "    from typing_extensions import Self"
     )

@@ -14,7 +14,7 @@ RESERVED_CLASS_NAMES = frozenset(
         "UNSET", "Unset", "ValidationError", "JsonValue", "TYPES", "DECODERS", "METHODS",
         "AGENT_METHODS", "CLIENT_METHODS", "MethodInfo", "decode", "encode", "dataclass", "field",
         "Literal", "Any", "Callable", "TypeAlias", "Enum", "Final", "Agent", "Client",
-        "Model", "Tagged", "Self", "TYPE_CHECKING",
+        "Model", "ModelType", "Tagged", "Self", "TYPE_CHECKING",
     }
 )
 # Builtins a generated module may use that a class name could shadow (`except KeyError:` must

@@ -60,8 +60,9 @@ class Imports:
         self.names.add(name)
         return name
 
-    def lines(self) -> str:
-        """`from x import a, b` lines: the standard library, then the package's own modules."""
+    def lines(self, third_party: tuple[str, ...] | list[str] = ()) -> str:
+        """The import block: the standard library, `third_party` lines, the package's own
+        modules, then the names type checkers alone need (under `if TYPE_CHECKING:`)."""
         by_module: dict[str, list[str]] = {}
         for name in self.names:
             by_module.setdefault(NAME_SOURCES.get(name, CODEC), []).append(name)
@@ -76,10 +77,12 @@ class Imports:
             return f"from {module} import {', '.join(sorted(set(names), key=isort_key))}"
 
         blocks = ["\n".join(line(m, by_module[m]) for m in stdlib)] if stdlib else []
-        if checking:
-            blocks.append("if TYPE_CHECKING:\n    " + line(TYPING_ONLY, checking))
+        if third_party:
+            blocks.append("\n".join(third_party))
         if local:
             blocks.append("\n".join(line(m, by_module[m]) for m in local))
+        if checking:
+            blocks.append("if TYPE_CHECKING:\n    " + line(TYPING_ONLY, checking))
         return "\n\n".join(blocks)
 
 

@@ -13,11 +13,13 @@ import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar
 
+_D = TypeVar("_D")
+
 if TYPE_CHECKING:
     from typing_extensions import Self, dataclass_transform
 else:
 
-    def dataclass_transform(**_: object) -> Any:
+    def dataclass_transform(**_: object) -> Callable[[_D], _D]:
         """Read by type checkers only (typing has it from Python 3.11 on)."""
         return lambda decorator: decorator
 
@@ -157,24 +159,29 @@ class ModelType(type):
     `dataclasses` module nor for about 300 classes' fields."""
 
     def __new__(
-        mcls, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any
+        mcls, name: str, bases: tuple[type, ...], namespace: dict[str, object], **kwargs: object
     ) -> ModelType:
         if "__slots__" not in namespace:
-            annotations = namespace.get("__annotations__", {})
+            annotations = typing.cast(dict[str, object], namespace.get("__annotations__", {}))
             namespace["__acp_defaults__"] = {
                 k: namespace.pop(k) for k in annotations if k in namespace
             }
             namespace["__slots__"] = tuple(annotations)
         return super().__new__(mcls, name, bases, namespace, **kwargs)
 
-    def __getattr__(cls, name: str) -> Any:
-        if name in _DATACLASS_ATTRIBUTES:
-            for c in reversed(cls.__mro__):
-                if "__acp_defaults__" in c.__dict__ and "__dataclass_fields__" not in c.__dict__:
-                    _make_dataclass(c)
-            if name in dir(cls):
-                return type.__getattribute__(cls, name)
-        raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
+    if not TYPE_CHECKING:  # a type checker would take any misspelt class attribute for this
+
+        def __getattr__(cls, name: str) -> object:
+            if name in _DATACLASS_ATTRIBUTES:
+                for c in reversed(cls.__mro__):
+                    if (
+                        "__acp_defaults__" in c.__dict__
+                        and "__dataclass_fields__" not in c.__dict__
+                    ):
+                        _make_dataclass(c)
+                if name in dir(cls):
+                    return type.__getattribute__(cls, name)
+            raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
 
 
 def _make_dataclass(cls: type) -> None:
@@ -262,10 +269,12 @@ class Model(metaclass=ModelType):
         init = _compile_init(type(self))
         init(self, **values)
 
-    def __getattr__(self, name: str) -> Any:
-        if name in _DATACLASS_ATTRIBUTES:  # `dataclasses.fields(obj)` asks the object
-            return getattr(type(self), name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    if not TYPE_CHECKING:  # a type checker would take any misspelt attribute for this
+
+        def __getattr__(self, name: str) -> object:
+            if name in _DATACLASS_ATTRIBUTES:  # `dataclasses.fields(obj)` asks the object
+                return getattr(type(self), name)
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
@@ -302,7 +311,7 @@ class Tagged(Model):
     TAG: typing.ClassVar[tuple[str, str]]
     """(wire name, value) of the tag."""
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         key, value = cls.TAG
         payload = next(c for c in cls.__mro__ if not issubclass(c, Tagged))

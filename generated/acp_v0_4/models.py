@@ -12,9 +12,6 @@ from collections.abc import Callable
 from enum import Enum
 from typing import TYPE_CHECKING, Final, TypeAlias
 
-if TYPE_CHECKING:
-    from typing_extensions import Self
-
 from ._codec import (
     UNSET,
     JsonValue,
@@ -28,6 +25,9 @@ from ._codec import (
     tagged_decoder,
     variant_encoders,
 )
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 
 class PermissionOptionKind(str, Enum):
