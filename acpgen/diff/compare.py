@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from acpgen.diff.flow import directions, method_flow, who_breaks
 from acpgen.diff.model import (
