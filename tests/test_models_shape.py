@@ -50,8 +50,11 @@ def sample(hint: Any, pkg: Any, depth: int = 0) -> Any:
             except LookupError:
                 continue
         return None
-    if origin is list:
-        return []
+    if origin is list:  # one item: some lists have `minItems: 1`
+        try:
+            return [sample(typing.get_args(hint)[0], pkg, depth + 1)] if depth < 4 else []
+        except LookupError:
+            return []
     if origin is dict:
         return {}
     if origin is typing.Literal:
@@ -93,9 +96,9 @@ def other_value(value: Any) -> Any:
     if isinstance(value, float):
         return value + 1.0
     if isinstance(value, list):
-        return []
+        return value * 2  # as long or longer: limits on the item count still hold
     if isinstance(value, dict):
-        return {}
+        return {**value, "other": None} if not value else {}
     return value
 
 
@@ -139,13 +142,13 @@ def test_every_object_type_is_a_real_dataclass(name: str) -> None:
             continue
         wire = pkg.encode(changed)
         json.dumps(wire)
-        try:
-            again = cls.from_dict(wire)
-        except pkg.ValidationError:
-            continue  # a minimal value that misses a schema limit (minItems, a pattern of keys)
+        again = cls.from_dict(wire)
         assert type(again) is cls and pkg.encode(again) == wire
         round_trips += 1
-    assert round_trips > len(classes) * 3 // 4, (round_trips, len(classes))
+    # every class but the `other` variants of open unions (kept raw: their round trip is a
+    # property test's) round-trips after `replace`
+    raw = sum("raw" in {f.name for f in dataclasses.fields(c)} for c in classes)
+    assert round_trips == len(classes) - raw
 
 
 @pytest.mark.parametrize("name", PACKAGES)
@@ -341,3 +344,46 @@ def test_encode_fuzz_any_value_in_any_field_encodes_or_raises_validation_error(n
             assert str(e)  # anything else (AttributeError, KeyError, TypeError) fails the test
 
     check()
+
+
+# -- lean, with every docstring kept ----------------------------------------------------------
+
+
+def ir_descriptions(package: str) -> list[str]:
+    """Every description the IR of a configured target carries (types, fields, members, variants)."""
+    from acpgen.config import load_config
+    from acpgen.diagnostics import Diagnostics
+    from acpgen.ir import IrOptions, build_package
+    from acpgen.ir.model import Enum, Struct, Union_
+    from acpgen.load import load_schema
+
+    target = next(t for t in load_config(GENERATED.parent / "pyproject.toml", Diagnostics()) if t.package == package)
+    loaded, _ = load_schema(target.schema, target.unstable if target.include_unstable else None, target.meta,
+                            find_companion=target.find_unstable)
+    assert loaded is not None
+    ir, _ = build_package(loaded, IrOptions(package=package, include_unstable=target.include_unstable))
+    assert ir is not None
+    out = []
+    for node in ir.nodes:
+        out.append(node.description)
+        if isinstance(node, Struct):
+            out += [f.description for f in node.fields if not node.base]
+        elif isinstance(node, Enum):
+            out += [m.description for m in node.members]
+        elif isinstance(node, Union_):
+            out += [v.description for v in node.variants]
+    return [d for d in out if d.strip()]
+
+
+def words(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_every_description_is_a_docstring_of_models_py(name: str) -> None:
+    """Sharing one class per schema type loses no prose: each description is in models.py."""
+    from acpgen.render.context import docstring
+
+    text = words((GENERATED / name / "models.py").read_text(encoding="utf-8"))
+    missing = [d[:80] for d in ir_descriptions(name) if words(docstring(d)) not in text]
+    assert not missing, missing
