@@ -190,6 +190,11 @@ class Helper:
     item: Decode
     min_items: int | None = None
 
+    @property
+    def literal(self) -> bool:
+        """A scalar helper checking a literal: mypy cannot narrow `object` to it by the check."""
+        return self.kind == "scalar" and self.item.check is not None and self.item.check.kind == "literal"
+
 
 @dataclass(frozen=True)
 class Default:
