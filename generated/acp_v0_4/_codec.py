@@ -143,7 +143,25 @@ def field(*, default_factory: Callable[[], _T]) -> _T:
     return _Factory(default_factory)  # type: ignore[return-value]
 
 
-_DATACLASS_ATTRIBUTES: Final = frozenset({"__dataclass_fields__", "__dataclass_params__"})
+class _OnFirstUse:
+    """`__dataclass_fields__` / `__dataclass_params__` of a class ModelType made, until the first
+    look makes them (dataclasses then store the real ones in the class, which shadow this).
+
+    A descriptor, not `__getattr__`: a class with `__getattr__` loses CPython's fast attribute
+    access on every object, and a metaclass with one on every class."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: object, owner: type) -> object:
+        made = False
+        for c in reversed(owner.__mro__):
+            if "__acp_defaults__" in c.__dict__ and "__dataclass_fields__" not in c.__dict__:
+                _make_dataclass(c)
+                made = True
+        if not made and not any("__acp_defaults__" in c.__dict__ for c in owner.__mro__):
+            raise AttributeError(self.name)  # Model, Tagged: no dataclass
+        return getattr(owner, self.name)
 
 
 @dataclass_transform(kw_only_default=True, field_specifiers=(field,))
@@ -168,20 +186,6 @@ class ModelType(type):
             }
             namespace["__slots__"] = tuple(annotations)
         return super().__new__(mcls, name, bases, namespace, **kwargs)
-
-    if not TYPE_CHECKING:  # a type checker would take any misspelt class attribute for this
-
-        def __getattr__(cls, name: str) -> object:
-            if name in _DATACLASS_ATTRIBUTES:
-                for c in reversed(cls.__mro__):
-                    if (
-                        "__acp_defaults__" in c.__dict__
-                        and "__dataclass_fields__" not in c.__dict__
-                    ):
-                        _make_dataclass(c)
-                if name in dir(cls):
-                    return type.__getattribute__(cls, name)
-            raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
 
 
 def _make_dataclass(cls: type) -> None:
@@ -260,6 +264,9 @@ class Model(metaclass=ModelType):
 
     __slots__ = ()
     __hash__ = None  # type: ignore[assignment]
+    if not TYPE_CHECKING:  # type checkers see dataclasses through dataclass_transform
+        __dataclass_fields__ = _OnFirstUse("__dataclass_fields__")
+        __dataclass_params__ = _OnFirstUse("__dataclass_params__")
     _wire_head: typing.ClassVar[dict[str, object]] = {}
     """What the encoding of a class that tag-only variants subclass starts from (their tag)."""
 
@@ -268,13 +275,6 @@ class Model(metaclass=ModelType):
         # @dataclass would write at import, where it costs about 1 ms a class), then uses it.
         init = _compile_init(type(self))
         init(self, **values)
-
-    if not TYPE_CHECKING:  # a type checker would take any misspelt attribute for this
-
-        def __getattr__(self, name: str) -> object:
-            if name in _DATACLASS_ATTRIBUTES:  # `dataclasses.fields(obj)` asks the object
-                return getattr(type(self), name)
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
