@@ -50,7 +50,7 @@ from .rpc import (
     FrameError,
     LineReader,
     LineWriter,
-    OversizedMessage,
+    OversizedMessageError,
     StreamTransport,
     stdio_streams,
 )
@@ -328,7 +328,7 @@ class AgentRouter:
         while True:
             try:
                 line = await lines.receive()
-            except OversizedMessage as exc:
+            except OversizedMessageError as exc:
                 await self._send(
                     writer,
                     {

@@ -61,7 +61,7 @@ __all__ = [
     "MessageTooLargeError",
     "MessageTransport",
     "NonJsonLines",
-    "OversizedMessage",
+    "OversizedMessageError",
     "ProtocolError",
     "RequestError",
     "RequestId",
@@ -244,7 +244,7 @@ class FrameError(Exception):
     and keeps reading."""
 
 
-class OversizedMessage(FrameError):
+class OversizedMessageError(FrameError):
     """One message over the transport's limit, skipped whole: its size and its first `PREFIX_BYTES`
     (enough to find its id). The connection answers it -32600, or fails our call it answers."""
 
@@ -259,7 +259,7 @@ class MessageTransport(Protocol):
     """What a `Connection` talks through: whole messages in, whole messages out.
 
     `receive` returns the next message (its UTF-8 JSON text, as bytes or str) or None once the peer
-    is gone; it raises FrameError for one unreadable message (OversizedMessage for one over the
+    is gone; it raises FrameError for one unreadable message (OversizedMessageError for one over the
     limit) and ConnectionError when the transport broke. `send` takes one encoded message (no
     trailing newline) and waits while the transport pushes back; it raises ConnectionError when the
     peer is gone. `close` is called once when the connection ends.
@@ -275,7 +275,7 @@ class MessageTransport(Protocol):
 class StreamTransport:
     """Newline-delimited JSON over a reader/writer pair (stdio, a pipe, a socket): one message a
     line, at most `limits.max_line_bytes`. A line is read in pieces of the reader's buffer size; a
-    longer one is read to its newline and dropped (OversizedMessage), so the next line is a line
+    longer one is read to its newline and dropped (OversizedMessageError), so the next line is a line
     whatever the size. A line read in several pieces is decoded piece by piece (returned as str) so
     a large message is not held twice; one that is not UTF-8 is a FrameError once read to its end."""
 
@@ -323,7 +323,7 @@ class StreamTransport:
             if done:
                 break
         if size > self._limit:
-            raise OversizedMessage(size, self._limit, prefix)
+            raise OversizedMessageError(size, self._limit, prefix)
         if self._eof and size == 0:
             return None
         if len(parts) == 1:
@@ -657,7 +657,7 @@ class Connection:
             while True:
                 try:
                     line = await self._transport.receive()
-                except OversizedMessage as exc:
+                except OversizedMessageError as exc:
                     await self._on_oversized(exc)
                     continue
                 except FrameError as exc:  # read to its end: answered like a short bad line
@@ -676,7 +676,7 @@ class Connection:
         finally:
             await self._shutdown()
 
-    async def _on_oversized(self, line: OversizedMessage) -> None:
+    async def _on_oversized(self, line: OversizedMessageError) -> None:
         head, following = _scan_head(line.prefix)
         limit = line.limit
         problem = str(line)
