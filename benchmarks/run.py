@@ -41,6 +41,9 @@ BENCHMARKS: dict[str, tuple[str, list[str], list[str]]] = {
                 ["--rounds", "7", "--turns", "20"], ["--rounds", "1", "--turns", "2"]),
     "remote": ("Remote: prompt turns over WebSocket and Streamable HTTP (HTTP/2), Hypercorn on loopback",
                ["--rounds", "7", "--turns", "10"], ["--rounds", "1", "--turns", "2"]),
+    "load": ("Runtime under load: request floods and a large message, agent RSS",
+             ["--requests", "50000", "--size-mb", "40", "--runs", "3"],
+             ["--requests", "2000", "--size-mb", "4", "--runs", "1"]),
 }
 PACKAGES = ("acpgen", "datamodel-code-generator", "agent-client-protocol", "pydantic", "pydantic-core",
             "ruff", "black", "isort", "jinja2", "jsonschema", "typer", "pyinstrument")
@@ -84,9 +87,13 @@ def targets(figures: dict[str, dict[str, Any]]) -> str:
     runtime = figures.get("runtime", {})
     if runtime.get("status") == "ok":
         row("prompt turns: acpgen / SDK throughput", 2, runtime.get("x_sdk"))
+    load = figures.get("load", {})
+    if load.get("status") == "ok":
+        prompt_flood = load["flood"]["prompt"]["acpgen"]
+        row("prompt flood: acpgen agent RSS growth, MiB (issue 12)", 64, prompt_flood["growth_kib"] / 1024, at_most=True)
     if not rows:
         return ""
-    return "## Targets of issue 6\n\n" + table(["target", "goal", "this run", ""], rows) + "\n"
+    return "## Targets (issues 6 and 12)\n\n" + table(["target", "goal", "this run", ""], rows) + "\n"
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -120,3 +120,21 @@ def test_remote_turns_are_measured_over_both_profiles() -> None:
         assert set(figures["turns_per_s"]) == {"acpgen", "sdk"}
         assert all(rate > 0 for rate in figures["turns_per_s"].values())
     assert "Streamable HTTP (HTTP/2)" in bench_remote.markdown(data)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="the load benchmark reads RSS from /proc")
+def test_load_benchmark_reports_floods_and_a_large_message() -> None:
+    import bench_load
+
+    data = bench_load.run(requests=300, size_mb=1, runs=1, settle=0.1)
+    assert data["status"] == "ok"
+    floods = data["flood"]
+    assert isinstance(floods, dict) and set(floods) == {"initialize", "prompt"}
+    for by_impl in floods.values():
+        assert set(by_impl) == {"acpgen", "sdk"}
+        assert all(f["peak_kib"] >= f["baseline_kib"] > 0 and f["requests_written"] > 0 for f in by_impl.values())
+    large = data["large"]
+    assert isinstance(large, dict)
+    assert all(b["answer"] == {"stopReason": "end_turn"} and b["size_bytes"] > 1_000_000 for b in large.values())
+    text = bench_load.markdown(data)
+    assert "| prompt flood | acpgen |" in text and "Memory per large message" in text

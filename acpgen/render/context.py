@@ -64,6 +64,7 @@ class MethodView:
     result_type: str  # annotation; `None` for a notification
     result_decoder: str  # a callable `object -> result`; "" for a notification
     doc: str  # the params type's description
+    params_class: bool = False  # the params are one model class, so a proxy also takes its fields as keywords
 
 
 # x-side values whose methods each side handles (`protocol` methods, such as `$/cancel_request`,
@@ -188,7 +189,32 @@ class ContextBuilder:
 
         params_type, params_decoder = typed(m.params)
         result_type, result_decoder = ("None", "") if m.notification else typed(m.result)
-        return MethodView(m, params_type, params_decoder, result_type, result_decoder, m.description)
+        params_class = False
+        if m.params:
+            t = self.emit.resolve(types[m.params])
+            params_class = t.kind == "named" and isinstance(self.emit.node(t), Struct)
+        return MethodView(m, params_type, params_decoder, result_type, result_decoder, m.description, params_class)
+
+    def cancelled_results(self, views: list[MethodView]) -> list[tuple[str, str, str]]:
+        """(method, result field, value) for each request whose result can itself say it was
+        cancelled: a required field whose enum has the member `cancelled` (`session/prompt`'s
+        `stopReason` in ACP). A turn cancelled by `session/cancel` is answered with that result."""
+        out: list[tuple[str, str, str]] = []
+        types = dict(self.package.defs)
+        for v in views:
+            m = v.method
+            if m.notification or not m.result or m.result not in types:
+                continue
+            result = self.emit.resolve(types[m.result])
+            if result.kind != "named" or not isinstance(self.emit.node(result), Struct):
+                continue
+            for f in self.emit.node(result).fields:  # type: ignore[union-attr]
+                t = self.emit.resolve(f.type)
+                node = self.emit.node(t) if t.kind == "named" else None
+                if f.required and isinstance(node, Enum) and any(mb.value == "cancelled" for mb in node.members):
+                    out.append((m.wire, f.wire, "cancelled"))
+                    break
+        return sorted(out)
 
     def decoder_callable(self, t: TypeRef) -> str:
         return self.emit.decoder_callable(t)
@@ -211,6 +237,7 @@ class ContextBuilder:
             "client_sides": CLIENT_SIDES,
             "agent_methods": [v for v in views if v.method.side in AGENT_SIDES],
             "client_methods": [v for v in views if v.method.side in CLIENT_SIDES],
+            "cancelled_results": self.cancelled_results(views),
             "codec_decoders": sorted(
                 {d for v in views for d in (v.params_decoder, v.result_decoder) if d.startswith("decode_")}
             ),
