@@ -33,11 +33,17 @@ BENCHMARKS: dict[str, tuple[str, list[str], list[str]]] = {
     "codec": ("Codec: generated acp_v1 vs the SDK's pydantic models (acp.schema)",
               ["--sweeps", "15", "--target-ms", "3"], ["--sweeps", "2", "--target-ms", "0.2"]),
     "import": ("Import: generated packages vs acp.schema", ["--runs", "15"], ["--runs", "2"]),
+    "models": ("Models: the dataclass models (issue 10) vs the models before them (commit adff3c8)",
+               ["--before", "adff3c8", "--runs", "15", "--sweeps", "15", "--target-ms", "3"],
+               ["--before", "adff3c8", "--runs", "2", "--sweeps", "2", "--target-ms", "0.2"]),
     "growth": ("Growth: synthetic schemas", ["--runs", "3"], ["--runs", "1", "--sizes", "20,40"]),
     "runtime": ("Runtime: prompt turns with 100 session/update notifications, over a pipe",
                 ["--rounds", "7", "--turns", "20"], ["--rounds", "1", "--turns", "2"]),
     "remote": ("Remote: prompt turns over WebSocket and Streamable HTTP (HTTP/2), Hypercorn on loopback",
                ["--rounds", "7", "--turns", "10"], ["--rounds", "1", "--turns", "2"]),
+    "load": ("Runtime under load: request floods and a large message, agent RSS",
+             ["--requests", "50000", "--size-mb", "40", "--runs", "3"],
+             ["--requests", "2000", "--size-mb", "4", "--runs", "1"]),
 }
 PACKAGES = ("acpgen", "datamodel-code-generator", "agent-client-protocol", "pydantic", "pydantic-core",
             "ruff", "black", "isort", "jinja2", "jsonschema", "typer", "pyinstrument")
@@ -81,9 +87,13 @@ def targets(figures: dict[str, dict[str, Any]]) -> str:
     runtime = figures.get("runtime", {})
     if runtime.get("status") == "ok":
         row("prompt turns: acpgen / SDK throughput", 2, runtime.get("x_sdk"))
+    load = figures.get("load", {})
+    if load.get("status") == "ok":
+        prompt_flood = load["flood"]["prompt"]["acpgen"]
+        row("prompt flood: acpgen agent RSS growth, MiB (issue 12)", 64, prompt_flood["growth_kib"] / 1024, at_most=True)
     if not rows:
         return ""
-    return "## Targets of issue 6\n\n" + table(["target", "goal", "this run", ""], rows) + "\n"
+    return "## Targets (issues 6 and 12)\n\n" + table(["target", "goal", "this run", ""], rows) + "\n"
 
 
 def main(argv: list[str] | None = None) -> None:

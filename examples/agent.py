@@ -10,6 +10,10 @@ reads the file through `fs/read_text_file` when the client advertises it (`READM
 session's cwd, or X when the prompt is "read X"), reports the tool call's outcome (a failed read is
 reported in the turn, not raised), and ends with `end_turn`, or `cancelled` when the client sends
 session/cancel (the runtime cancels the turn's task; the turn catches that and says so).
+A prompt "run CMD ARGS..." runs the command in a client terminal instead (`terminal/create`,
+`terminal/wait_for_exit`, `terminal/output`, `terminal/release`) when the client advertises
+`terminal`, showing the terminal in the tool call. `initialize` answers with
+`negotiate_protocol_version` (the requested version if supported, else the latest supported).
 Set ACP_EXAMPLE_PAUSE_S (default 0.3) for the pause after the first chunk, the window in which a
 cancel lands before any tool call.
 """
@@ -21,6 +25,7 @@ import logging
 import os
 import re
 import secrets
+import shlex
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -61,14 +66,14 @@ class ExampleAgent(acp.Agent):
     async def initialize(self, params: acp.InitializeRequest) -> acp.InitializeResponse:
         self.client_capabilities = params.client_capabilities
         return acp.InitializeResponse(
-            protocol_version=min(params.protocol_version, acp.PROTOCOL_VERSION or 1),
+            protocol_version=acp.negotiate_protocol_version(params.protocol_version),
             agent_capabilities=acp.AgentCapabilities(
                 load_session=True,
                 session_capabilities=acp.SessionCapabilities(
                     list_=acp.SessionListCapabilities(), close=acp.SessionCloseCapabilities()
                 ),
             ),
-            auth_methods=[acp.AgentAuthMethod(id="none", name="No sign-in", description="Accepts anyone")],
+            auth_methods=[acp.AuthMethodAgent(id="none", name="No sign-in", description="Accepts anyone")],
             agent_info=acp.Implementation(name="acpgen-example-agent", version=acp.ACPGEN_VERSION),
         )
 
@@ -88,7 +93,7 @@ class ExampleAgent(acp.Agent):
             raise acp.RequestError.resource_not_found(params.session_id)
         session.cwd = params.cwd
         for update in session.history:  # replay the conversation, as the spec asks
-            await self.conn.session_update(acp.SessionNotification(session_id=params.session_id, update=update))
+            await self.conn.session_update(session_id=params.session_id, update=update)
         return acp.LoadSessionResponse()
 
     async def session_list(self, params: acp.ListSessionsRequest) -> acp.ListSessionsResponse:
@@ -118,6 +123,8 @@ class ExampleAgent(acp.Agent):
         session.history.append(acp.UserMessageChunkSessionUpdate(content=text(words)))
         session.title = session.title or words[:60]
         session.updated_at = now()
+        # Catching the cancellation is optional (the runtime answers a turn that session/cancel
+        # cancelled with stopReason "cancelled" either way); catch it to clean up or to log.
         try:
             await self.turn(params.session_id, session, words)
         except asyncio.CancelledError:
@@ -127,9 +134,28 @@ class ExampleAgent(acp.Agent):
 
     async def update(self, session_id: str, session: Session, update: acp.SessionUpdate) -> None:
         session.history.append(update)
-        await self.conn.session_update(acp.SessionNotification(session_id=session_id, update=update))
+        await self.conn.session_update(session_id=session_id, update=update)
+
+    async def allowed(self, session_id: str, call_id: str, title: str, kind: acp.ToolKind) -> bool:
+        """Ask the client; a cancelled answer means the turn was cancelled while asking."""
+        answer = await self.conn.session_request_permission(
+            session_id=session_id,
+            tool_call=acp.ToolCallUpdate(tool_call_id=call_id, title=title, kind=kind, status=acp.ToolCallStatus.PENDING),
+            options=[
+                acp.PermissionOption(option_id="allow", name="Allow", kind=acp.PermissionOptionKind.ALLOW_ONCE),
+                acp.PermissionOption(option_id="reject", name="Reject", kind=acp.PermissionOptionKind.REJECT_ONCE),
+            ],
+        )
+        outcome = answer.outcome
+        if isinstance(outcome, acp.CancelledRequestPermissionOutcome):
+            raise asyncio.CancelledError  # the client cancelled the turn while asking
+        # An unknown outcome is never approval.
+        return isinstance(outcome, acp.SelectedRequestPermissionOutcome) and outcome.option_id == "allow"
 
     async def turn(self, session_id: str, session: Session, words: str) -> None:
+        if words.startswith("run "):
+            await self.run_command(session_id, session, shlex.split(words[4:]))
+            return
         match = re.match(r"read\s+(\S+)", words)
         name = match.group(1) if match else "README.md"
         path = os.path.abspath(os.path.join(session.cwd, name))
@@ -149,30 +175,23 @@ class ExampleAgent(acp.Agent):
                 raw_input={"path": path},
             ),
         )
-        answer = await self.conn.session_request_permission(
-            acp.RequestPermissionRequest(
-                session_id=session_id,
-                tool_call=acp.ToolCallUpdate(tool_call_id=call_id, title=f"Read {name}", kind=acp.ToolKind.READ, status=acp.ToolCallStatus.PENDING),
-                options=[
-                    acp.PermissionOption(option_id="allow", name="Allow", kind=acp.PermissionOptionKind.ALLOW_ONCE),
-                    acp.PermissionOption(option_id="reject", name="Reject", kind=acp.PermissionOptionKind.REJECT_ONCE),
-                ],
-            )
-        )
-        outcome = answer.outcome
-        if isinstance(outcome, acp.CancelledRequestPermissionOutcome):
-            raise asyncio.CancelledError  # the client cancelled the turn while asking
+        allowed = await self.allowed(session_id, call_id, f"Read {name}", acp.ToolKind.READ)
         fs = self.client_capabilities.fs if self.client_capabilities else None
-        if not (isinstance(outcome, acp.SelectedRequestPermissionOutcome) and outcome.option_id == "allow"):
-            status, body = acp.ToolCallStatus.FAILED, "Permission denied."  # an unknown outcome is never approval
+        if not allowed:
+            status, body = acp.ToolCallStatus.FAILED, "Permission denied."
         elif fs is None or not fs.read_text_file:
             status, body = acp.ToolCallStatus.FAILED, "The client cannot read files."
         else:
             try:
-                read = await self.conn.fs_read_text_file(acp.ReadTextFileRequest(session_id=session_id, path=path))
+                read = await self.conn.fs_read_text_file(session_id=session_id, path=path)
                 status, body = acp.ToolCallStatus.COMPLETED, read.content
             except acp.RequestError as exc:
                 status, body = acp.ToolCallStatus.FAILED, f"Could not read {name}: {exc.message} ({exc.code})"
+        await self.finish_call(session_id, session, call_id, status, body)
+
+    async def finish_call(
+        self, session_id: str, session: Session, call_id: str, status: acp.ToolCallStatus, body: str
+    ) -> None:
         await self.update(
             session_id,
             session,
@@ -183,6 +202,63 @@ class ExampleAgent(acp.Agent):
             ),
         )
         await self.update(session_id, session, acp.AgentMessageChunkSessionUpdate(content=text(body)))
+
+    async def run_command(self, session_id: str, session: Session, argv: list[str]) -> None:
+        """Run `argv` in a client terminal, shown in the tool call while it runs."""
+        title = "Run " + shlex.join(argv)
+        await self.update(session_id, session, acp.AgentMessageChunkSessionUpdate(content=text(f"Running {shlex.join(argv)}.")))
+        call_id = "call_1"
+        await self.update(
+            session_id,
+            session,
+            acp.ToolCallSessionUpdate(
+                tool_call_id=call_id, title=title, kind=acp.ToolKind.EXECUTE, status=acp.ToolCallStatus.PENDING,
+                raw_input={"command": list[acp.JsonValue](argv)},
+            ),
+        )
+        caps = self.client_capabilities
+        if not argv:
+            status, body = acp.ToolCallStatus.FAILED, "Nothing to run."
+        elif not await self.allowed(session_id, call_id, title, acp.ToolKind.EXECUTE):
+            status, body = acp.ToolCallStatus.FAILED, "Permission denied."
+        elif caps is None or not caps.terminal:
+            status, body = acp.ToolCallStatus.FAILED, "The client cannot run commands."
+        else:
+            status, body = await self.in_terminal(session_id, session, call_id, argv)
+        await self.finish_call(session_id, session, call_id, status, body)
+
+    async def in_terminal(
+        self, session_id: str, session: Session, call_id: str, argv: list[str]
+    ) -> tuple[acp.ToolCallStatus, str]:
+        try:
+            term = await self.conn.terminal_create(
+                session_id=session_id, command=argv[0], args=argv[1:], cwd=session.cwd, output_byte_limit=64 * 1024
+            )
+        except acp.RequestError as exc:
+            return acp.ToolCallStatus.FAILED, f"Could not start {argv[0]}: {exc}"
+        terminal_id = term.terminal_id
+        try:
+            await self.update(
+                session_id,
+                session,
+                acp.ToolCallUpdateSessionUpdate(
+                    tool_call_id=call_id,
+                    status=acp.ToolCallStatus.IN_PROGRESS,
+                    content=[acp.TerminalToolCallContent(terminal_id=terminal_id)],
+                ),
+            )
+            try:
+                exited = await self.conn.terminal_wait_for_exit(session_id=session_id, terminal_id=terminal_id)
+            except asyncio.CancelledError:
+                await self.conn.terminal_kill(session_id=session_id, terminal_id=terminal_id)
+                raise
+            output = await self.conn.terminal_output(session_id=session_id, terminal_id=terminal_id)
+        finally:
+            await self.conn.terminal_release(session_id=session_id, terminal_id=terminal_id)
+        code = exited.exit_code if isinstance(exited.exit_code, int) else None
+        ended = f"exit code {code}" if code is not None else f"signal {exited.signal}"
+        status = acp.ToolCallStatus.COMPLETED if code == 0 else acp.ToolCallStatus.FAILED
+        return status, f"{output.output}({ended}{', output truncated' if output.truncated else ''})"
 
 
 def main() -> None:

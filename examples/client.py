@@ -3,24 +3,28 @@
 
     python examples/client.py [--cwd DIR] [--prompt TEXT] [--cancel] [--json] CMD [ARGS...]
 
-Spawns CMD as an agent, runs initialize, session/new and one session/prompt turn, answers the
-agent's session/request_permission (first "allow" option) and fs/read_text_file /
-fs/write_text_file requests (real files under the session cwd; a missing file is answered with
--32002), prints every session/update it receives, and exits 0 only if the turn completed
-(`end_turn`; with --cancel it sends session/cancel after the first update and expects
-`cancelled`). With --json the last line on stdout is a summary for tools: stop reason, update
-kinds in order, permission requests, files read, and every problem seen (an incoming message that
-did not decode, an error answer, an early close).
+Spawns CMD as an agent, runs initialize (and checks the protocol version the agent answers),
+session/new and one session/prompt turn, answers the agent's session/request_permission (first
+"allow" option), fs/read_text_file / fs/write_text_file requests (real files under the session
+cwd; a missing file is answered with -32002) and terminal/* requests (real processes, output kept
+up to the agent's byte limit), prints every session/update it receives, and exits 0 only if the
+turn completed (`end_turn`; with --cancel it sends session/cancel after the first update and
+expects `cancelled`). With --json the last line on stdout is a summary for tools: stop reason,
+update kinds in order, permission requests, files read, commands run, and every problem seen (an
+incoming message that did not decode, an error answer, an early close, noise on the agent's stdout).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
+import signal
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "generated"))
@@ -39,6 +43,35 @@ class Problems(logging.Handler):
         self.seen.append(record.getMessage())
 
 
+@dataclass
+class Terminal:
+    """A command the agent runs through terminal/create: its process and its output so far."""
+
+    process: asyncio.subprocess.Process
+    limit: int | None
+    output: bytearray = field(default_factory=bytearray)
+    truncated: bool = False
+    pump: asyncio.Task[None] | None = None
+
+    async def read(self) -> None:
+        assert self.process.stdout is not None
+        while chunk := await self.process.stdout.read(64 * 1024):
+            self.output += chunk
+            if self.limit is not None and len(self.output) > self.limit:
+                del self.output[: len(self.output) - self.limit]  # keep the end, as the spec asks
+                while self.output and self.output[0] & 0xC0 == 0x80:  # at a character boundary
+                    del self.output[0]
+                self.truncated = True
+
+    def exit_status(self) -> acp.TerminalExitStatus | None:
+        code = self.process.returncode
+        if code is None:
+            return None
+        if code < 0:
+            return acp.TerminalExitStatus(exit_code=None, signal=signal.Signals(-code).name)
+        return acp.TerminalExitStatus(exit_code=code, signal=None)
+
+
 class ExampleClient(acp.Client):
     def __init__(self, cancel: bool, echo: bool) -> None:
         self.cancel_after_first = cancel
@@ -47,6 +80,8 @@ class ExampleClient(acp.Client):
         self.updates: list[str] = []
         self.permission_requests = 0
         self.reads: list[str] = []
+        self.commands: list[list[str]] = []
+        self.terminals: dict[str, Terminal] = {}
         self.cancel_sent = False
 
     def say(self, line: str) -> None:
@@ -92,6 +127,68 @@ class ExampleClient(acp.Client):
         Path(params.path).write_text(params.content, encoding="utf-8")
         return acp.WriteTextFileResponse()
 
+    async def terminal_create(self, params: acp.CreateTerminalRequest) -> acp.CreateTerminalResponse:
+        args = params.args if isinstance(params.args, list) else []
+        env = dict(os.environ) | {v.name: v.value for v in params.env} if isinstance(params.env, list) else None
+        self.commands.append([params.command, *args])
+        self.say(f"terminal: {params.command} {' '.join(args)}")
+        try:
+            process = await asyncio.create_subprocess_exec(
+                params.command, *args, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT, env=env, cwd=params.cwd if isinstance(params.cwd, str) else None,
+            )
+        except OSError as exc:
+            raise acp.RequestError.internal_error({"message": f"cannot run {params.command!r}: {exc.strerror or exc}"}) from None
+        limit = params.output_byte_limit if isinstance(params.output_byte_limit, int) else None
+        terminal = Terminal(process, limit)
+        terminal.pump = asyncio.create_task(terminal.read())
+        terminal_id = f"term-{len(self.commands)}"
+        self.terminals[terminal_id] = terminal
+        return acp.CreateTerminalResponse(terminal_id=terminal_id)
+
+    def terminal(self, terminal_id: str) -> Terminal:
+        terminal = self.terminals.get(terminal_id)
+        if terminal is None:
+            raise acp.RequestError.invalid_params({"path": "terminalId", "message": f"no terminal {terminal_id!r}"})
+        return terminal
+
+    async def terminal_output(self, params: acp.TerminalOutputRequest) -> acp.TerminalOutputResponse:
+        terminal = self.terminal(params.terminal_id)
+        return acp.TerminalOutputResponse(
+            output=terminal.output.decode("utf-8", "replace"), truncated=terminal.truncated,
+            exit_status=terminal.exit_status(),
+        )
+
+    async def terminal_wait_for_exit(self, params: acp.WaitForTerminalExitRequest) -> acp.WaitForTerminalExitResponse:
+        terminal = self.terminal(params.terminal_id)
+        await terminal.process.wait()
+        if terminal.pump is not None:
+            await terminal.pump  # all of the output is in before the agent asks for it
+        status = terminal.exit_status()
+        assert status is not None
+        return acp.WaitForTerminalExitResponse(exit_code=status.exit_code, signal=status.signal)
+
+    async def terminal_kill(self, params: acp.KillTerminalRequest) -> acp.KillTerminalResponse:
+        terminal = self.terminal(params.terminal_id)
+        if terminal.process.returncode is None:
+            terminal.process.kill()
+        return acp.KillTerminalResponse()
+
+    async def terminal_release(self, params: acp.ReleaseTerminalRequest) -> acp.ReleaseTerminalResponse:
+        await self.release(self.terminal(params.terminal_id))
+        del self.terminals[params.terminal_id]
+        return acp.ReleaseTerminalResponse()
+
+    async def release(self, terminal: Terminal) -> None:
+        if terminal.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                terminal.process.kill()
+            await terminal.process.wait()
+        if terminal.pump is not None:
+            terminal.pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await terminal.pump
+
 
 def describe(update: acp.SessionUpdate) -> str:
     """One line about an update: its text (first line, shortened), or its title and status."""
@@ -113,17 +210,17 @@ async def run(args: argparse.Namespace, problems: Problems) -> dict[str, object]
     async with acp.spawn_agent(lambda conn: client, args.command, *args.args) as conn:
         client.conn = conn
         try:
+            # initialize raises ProtocolVersionError (and closes) if the agent answers a version
+            # this package does not speak.
             init = await conn.initialize(
-                acp.InitializeRequest(
-                    protocol_version=acp.PROTOCOL_VERSION or 1,
-                    client_capabilities=acp.ClientCapabilities(
-                        fs=acp.FileSystemCapabilities(read_text_file=True, write_text_file=True)
-                    ),
-                    client_info=acp.Implementation(name="acpgen-example-client", version=acp.ACPGEN_VERSION),
-                )
+                protocol_version=max(acp.SUPPORTED_PROTOCOL_VERSIONS),
+                client_capabilities=acp.ClientCapabilities(
+                    fs=acp.FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True
+                ),
+                client_info=acp.Implementation(name="acpgen-example-client", version=acp.ACPGEN_VERSION),
             )
             client.say(f"agent speaks protocol version {init.protocol_version}")
-            session = await conn.session_new(acp.NewSessionRequest(cwd=args.cwd, mcp_servers=[]))
+            session = await conn.session_new(cwd=args.cwd, mcp_servers=[])
             client.say(f"session {session.session_id}")
             result = await conn.session_prompt(
                 acp.PromptRequest(session_id=session.session_id, prompt=[acp.TextContentBlock(text=args.prompt)])
@@ -131,14 +228,18 @@ async def run(args: argparse.Namespace, problems: Problems) -> dict[str, object]
             stop_reason = str(acp.encode(result.stop_reason))
             client.say(f"stop reason: {stop_reason}")
         except acp.RequestError as exc:
-            errors.append(f"error answer: {exc.code} {exc.message} {json.dumps(exc.data)}")
-        except (acp.ConnectionClosedError, acp.ValidationError) as exc:
+            errors.append(f"error answer: {exc}")
+        except (acp.ConnectionClosedError, acp.ProtocolVersionError, acp.ValidationError) as exc:
             errors.append(f"{type(exc).__name__}: {exc}")
+        finally:
+            for terminal in client.terminals.values():  # the agent did not release them
+                await client.release(terminal)
     return {
         "stopReason": stop_reason,
         "updates": client.updates,
         "permissionRequests": client.permission_requests,
         "fsReads": client.reads,
+        "commands": client.commands,
         "errors": errors,
     }
 

@@ -16,6 +16,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import bench_codec
 import bench_growth
 import bench_import
+import bench_models
 import bench_remote
 import run as bench_run
 import synth_schema
@@ -73,6 +74,17 @@ def test_import_probe_measures_a_generated_package() -> None:
     assert "`import acp_v0_4`" in bench_import.markdown(data)
 
 
+def test_models_benchmark_compares_with_a_commit() -> None:
+    fixtures = FIXTURES.parent / "v0_4"
+    data = bench_models.run("HEAD", ["acp_v0_4"], "acp_v0_4", [fixtures], runs=1, sweeps=1, target_ms=0.05)
+    lines = data["lines"]["acp_v0_4"]
+    assert lines["before"] > 1000 and lines["after"] > 1000
+    assert data["codec"]["messages"] > 10 and set(data["codec"]["ops"]) == {"decode", "encode", "encode (checked)", "construct"}
+    assert all(op["before_s"] > 0 and op["after_s"] > 0 for op in data["codec"]["ops"].values())
+    assert data["import"]["acp_v0_4"]["after_s"] > 0
+    assert "**models.py lines**" in bench_models.markdown(data)
+
+
 def test_synthetic_schema_builds(tmp_path: Path) -> None:
     schema = synth_schema.make_schema(30)
     assert len(schema["$defs"]) == 30
@@ -108,3 +120,21 @@ def test_remote_turns_are_measured_over_both_profiles() -> None:
         assert set(figures["turns_per_s"]) == {"acpgen", "sdk"}
         assert all(rate > 0 for rate in figures["turns_per_s"].values())
     assert "Streamable HTTP (HTTP/2)" in bench_remote.markdown(data)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="the load benchmark reads RSS from /proc")
+def test_load_benchmark_reports_floods_and_a_large_message() -> None:
+    import bench_load
+
+    data = bench_load.run(requests=300, size_mb=1, runs=1, settle=0.1)
+    assert data["status"] == "ok"
+    floods = data["flood"]
+    assert isinstance(floods, dict) and set(floods) == {"initialize", "prompt"}
+    for by_impl in floods.values():
+        assert set(by_impl) == {"acpgen", "sdk"}
+        assert all(f["peak_kib"] >= f["baseline_kib"] > 0 and f["requests_written"] > 0 for f in by_impl.values())
+    large = data["large"]
+    assert isinstance(large, dict)
+    assert all(b["answer"] == {"stopReason": "end_turn"} and b["size_bytes"] > 1_000_000 for b in large.values())
+    text = bench_load.markdown(data)
+    assert "| prompt flood | acpgen |" in text and "Memory per large message" in text

@@ -183,7 +183,7 @@ def test_keyword_builtin_unicode_and_odd_names_work(tmp_path: Path, monkeypatch:
     pkg, out = generate(tmp_path, {**RECURSIVE, **NAMES}, monkeypatch)
     wire = {k: f"v-{k}" for k in NAMES["Awkward"]["properties"]}
     value = pkg.decode("Awkward", wire)
-    assert (value.class_, value.from_, value.field, value.f_1st, value.a_b) == ("v-class", "v-from", "v-", "v-1st", "v-a b")
+    assert (value.class_, value.from_, value.field_, value.f_1st, value.a_b) == ("v-class", "v-from", "v-", "v-1st", "v-a b")
     assert pkg.encode(value) == wire
     assert pkg.TYPES["None"] is str and pkg.TYPES["日本語"] is str
     assert pkg.TYPES["KeyError"].__name__ == "KeyError_"

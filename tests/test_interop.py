@@ -132,3 +132,17 @@ def test_example_client_exits_1_when_the_agent_cannot_start(tmp_path: Path) -> N
     summary = json.loads(proc.stdout.splitlines()[-1])
     assert summary["stopReason"] is None and "could not start" in summary["errors"][0]
     assert "Traceback" not in proc.stderr
+
+
+def test_our_agent_runs_a_command_in_our_clients_terminal(workdir: Path) -> None:
+    prompt = f"run {sys.executable} -c 'print(40 + 2)'"
+    rc, summary, stderr = run_peer([*OUR_CLIENT, "--cwd", str(workdir), "--prompt", prompt, *OUR_AGENT])
+    assert (rc, summary["errors"], summary["stopReason"]) == (0, [], "end_turn"), stderr
+    assert summary["commands"] == [[sys.executable, "-c", "print(40 + 2)"]]
+    # the tool call shows the terminal while it runs, then the output
+    assert summary["updates"] == ["agent_message_chunk", "tool_call", "tool_call_update", "tool_call_update",
+                                  "agent_message_chunk"]
+    proc = subprocess.run([*OUR_CLIENT[:2], "--cwd", str(workdir), "--prompt", prompt, *OUR_AGENT],
+                          capture_output=True, text=True, timeout=90)
+    assert "update agent_message_chunk: 42" in proc.stdout.splitlines(), proc.stdout
+    our_stderr_is_clean(proc.stderr)

@@ -91,10 +91,12 @@ class EchoAgent(acp.Agent):
         self.ext.append((method, params))
 
 
-def agent_with_raw_peer(agent: EchoAgent | None = None) -> tuple[acp.AgentSideConnection, RawPeer, EchoAgent]:
+def agent_with_raw_peer(
+    agent: EchoAgent | None = None, limits: acp.ConnectionLimits | None = None
+) -> tuple[acp.AgentSideConnection, RawPeer, EchoAgent]:
     (ours_in, ours_out), (peer_in, peer_out) = duplex()
     impl = agent or EchoAgent()
-    conn = acp.AgentSideConnection(impl, ours_in, ours_out)
+    conn = acp.AgentSideConnection(impl, ours_in, ours_out, limits=limits)
     return conn, RawPeer(peer_in, peer_out), impl
 
 
@@ -280,7 +282,7 @@ def test_invalid_params_name_the_path_and_handler_errors_are_answered() -> None:
 
 def test_a_thousand_concurrent_requests() -> None:
     async def body() -> None:
-        conn, peer, agent = agent_with_raw_peer()
+        conn, peer, agent = agent_with_raw_peer(limits=acp.ConnectionLimits(max_requests_in_flight=1000))
         for i in range(1000):
             peer.send(request(i, "session/new", {"cwd": f"/w/{i}", "mcpServers": []}))
         while agent.running < 1000:

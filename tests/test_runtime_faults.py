@@ -192,7 +192,7 @@ def test_a_flood_of_notifications_is_bounded_by_the_backlog() -> None:
                 await super().session_update(params)
 
         client = SlowClient()
-        conn = acp.ClientSideConnection(client, ours_in, ours_out, notification_backlog=10)
+        conn = acp.ClientSideConnection(client, ours_in, ours_out, limits=acp.ConnectionLimits(notification_backlog=10))
         total = 20_000
 
         async def flood() -> None:

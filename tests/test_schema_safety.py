@@ -28,7 +28,7 @@ from typer.testing import CliRunner
 from acpgen.cli import app
 from acpgen.config import Target
 from acpgen.pipeline import build
-from acpgen.render import MODEL_IMPORTS
+from acpgen.render.codegen import NAME_SOURCES
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 S = {"type": "string"}
@@ -120,7 +120,8 @@ def test_no_name_the_package_defines_can_be_shadowed_by_a_schema(tmp_path: Path)
     `$defs` key: the build succeeds, the package's own names still mean what they meant, the models
     are reachable through TYPES under the schema's names, and mypy --strict passes."""
     probe, _ = build_and_import(tmp_path / "probe", {"$schema": DRAFT, "$defs": {"Anything": S}})
-    may_import = [n for _, group in MODEL_IMPORTS for n in group]  # what a models.py may import
+    # what a models.py may import: the names NAME_SOURCES places, and what _codec defines
+    may_import = [*NAME_SOURCES, *(n for n, v in vars(probe._codec).items() if not isinstance(v, ModuleType))]
     names = {n for n in [*probe.__all__, *vars(probe), *vars(probe.models), *vars(probe._registry), *may_import]
              if n.isidentifier() and not n.startswith("_") and n != "Anything"}
     originals = {n: getattr(probe, n) for n in probe.__all__ if n != "Anything"}

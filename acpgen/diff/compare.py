@@ -36,21 +36,12 @@ from acpgen.ir.model import (
     TypeRef,
     Union_,
 )
+from acpgen.render.codegen import annotation
 
 
 def type_str(t: TypeRef) -> str:
-    """A type expression as the generated annotation spells it (constraints aside)."""
-    if t.kind == "named":
-        return t.name
-    if t.kind == "literal":
-        return f"Literal[{t.const!r}]"
-    if t.kind == "list" and t.item is not None:
-        return f"list[{type_str(t.item)}]"
-    if t.kind == "map" and t.item is not None:
-        return f"dict[str, {type_str(t.item)}]"
-    if t.kind == "nullable" and t.item is not None:
-        return f"{type_str(t.item)} | None"
-    return {"any": "JsonValue", "object": "dict[str, JsonValue]", "null": "None"}.get(t.kind, t.kind)
+    """A type expression as the generated annotation spells it (names as they are)."""
+    return annotation({}, t)
 
 
 def constraint_effects(old: TypeRef, new: TypeRef) -> tuple[set[str], list[str]]:
@@ -97,12 +88,7 @@ def type_change_effects(old: TypeRef, new: TypeRef) -> list[str]:
 
 def python_type(nodes: Mapping[str, Node], t: TypeRef) -> str:
     """The annotation with aliases resolved at every level: what a type checker sees."""
-    node = nodes.get(t.name) if t.kind == "named" else None
-    if isinstance(node, Alias):
-        return python_type(nodes, node.target)
-    if t.item is not None:
-        return type_str(replace(t, item=TypeRef("named", python_type(nodes, t.item))))
-    return type_str(t)
+    return annotation(nodes, t, resolve_aliases=True)
 
 
 def widening_note(old: TypeRef, new: TypeRef) -> str:

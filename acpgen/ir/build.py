@@ -224,6 +224,11 @@ class Builder:
             self.def_class[key] = self.claim(naming.class_name(key), self.def_pointer(key), given=True)
         for key in sorted(self.defs):
             self.def_types[key] = self.define_def(key)
+        for node in list(self.nodes.values()):
+            if isinstance(node, Struct) and node.base:
+                base = self.nodes[node.base]
+                assert isinstance(base, Struct)
+                self.nodes[node.name] = dataclasses.replace(node, fields=base.fields, keeps_extra=base.keeps_extra)
         self.unshadow_classes()
         unused = sorted(set(self.renames) - self.used_renames - set(self.field_pointers))
         for pointer in unused:
@@ -436,13 +441,25 @@ class Builder:
             alt_pointer = pointer_join(pointer, keyword, index)
             tag_schema = self.flat_properties(alt).get(tag)
             title = alt.get("title", "") if isinstance(alt, dict) else ""
+            payload = self.payload_def(s, alt, tag)
             if isinstance(tag_schema, dict) and "const" in tag_schema:
                 value = tag_schema["const"]
                 vname = self.claim_first(self.variant_names(value, name), alt_pointer)
-                fields = self.variant_fields(s, alt, pointer, alt_pointer, vname, skip=tag)
-                struct = Struct(vname, alt_pointer, doc(alt), tuple(fields), tag=Tag(tag, value), union=name,
-                                keeps_extra=self.keeps_extra(alt))
+                if payload:
+                    # `{tag: const} + $ref X`: a subclass of X that adds only the tag.
+                    struct = Struct(vname, alt_pointer, doc(alt), (), tag=Tag(tag, value), union=name,
+                                    base=self.def_class[payload])
+                else:
+                    fields = self.variant_fields(s, alt, pointer, alt_pointer, vname, skip=tag)
+                    struct = Struct(vname, alt_pointer, doc(alt), tuple(fields), tag=Tag(tag, value), union=name,
+                                    keeps_extra=self.keeps_extra(alt))
                 tag_value: str | None = value
+            elif payload and (tag_schema is None or is_null_schema(tag_schema)):
+                # A tagless `$ref X` is X itself: no second class for the same type.
+                default, null_default = self.def_class[payload], tag_schema is not None
+                unstable = stable_variants is not None and default not in stable_variants
+                variants.append(Variant(TypeRef.named(default), None, title, unstable, doc(alt)))
+                continue
             elif tag_schema is None or is_null_schema(tag_schema):
                 vname = self.claim_first(self.variant_names(title or "default", name), alt_pointer)
                 fields = self.variant_fields(s, alt, pointer, alt_pointer, vname, skip=tag)
@@ -459,6 +476,37 @@ class Builder:
             variants.append(Variant(TypeRef.named(vname), tag_value, title, unstable))
         return Union_(name, pointer, doc(s), tuple(variants), tag, default, other, def_name,
                       null_tag_default=null_default, lenient_tag=bool(default) and self.lenient_tag(s, tag))
+
+    # Keys a variant may carry and still be exactly its `$ref` plus the tag.
+    PLAIN_VARIANT_KEYS = frozenset({"title", "description", "properties", "required", "allOf", "$ref", "type"})
+
+    def payload_def(self, s: dict[str, Any], alt: Any, tag: str) -> str:
+        """The `$defs` key X when the variant is `$ref X` plus (at most) its tag, X is an object type
+        and the union has no properties of its own beside the tag; else ""."""
+        if not isinstance(alt, dict) or set(alt) - self.PLAIN_VARIANT_KEYS or alt.get("type", "object") != "object":
+            return ""
+        props = alt.get("properties", {})
+        if not isinstance(props, dict) or set(props) - {tag}:
+            return ""
+        if set(alt.get("required", [])) - {tag}:
+            return ""
+        common = s.get("properties")
+        if "allOf" in s or (isinstance(common, dict) and set(common) - {tag}):
+            return ""
+        bare = {k: v for k, v in alt.items() if k in ("allOf", "$ref")}
+        target = self.resolve_def(bare)
+        if target is None or not self.is_object_def(target[1]):
+            return ""
+        return target[0]
+
+    def is_object_def(self, d: Any) -> bool:
+        """Whether `classify` makes a plain Struct of this `$defs` schema (as its last branches do)."""
+        if not isinstance(d, dict) or "enum" in d or union_alternatives(d) is not None or "$ref" in d:
+            return False
+        all_of = d.get("allOf")
+        if isinstance(all_of, list) and len(all_of) == 1 and "properties" not in d and isinstance(all_of[0], dict) and "$ref" in all_of[0]:
+            return False
+        return "properties" in d or isinstance(all_of, list)
 
     def common_struct(self, s: dict[str, Any], pointer: str, union: str, tag: str) -> str:
         """A private struct of the properties beside an open union, which its `other` variant

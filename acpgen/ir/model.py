@@ -97,6 +97,7 @@ class Struct:
     unstable: bool = False
     keeps_extra: bool = False  # `additionalProperties: true`: keys beyond the fields are data, kept
     common: str = ""  # an `other` variant: the struct of the union's common properties, checked too
+    base: str = ""  # a tag-only variant: the `$defs` struct it subclasses (its fields are that struct's)
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,7 @@ class Variant:
     tag_value: str | None = None
     title: str = ""
     unstable: bool = False
+    description: str = ""  # the variant's own prose where no class of its own carries it
 
 
 @dataclass(frozen=True)

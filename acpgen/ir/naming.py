@@ -30,7 +30,11 @@ RESERVED_CLASS_NAMES = frozenset(
         "AgentSideConnection", "ClientSideConnection", "ConnectionClosedError", "RequestError",
         "SkipHook", "UnstableAgent", "UnstableClient", "TYPE_CHECKING", "Mapping", "annotations",
         "encode_value", "replace", "set_skip_hook", "run_agent", "spawn_agent", "importlib",
-        "AcpApp", "AgentRouter", "Limits", "RemoteAgentError",
+        "AcpApp", "AgentRouter", "Limits", "RemoteAgentError", "Model", "ModelType", "Tagged", "Self",
+        "ConnectionLimits", "MessageTooLargeError", "ProtocolError", "ProtocolVersionError",
+        "SUPPORTED_PROTOCOL_VERSIONS", "agent_route", "bearer_token", "check_protocol_version",
+        "client_route", "connect_agent", "negotiate_protocol_version", "run_router", "serve_agent",
+        "spawn_agent_negotiated",
     }
 )
 # Builtins a generated module may use that a class name could shadow (`except KeyError:` must
@@ -49,7 +53,7 @@ BUILTIN_CLASS_NAMES = frozenset(
 # generated method.
 RESERVED_FIELD_NAMES = frozenset(
     {"str", "int", "float", "bool", "list", "dict", "object", "from_dict", "to_dict", "self", "cls",
-     "unknown_fields"}
+     "unknown_fields", "field"}
 )
 
 # Names that read like digits (`l`, `O`, `I`): linters refuse them as names (E741, E742).

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +20,7 @@ from acpgen import __version__
 from acpgen.diagnostics import Diagnostic, Diagnostics
 from acpgen.ir.model import Package, Struct
 from acpgen.render.cache import bytecode_cache
-from acpgen.render.codegen import constant_name, decoder_name
+from acpgen.render.codegen import constant_name, decoder_name, hook_alias, isort_key
 from acpgen.render.context import ContextBuilder, docstring
 from acpgen.render.text import comment_text, fstring_text
 
@@ -40,16 +39,6 @@ OUTPUTS = {
     "router.py": "router.py.j2",
     "rpc.py": "rpc.py.j2",
 }
-
-MODEL_IMPORTS = (
-    ("collections.abc", ("Callable",)),
-    ("enum", ("Enum",)),
-    ("typing", ("Final", "Literal", "TypeAlias")),
-    ("._codec", ("UNSET", "JsonValue", "Unset", "ValidationError", "decode_any", "decode_bool",
-                 "decode_float", "decode_int", "decode_null", "decode_object", "decode_str",
-                 "encode_value", "expected", "missing", "report_skipped")),
-)
-
 
 def builtin_templates() -> Path:
     """Templates ship inside the wheel as acpgen/templates; a source checkout has them at the top."""
@@ -128,41 +117,13 @@ def make_environment(user_templates: Path | None = None) -> Environment:
     env.filters["decoder"] = decoder_name
     env.filters["constant"] = constant_name
     env.filters["hook_alias"] = hook_alias
-    env.filters["natural_sort"] = lambda names: sorted(names, key=natural_key)
-    env.filters["zip_locals"] = lambda pys, fields: [f"{py}={f.local}" for py, f in zip(pys, fields, strict=True)]
     return env
-
-
-def hook_alias(target: str) -> str:
-    """`myapp.hooks:version` -> `_hook_myapp_hooks_version`: the name models.py imports it as."""
-    return "_hook_" + re.sub(r"\W", "_", target)
 
 
 def hook_imports(package: Package) -> list[str]:
     """Import lines for the user functions the `hooks` config key routes raw values through."""
     targets = sorted({f.hook for n in package.nodes if isinstance(n, Struct) for f in n.fields if f.hook})
     return [f"from {t.split(':')[0]} import {t.split(':')[1]} as {hook_alias(t)}" for t in targets]
-
-
-def with_sections(block: str, third_party: list[str]) -> str:
-    """Put third-party import lines between the standard library's and the package's own."""
-    if not third_party:
-        return block
-    lines = [line for line in block.splitlines() if line]
-    stdlib = [line for line in lines if not line.startswith("from .")]
-    local = [line for line in lines if line.startswith("from .")]
-    return "\n\n".join("\n".join(part) for part in (stdlib, third_party, local) if part)
-
-
-def natural_key(name: str) -> list[tuple[int, str | int]]:
-    """`x2` before `x10`: the order ruff's RUF023 wants for `__slots__`."""
-    return [(1, int(part)) if part.isdigit() else (0, part) for part in re.split(r"(\d+)", name) if part]
-
-
-def isort_key(name: str) -> tuple[int, str]:
-    """isort's order-by-type: CONSTANTS, then Classes, then functions."""
-    kind = 0 if name.isupper() else 1 if name[:1].isupper() else 2
-    return kind, name
 
 
 def uses_name(body: str, name: str) -> bool:
@@ -223,14 +184,10 @@ def render_package(
         source_pairs=tuple((s.file, s.sha256) for s in package.sources),
         command=command,
         def_class=def_class,
-        imports="",
     )
     codec = ("encode_value", *sorted({c for _, _, c in ctx["registry"] if c.startswith("decode_")}))
-
-    hooks = hook_imports(package)
-
-    def model_imports(body: str) -> str:
-        return with_sections(used_imports(body, MODEL_IMPORTS), hooks)
+    ctx["use"] = ctx["imports"].use
+    ctx["hook_imports"] = hook_imports(package)
 
     def registry_imports(body: str) -> str:
         return "from . import models\n" + used_imports(body, (("._codec", codec),))
@@ -242,11 +199,7 @@ def render_package(
                 files[output] = ""
                 continue
             tmpl = env.get_template(template)
-            if output == "models.py":
-                text = render_with_imports(tmpl, ctx, model_imports)
-                public = [n.name for n in package.nodes if not n.name.startswith("_")]
-                files[output] = text.rstrip() + "\n\n__all__ = " + repr(sorted(public)) + "\n"
-            elif output == "_registry.py":
+            if output == "_registry.py":
                 files[output] = render_with_imports(tmpl, ctx, registry_imports)
             else:
                 files[output] = tmpl.render(ctx)

@@ -1,13 +1,15 @@
-"""Python source fragments for the templates: the one place that turns a TypeRef into an
-annotation, a decode expression or an encode expression, and records the helper functions
-(list, map and nullable decoders) those expressions call.
+"""The one place that turns IR types into generated code: annotations, decode plans (a check or a
+call per value), field plans, encode expressions, and the statements of a field's decode.
 
-Templates lay fragments out; they never decide what a fragment is.
+Everything here is built as a structured value first (`Check`, `Call`, `FieldPlan`) and printed by
+one function each; nothing is printed and then taken apart again. Every name a printed expression
+needs is recorded in `Imports` by the function that prints it.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from acpgen.ir.model import Alias, Enum, Field, Node, Package, Struct, TypeRef, Union_
@@ -18,14 +20,164 @@ SCALAR_ANN = {"str": "str", "int": "int", "float": "float", "bool": "bool", "nul
 SCALAR_WORD = {"str": "a string", "int": "an integer", "float": "a number", "bool": "a boolean",
                "null": "null", "object": "an object"}
 
+# Where each name the generated models may use comes from.
+NAME_SOURCES = {
+    "Callable": "collections.abc", "Enum": "enum",
+    "Final": "typing", "Literal": "typing", "TypeAlias": "typing", "cast": "typing",
+    "TYPE_CHECKING": "typing", "Self": "typing_extensions",
+}
+CODEC = "._codec"
+TYPING_ONLY = "typing_extensions"
+
 
 def decoder_name(key: str) -> str:
     """`list_ContentBlock` -> `_dec_list_content_block` (function names are snake_case)."""
     return "_dec_" + "_".join(snake(part).rstrip("_") for part in key.split("_") if part)
 
 
+def hook_alias(target: str) -> str:
+    """`myapp.hooks:version` -> `_hook_myapp_hooks_version`: the name models.py imports it as."""
+    return "_hook_" + re.sub(r"\W", "_", target)
+
+
 def constant_name(name: str) -> str:
     return snake(name).rstrip("_").upper()
+
+
+def isort_key(name: str) -> tuple[int, str]:
+    """isort's order-by-type: CONSTANTS, then Classes, then functions."""
+    kind = 0 if name.isupper() else 1 if name[:1].isupper() else 2
+    return kind, name
+
+
+@dataclass
+class Imports:
+    """The names a generated module uses, recorded as the code that uses them is built."""
+
+    names: set[str] = field(default_factory=set)
+
+    def use(self, name: str) -> str:
+        self.names.add(name)
+        return name
+
+    def lines(self, third_party: tuple[str, ...] | list[str] = ()) -> str:
+        """The import block: the standard library, `third_party` lines, the package's own
+        modules, then the names type checkers alone need (under `if TYPE_CHECKING:`)."""
+        by_module: dict[str, list[str]] = {}
+        for name in self.names:
+            by_module.setdefault(NAME_SOURCES.get(name, CODEC), []).append(name)
+        # Names for type checkers only (typing_extensions is not imported when the code runs).
+        checking = by_module.pop(TYPING_ONLY, [])
+        if checking:
+            by_module.setdefault("typing", []).append("TYPE_CHECKING")
+        stdlib = [m for m in sorted(by_module) if not m.startswith(".")]
+        local = [m for m in sorted(by_module) if m.startswith(".")]
+
+        def line(module: str, names: list[str]) -> str:
+            return f"from {module} import {', '.join(sorted(set(names), key=isort_key))}"
+
+        blocks = ["\n".join(line(m, by_module[m]) for m in stdlib)] if stdlib else []
+        if third_party:
+            blocks.append("\n".join(third_party))
+        if local:
+            blocks.append("\n".join(line(m, by_module[m]) for m in local))
+        if checking:
+            blocks.append("if TYPE_CHECKING:\n    " + line(TYPING_ONLY, checking))
+        return "\n\n".join(blocks)
+
+
+@dataclass(frozen=True)
+class Check:
+    """An inline test of a JSON scalar: its type (`kind`), or a literal value, and its limits."""
+
+    kind: str  # str | int | float | bool | null | object | literal
+    expected: str  # what the error says was expected
+    const: str | int | bool | None = None
+    minimum: int | float | None = None
+    maximum: int | float | None = None
+    min_length: int | None = None
+
+    def invalid(self, x: str) -> str:
+        """A condition true when local `x` fails the check."""
+        if self.kind == "literal":
+            return f"type({x}) is not {type(self.const).__name__} or {x} != {self.const!r}"
+        if self.kind == "float":
+            parts = [f"(type({x}) is not float and type({x}) is not int)"]
+        elif self.kind == "null":
+            parts = [f"{x} is not None"]
+        elif self.kind == "object":
+            parts = [f"not isinstance({x}, dict)"]
+        else:
+            parts = [f"type({x}) is not {self.kind}"]
+        if self.minimum is not None and self.maximum is not None:
+            parts.append(f"not {self.minimum!r} <= {x} <= {self.maximum!r}")
+        elif self.minimum is not None:
+            parts.append(f"{x} < {self.minimum!r}")
+        elif self.maximum is not None:
+            parts.append(f"{x} > {self.maximum!r}")
+        if self.min_length:
+            parts.append(f"len({x}) < {self.min_length}")
+        if len(parts) == 1 and self.kind == "float":
+            return parts[0][1:-1]
+        return " or ".join(parts)
+
+    def valid(self, x: str) -> str:
+        """A condition true when local `x` passes the check."""
+        if self.kind == "literal":
+            return f"type({x}) is {type(self.const).__name__} and {x} == {self.const!r}"
+        if self.kind == "float":
+            parts = [f"(type({x}) is float or type({x}) is int)"]
+        elif self.kind == "null":
+            parts = [f"{x} is None"]
+        elif self.kind == "object":
+            parts = [f"isinstance({x}, dict)"]
+        else:
+            parts = [f"type({x}) is {self.kind}"]
+        if self.minimum is not None and self.maximum is not None:
+            parts.append(f"{self.minimum!r} <= {x} <= {self.maximum!r}")
+        elif self.minimum is not None:
+            parts.append(f"{x} >= {self.minimum!r}")
+        elif self.maximum is not None:
+            parts.append(f"{x} <= {self.maximum!r}")
+        if self.min_length:
+            parts.append(f"len({x}) >= {self.min_length}")
+        if len(parts) == 1 and self.kind == "float":
+            return parts[0][1:-1]
+        return " and ".join(parts)
+
+
+@dataclass(frozen=True)
+class Call:
+    """A decoder call: `callee(value, *args)`."""
+
+    callee: str
+    args: tuple[str, ...] = ()
+
+    def expr(self, x: str) -> str:
+        return f"{self.callee}({', '.join((x, *self.args))})"
+
+
+@dataclass(frozen=True)
+class Decode:
+    """How to decode one value: an inline check, a call, or (neither) take it as it is."""
+
+    check: Check | None = None
+    call: Call | None = None
+
+    @property
+    def expected(self) -> str:
+        return self.check.expected if self.check else ""
+
+    def expr(self, x: str) -> str:
+        return self.call.expr(x) if self.call else x
+
+    def invalid(self, x: str) -> str:
+        assert self.check is not None
+        return self.check.invalid(x)
+
+    def valid(self, x: str) -> str:
+        assert self.check is not None
+        return self.check.valid(x)
 
 
 @dataclass(frozen=True)
@@ -33,29 +185,76 @@ class Helper:
     """A generated module-level decoder for a composite type (list, map, nullable)."""
 
     name: str
-    kind: str  # list | list_skip | map | opt
+    kind: str  # list | list_skip | map | opt | scalar
     ann: str  # annotation of the result
     item: Decode
     min_items: int | None = None
 
+    @property
+    def literal(self) -> bool:
+        """A scalar helper checking a literal: mypy cannot narrow `object` to it by the check."""
+        return self.kind == "scalar" and self.item.check is not None and self.item.check.kind == "literal"
+
 
 @dataclass(frozen=True)
-class Decode:
-    """How to decode one value held in a local: an inline check or a call."""
+class Default:
+    """A field's schema default: a value shared by every object (immutable), or a factory."""
 
-    check: str = ""  # condition that is true when the local is invalid (inline scalars)
-    expected: str = ""  # what the error says was expected
-    call: str = ""  # expression template with {x}, for everything else
-    accept: str = ""  # condition that is true when the local is valid (inline scalars)
+    value: str = ""  # source of the value (`False`, `ToolKind.OTHER`, `'x'`)
+    factory: str = ""  # source of a callable making a fresh one (`list`, `lambda: X.from_dict(...)`)
+    fresh: str = ""  # source that builds a fresh one inline (`[]`, `X.from_dict(...)`)
 
-    def expr(self, local: str) -> str:
-        return self.call.format(x=local) if self.call else local
+    @property
+    def expr(self) -> str:
+        """An expression giving the default (fresh each time for a factory)."""
+        return self.value or self.fresh
+
+
+@dataclass(frozen=True)
+class FieldPlan:
+    """Everything the generated code does with one field, decided once."""
+
+    f: Field
+    local: str  # the local in from_dict
+    ann: str  # the annotation of the attribute
+    default: Default | None  # the schema default (or UNSET for an optional field); None: required
+    dec: Decode
+    absent: str  # the value stored when the key is absent ("" = a required key)
+    on_null: str  # what an explicit null becomes under x-deserialize-default-on-null ("" = no rule)
+    fallback: str  # what replaces an invalid value under x-deserialize-default-on-error ("" = no rule)
+    enc: str  # the encode expression of `self.<py>`
+    hook: str  # the local name of the hook function ("" = none)
+
+    @property
+    def class_default(self) -> str:
+        """The right-hand side in the class body ("" for a required field)."""
+        if self.default is None:
+            return ""
+        return self.default.value or f"field(default_factory={self.default.factory})"
+
+    @property
+    def may_be_unset(self) -> bool:
+        return self.default is not None and self.default.value == "UNSET"
+
+    @property
+    def stored(self) -> str:
+        """What from_dict stores: the local, or the constant itself for a required `const` field
+        (its check leaves the local typed `str`, which a `Literal[...]` attribute does not accept)."""
+        t = self.f.type
+        if t.kind == "literal" and self.f.required and not self.f.nullable and not self.f.flatten:
+            return repr(t.const)
+        return self.local
 
 
 @dataclass
 class Emitter:
     package: Package
+    imports: Imports = field(default_factory=Imports)
     helpers: dict[str, Helper] = field(default_factory=dict)
+    variant_classes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # union -> its classes
+
+    def use(self, name: str) -> str:
+        return self.imports.use(name)
 
     # -- resolution ------------------------------------------------------------------------
 
@@ -73,29 +272,14 @@ class Emitter:
     # -- annotations -----------------------------------------------------------------------
 
     def ann(self, t: TypeRef) -> str:
-        if t.kind in SCALAR_ANN:
-            return SCALAR_ANN[t.kind]
-        if t.kind == "literal":
-            return f"Literal[{t.const!r}]"
-        if t.kind == "named":
-            node = self.node(t)
-            if isinstance(node, Enum) and node.open:
-                return f"{node.name} | {node.base}"
-            return node.name
-        assert t.item is not None
-        if t.kind == "list":
-            return f"list[{self.ann(t.item)}]"
-        if t.kind == "map":
-            return f"dict[str, {self.ann(t.item)}]"
-        return f"{self.ann(t.item)} | None"
+        return annotation(self.package._index, t, self.use)
 
     def field_ann(self, f: Field) -> str:
         out = self.ann(f.type)
-        nullable = f.nullable or out == "None"
         parts = [] if out == "None" else [out]
         if not f.required and not f.has_default:
-            parts.append("Unset")
-        if nullable:
+            parts.append(self.use("Unset"))
+        if f.nullable or out == "None":
             parts.append("None")
         return " | ".join(parts)
 
@@ -118,140 +302,268 @@ class Emitter:
         if r.kind == "named":
             node = self.node(r)
             if isinstance(node, Struct):
-                return Decode(call=f"{node.name}.from_dict({{x}})")
-            return Decode(call=f"{decoder_name(node.name)}({{x}})")
+                return Decode(call=Call(f"{node.name}.from_dict"))
+            return Decode(call=Call(decoder_name(node.name)))
         if r.kind == "any":
             return Decode()
         if r.kind in ("str", "int", "float", "bool", "null", "object", "literal"):
-            return self.scalar(r)
+            return Decode(check=self.scalar(r))
         assert r.item is not None
         name = decoder_name(self.key(r))
         if name not in self.helpers:
             kind = {"list": "list", "map": "map", "nullable": "opt"}[r.kind]
             self.helpers[name] = Helper(name, kind, self.ann(r), self.decode(r.item), r.constraints.min_items)
-        return Decode(call=f"{name}({{x}})")
+        return Decode(call=Call(name))
 
-    def decode_skipping(self, t: TypeRef) -> Decode:
-        """A list decoder that drops (and reports) the items that fail."""
+    def decode_skipping(self, t: TypeRef, owner: str) -> Decode:
+        """A list decoder that drops (and reports, naming `owner`) the items that fail."""
         r = self.resolve(t)
         if r.kind != "list" or r.item is None:
             return self.decode(t)
         name = decoder_name("skip_" + self.key(r))
         if name not in self.helpers:
+            self.use("report_skipped")
             self.helpers[name] = Helper(name, "list_skip", self.ann(r), self.decode(r.item), r.constraints.min_items)
-        return Decode(call=f"{name}({{x}})")
+        return Decode(call=Call(name, (repr(owner),)))
 
-    def scalar(self, t: TypeRef) -> Decode:
-        """An inline check: `check` is true for an invalid value, `accept` for a valid one."""
-        c = t.constraints
+    def scalar(self, t: TypeRef) -> Check:
         if t.kind == "literal":
-            kind = type(t.const).__name__
-            const = repr(t.const).replace("{", "{{").replace("}", "}}")  # these are str.format templates
-            return Decode(f"type({{x}}) is not {kind} or {{x}} != {const}", repr(t.const),
-                          accept=f"type({{x}}) is {kind} and {{x}} == {const}")
-        base = {
-            "str": ("type({x}) is not str", "type({x}) is str"),
-            "int": ("type({x}) is not int", "type({x}) is int"),
-            "float": ("(type({x}) is not float and type({x}) is not int)", "(type({x}) is float or type({x}) is int)"),
-            "bool": ("type({x}) is not bool", "type({x}) is bool"),
-            "null": ("{x} is not None", "{x} is None"),
-            "object": ("not isinstance({x}, dict)", "isinstance({x}, dict)"),
-        }
-        bad, good = base[t.kind]
+            return Check("literal", repr(t.const), const=t.const)
+        c = t.constraints
         word = SCALAR_WORD[t.kind]
+        low = high = None
         if t.kind in ("int", "float"):
-            if c.minimum is not None and c.maximum is not None:
-                bad += f" or not {c.minimum!r} <= {{x}} <= {c.maximum!r}"
-                good += f" and {c.minimum!r} <= {{x}} <= {c.maximum!r}"
-                word += f" from {c.minimum} to {c.maximum}"
-            elif c.minimum is not None:
-                bad += f" or {{x}} < {c.minimum!r}"
-                good += f" and {{x}} >= {c.minimum!r}"
-                word += f" of at least {c.minimum}"
-            elif c.maximum is not None:
-                bad += f" or {{x}} > {c.maximum!r}"
-                good += f" and {{x}} <= {c.maximum!r}"
-                word += f" of at most {c.maximum}"
-        if t.kind == "str" and c.min_length:
-            bad += f" or len({{x}}) < {c.min_length}"
-            good += f" and len({{x}}) >= {c.min_length}"
-            word += f" of at least {c.min_length} characters"
-        if t.kind == "float" and bad.startswith("(") and " or " not in bad[bad.index(")"):]:
-            bad, good = bad[1:-1], good[1:-1]
-        return Decode(bad, word, accept=good)
+            low, high = c.minimum, c.maximum
+            if low is not None and high is not None:
+                word += f" from {low} to {high}"
+            elif low is not None:
+                word += f" of at least {low}"
+            elif high is not None:
+                word += f" of at most {high}"
+        length = c.min_length if t.kind == "str" and c.min_length else None
+        if length:
+            word += f" of at least {length} characters"
+        return Check(t.kind, word, minimum=low, maximum=high, min_length=length)
 
-    # -- fields ----------------------------------------------------------------------------
+    def decoder_callable(self, t: TypeRef) -> str:
+        """A callable `object -> value` for the registry; scalars use the shared checkers."""
+        r = self.resolve(t)
+        if r.kind == "any":
+            return "decode_any"
+        if r.kind in ("str", "int", "float", "bool", "null", "object") and not r.constraints:
+            return f"decode_{r.kind}"
+        dec = self.decode(t)
+        if dec.call is not None and not dec.call.args:
+            return dec.call.callee
+        name = decoder_name(self.key(r))
+        if name not in self.helpers:
+            self.helpers[name] = Helper(name, "scalar", self.ann(r), dec)
+        return name
 
-    def default_expr(self, f: Field) -> str:
-        """Source for the field's schema default, evaluated fresh each time it is used."""
+    # -- defaults --------------------------------------------------------------------------
+
+    def default(self, f: Field) -> Default | None:
+        """The class-body default: None for a required field, UNSET for an optional one without
+        a schema default, else the schema default (a factory where it must be fresh per object)."""
+        if f.required:
+            return None
+        if not f.has_default:
+            return Default(value=self.use("UNSET"))
         value = f.default
         r = self.resolve(f.type)
-        if r.kind in ("str", "int", "float", "bool", "literal", "null", "any") and not isinstance(value, (list, dict)):
-            return repr(value)
-        if value is None and f.nullable:
-            return "None"
-        if r.kind == "list" and value == []:
-            return "[]"
-        if r.kind in ("map", "object") and value == {}:
-            return "{}"
-        return self.decode(f.type).expr(repr(value))
+        if value is None and (f.nullable or r.kind in ("null", "any")):
+            return Default(value="None")
+        node = self.node(r) if r.kind == "named" else None
+        if isinstance(node, Enum):
+            member = next((m for m in node.members if m.value == value and type(m.value) is type(value)), None)
+            if member is not None:
+                return Default(value=f"{node.name}.{member.py}")
+            return Default(value=repr(value))  # an open enum's other value
+        if not isinstance(value, (list, dict)) and node is None:
+            return Default(value=repr(value))
+        self.use("field")
+        if value == [] and r.kind in ("list", "any"):
+            return Default(factory="list", fresh="[]")
+        if value == {} and r.kind in ("map", "object", "any"):
+            return Default(factory="dict", fresh="{}")
+        fresh = self.decode(f.type).expr(repr(value))
+        return Default(factory=f"lambda: {fresh}", fresh=fresh)
 
-    def fallback(self, f: Field) -> str:
+    def fallback(self, f: Field, default: Default | None) -> str:
         """What `x-deserialize-default-on-error` puts in place of an invalid value ("" = none)."""
-        if f.has_default:
-            return self.default_expr(f)
+        if f.has_default and default is not None:
+            return default.expr
         if f.nullable:
             return "None"
         if self.resolve(f.type).kind == "list":
             return "[]"
         if not f.required:
-            return "UNSET"
+            return self.use("UNSET")
         return ""
-
-    def init_default(self, f: Field) -> tuple[str, str]:
-        """How `__init__` takes the field when it is left out: (the default in the signature, the
-        expression stored instead when that default is UNSET but the field has a schema default).
-
-        An immutable default (`False`, `'other'`) sits in the signature; a default that must be
-        built fresh for each object (`[]`, a nested object) is UNSET in the signature and built in
-        the body, as a dataclass `default_factory` would."""
-        if f.required:
-            return "", ""
-        if not f.has_default:
-            return "UNSET", ""
-        expr = self.default_expr(f)
-        if re.fullmatch(r"[-\w.'\" ]*", expr):
-            return expr, ""
-        return "UNSET", expr
 
     # -- encoding --------------------------------------------------------------------------
 
-    def encode(self, t: TypeRef, v: str, depth: int = 0) -> str:
+    def encode(self, t: TypeRef, v: str, depth: int = 0) -> str | None:
+        """The wire form of the value in `v`, or None when the value is its own wire form."""
         r = self.resolve(t)
         if r.kind == "named":
             node = self.node(r)
             if isinstance(node, Struct):
                 return f"{v}.to_dict()"
             if isinstance(node, Enum):
-                # `_value_` is the member's value as a plain attribute; `.value` goes through a
-                # descriptor and costs about twice as much per field.
-                return f"({v}._value_ if isinstance({v}, {node.name}) else {v})" if node.open else f"{v}._value_"
-            if isinstance(node, Union_) and all(
-                self.resolve(var.type).kind == "named" and isinstance(self.node(self.resolve(var.type)), Struct)
-                for var in node.variants
-            ):
-                return f"{v}.to_dict()"
-            return f"encode_value({v})"
+                # `_value_` is the member's value as a plain attribute (`.value` is a descriptor).
+                if node.open:
+                    return f"({v}._value_ if isinstance({v}, {node.name}) else {v})"
+                # A closed enum takes a member or its plain value; anything else is a KeyError.
+                key = f"{self.use('not_bool')}({v})" if node.base == "int" else v
+                return f"_{constant_name(node.name)}_WIRE[{key}]"
+            if isinstance(node, Union_):
+                classes = self.struct_variants(node)
+                if classes:
+                    self.variant_classes[node.name] = classes
+                    # By the value's class: only a variant class writes the tag the peer dispatches on.
+                    return f"_{constant_name(node.name)}_ENCODERS[type({v})]({v})"
+            return f"{self.use('encode_value')}({v})"
         if r.kind == "nullable" and r.item is not None:
-            # The same value, guarded: encode it under its own name, not a fresh loop variable.
             inner = self.encode(r.item, v, depth)
-            return v if inner == v else f"(None if {v} is None else {inner})"
+            return None if inner is None else f"(None if {v} is None else {inner})"
         if r.kind in ("list", "map") and r.item is not None:
             i = f"i{depth}"
             inner = self.encode(r.item, i, depth + 1)
-            if inner == i:
-                return v
+            if inner is None:
+                return None
             if r.kind == "list":
                 return f"[{inner} for {i} in {v}]"
             return f"{{k{depth}: {inner} for k{depth}, {i} in {v}.items()}}"
-        return v
+        return None
+
+    def struct_variants(self, u: Union_) -> tuple[str, ...]:
+        """The classes of a union whose variants are all object types; () otherwise."""
+        names: list[str] = []
+        for var in u.variants:
+            r = self.resolve(var.type)
+            if r.kind != "named" or not isinstance(self.node(r), Struct):
+                return ()
+            names.append(r.name)
+        return tuple(dict.fromkeys(names))
+
+    # -- fields ----------------------------------------------------------------------------
+
+    def field_plan(self, f: Field, owner: str, local: str, hook: str) -> FieldPlan:
+        if f.flatten:
+            return FieldPlan(f, local, self.ann(f.type), None, self.decode(f.type), "", "", "",
+                             f"self.{f.py}.to_dict()", "")
+        dec = self.decode_skipping(f.type, f"{owner}.{f.py}") if f.skip_invalid_items else self.decode(f.type)
+        default = self.default(f)
+        absent = "" if default is None else default.expr
+        on_null = ""
+        if f.default_on_null:
+            r = self.resolve(f.type)
+            if f.has_default and default is not None:
+                on_null = default.expr
+            else:
+                on_null = "[]" if r.kind == "list" else "{}" if r.kind in ("map", "object") else "None"
+        fallback = self.fallback(f, default) if f.default_on_error else ""
+        enc = self.encode(f.type, f"self.{f.py}")
+        if enc is None:
+            enc = f"self.{f.py}"
+        elif f.nullable:
+            enc = f"None if self.{f.py} is None else {enc}"
+        return FieldPlan(f, local, self.field_ann(f), default, dec, absent, on_null, fallback, enc, hook)
+
+    def decode_statements(self, p: FieldPlan) -> list[str]:
+        """The statements of `from_dict` that read one field into its local: presence, null, value."""
+        x, w, f = p.local, repr(p.f.wire), p.f
+        if f.flatten:
+            return [f"{x} = {p.dec.expr('data')}"]
+        out: list[str] = []
+        if f.required:
+            # A missing key raises KeyError, which from_dict turns into `missing` once for all keys.
+            if p.dec.call is not None and not (p.hook or p.on_null or f.nullable):
+                return self.decode_value(p, "if", "", source=f"data[{w}]")
+            out.append(f"{x} = data[{w}]")
+            if p.hook:
+                out.append(f"{x} = {p.hook}({x})")
+            if p.on_null:
+                out += [f"if {x} is None:", f"    {x} = {p.on_null}"]
+                return out + self.decode_value(p, "elif", "else")
+            if f.nullable:
+                return out + self.decode_value(p, "if", f"{x} is not None")
+            return out + self.decode_value(p, "if", "")
+        unset = self.use("UNSET")
+        out.append(f"{x} = data.get({w}, {unset})")
+        if p.hook:
+            out += [f"if {x} is not {unset}:", f"    {x} = {p.hook}({x})"]
+        default_from_schema = p.absent if f.has_default else ""
+        if default_from_schema and p.dec.check and p.fallback == default_from_schema and not p.on_null and not f.nullable:
+            # Absent and invalid both take the default: one branch.
+            return [*out, f"if {x} is {unset} or {p.dec.invalid(x)}:", f"    {x} = {default_from_schema}"]
+        if default_from_schema:
+            out += [f"if {x} is {unset}:", f"    {x} = {default_from_schema}"]
+            if p.on_null:
+                out += [f"elif {x} is None:", f"    {x} = {p.on_null}"]
+            return out + self.decode_value(p, "elif", f"{x} is not None" if f.nullable and not p.on_null else "else")
+        if p.on_null:
+            out += [f"if {x} is None:", f"    {x} = {p.on_null}"]
+            return out + self.decode_value(p, "elif", f"{x} is not {unset}")
+        guard = f"{x} is not {unset}" + (f" and {x} is not None" if f.nullable else "")
+        return out + self.decode_value(p, "if", guard)
+
+    def decode_value(self, p: FieldPlan, keyword: str, guard: str, source: str = "") -> list[str]:
+        """Decode the local (or `source`, read into it) under `guard` (a condition; "" for none;
+        "else" after a branch)."""
+        x, dec = p.local, p.dec
+        if dec.check is not None:
+            cond = f"{guard} and ({dec.invalid(x)})" if guard not in ("", "else") else dec.invalid(x)
+            return [f"{'elif' if guard == 'else' else keyword} {cond}:", f"    {self.on_error(p)}"]
+        if dec.call is None:
+            return []
+        body = ["try:", f"    {x} = {dec.expr(source or x)}",
+                f"except {self.use('ValidationError')}{'' if p.fallback else ' as e'}:", f"    {self.on_error(p)}"]
+        if guard == "else":
+            return ["else:", *indent(body)]
+        if guard:
+            return [f"{keyword} {guard}:", *indent(body)]
+        return body
+
+    def on_error(self, p: FieldPlan) -> str:
+        """React to a failed decode of the local: the fallback, or an error naming the key."""
+        if p.fallback:
+            return f"{p.local} = {p.fallback}"
+        if p.dec.check is not None:
+            return f"raise {self.use('expected')}({p.dec.expected!r}, {p.local}, {p.f.wire!r})"
+        return f"raise e.at({p.f.wire!r}) from None"
+
+
+def indent(lines: list[str]) -> list[str]:
+    return ["    " + line for line in lines]
+
+
+def annotation(nodes: Mapping[str, Node], t: TypeRef, use: Callable[[str], object] | None = None,
+               resolve_aliases: bool = False) -> str:
+    """The Python annotation of a type expression: the one function for it (the models and
+    `acpgen diff` both print types with it). `nodes` tells open enums (`X | str`) and, with
+    `resolve_aliases`, what each alias stands for; `use` records each name printed."""
+    if t.kind in SCALAR_ANN:
+        if use is not None and t.kind in ("any", "object"):
+            use("JsonValue")
+        return SCALAR_ANN[t.kind]
+    if t.kind == "literal":
+        if use is not None:
+            use("Literal")
+        return f"Literal[{t.const!r}]"
+    if t.kind == "named":
+        node = nodes.get(t.name)
+        if resolve_aliases and isinstance(node, Alias):
+            return annotation(nodes, node.target, use, resolve_aliases)
+        if isinstance(node, Enum) and node.open:
+            return f"{node.name} | {node.base}"
+        return t.name
+    if t.item is None:
+        return t.kind
+    inner = annotation(nodes, t.item, use, resolve_aliases)
+    if t.kind == "list":
+        return f"list[{inner}]"
+    if t.kind == "map":
+        return f"dict[str, {inner}]"
+    return f"{inner} | None"

@@ -6,8 +6,8 @@ import graphlib
 from dataclasses import dataclass
 from typing import Any
 
-from acpgen.ir.model import Alias, Enum, Field, Method, Package, Struct, TypeRef, Union_
-from acpgen.render.codegen import Decode, Emitter, Helper, decoder_name
+from acpgen.ir.model import Alias, Enum, Method, Package, Struct, TypeRef, Union_
+from acpgen.render.codegen import Decode, Emitter, FieldPlan, hook_alias
 from acpgen.render.protocol import protocol_view
 from acpgen.render.text import docstring_body
 
@@ -15,66 +15,32 @@ UNSTABLE_NOTE = "Unstable: only in the unstable schema; it may change or go away
 
 
 @dataclass(frozen=True)
-class FieldView:
-    f: Field
-    ann: str
-    local: str
-    init_default: str  # the default in the __init__ signature ("" = required)
-    init_fill: str  # built in __init__ when the argument is left out (a fresh mutable default)
-    default_expr: str
-    null_expr: str
-    dec: Decode
-    fallback: str
-    enc: str
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.f, name)
-
-    @property
-    def stored(self) -> str:
-        """What from_dict stores: the local, or the constant itself for a required `const` field
-        (its check leaves the local typed `str`, which a `Literal[...]` attribute does not accept)."""
-        t = self.f.type
-        if t.kind == "literal" and self.f.required and not self.f.nullable and not self.f.flatten:
-            return repr(t.const)
-        return self.local
-
-    @property
-    def may_be_unset(self) -> bool:
-        """The attribute itself can hold UNSET (an optional field without a schema default)."""
-        return self.init_default == "UNSET" and not self.init_fill
-
-    @property
-    def init_ann(self) -> str:
-        """The parameter's annotation: UNSET is also accepted where it means "the default"."""
-        return f"{self.ann} | Unset" if self.init_fill else self.ann
-
-    @property
-    def merge_missing(self) -> bool:
-        """Absent and invalid both take the default: one branch (a not-nullable inline check)."""
-        return bool(self.default_expr and self.dec.check and self.fallback == self.default_expr
-                    and not self.null_expr and not self.f.nullable)
-
-
-@dataclass(frozen=True)
 class StructView:
     s: Struct
-    fields: tuple[FieldView, ...]
+    fields: tuple[FieldPlan, ...]
+    decode: tuple[str, ...]  # the statements of from_dict that read the fields
+    ann: dict[str, str]  # annotations of the fields the class itself declares
+    is_base: bool  # a tag-only variant subclasses it: its encoding starts from `_tag_fields`
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.s, name)
 
     @property
-    def required_fields(self) -> tuple[FieldView, ...]:
-        return tuple(f for f in self.fields if f.required and not f.flatten)
+    def reads_required(self) -> bool:
+        """Whether from_dict reads a required key (and so turns a KeyError into `missing`)."""
+        return any(f.f.required and not f.f.flatten for f in self.fields)
 
     @property
-    def optional_fields(self) -> tuple[FieldView, ...]:
-        return tuple(f for f in self.fields if not f.required and not f.flatten)
+    def required_fields(self) -> tuple[FieldPlan, ...]:
+        return tuple(f for f in self.fields if f.f.required and not f.f.flatten)
 
     @property
-    def flat_fields(self) -> tuple[FieldView, ...]:
-        return tuple(f for f in self.fields if f.flatten)
+    def optional_fields(self) -> tuple[FieldPlan, ...]:
+        return tuple(f for f in self.fields if not f.f.required and not f.f.flatten)
+
+    @property
+    def flat_fields(self) -> tuple[FieldPlan, ...]:
+        return tuple(f for f in self.fields if f.f.flatten)
 
 
 @dataclass(frozen=True)
@@ -83,6 +49,7 @@ class UnionView:
     ann: str
     members: tuple[tuple[str, Decode], ...]  # untagged: (label, decode) tried in order
     dispatch: tuple[tuple[str, str], ...]  # tagged: (tag value, decoder callable)
+    classes: tuple[str, ...]  # the variant classes when all are object types (what encode accepts)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.u, name)
@@ -98,6 +65,7 @@ class MethodView:
     result_type: str  # annotation; `None` for a notification
     result_decoder: str  # a callable `object -> result`; "" for a notification
     doc: str  # the params type's description
+    params_class: bool = False  # the params are one model class, so a proxy also takes its fields as keywords
 
 
 # x-side values whose methods each side handles (`protocol` methods, such as `$/cancel_request`,
@@ -154,47 +122,38 @@ class ContextBuilder:
         self.package = package
         self.emit = Emitter(package)
         self.module_names = frozenset(n.name for n in package.nodes)
+        self.bases = {n.base for n in package.nodes if isinstance(n, Struct) and n.base}
 
     def union_ann(self, u: Union_) -> str:
         names = sorted(dict.fromkeys(self.emit.ann(v.type) for v in u.variants), key=lambda n: n == "None")
         return balanced_union(names)
 
-    def field_view(self, f: Field, owner: str) -> FieldView:
-        e = self.emit
-        if f.flatten:
-            dec = e.decode(f.type)
-            return FieldView(f, e.ann(f.type), local_name(f.py, self.module_names), "", "", "", "", dec, "", f"self.{f.py}.to_dict()")
-        dec = e.decode_skipping(f.type) if f.skip_invalid_items else e.decode(f.type)
-        if f.skip_invalid_items and dec.call.startswith("_dec_skip_"):
-            dec = Decode(call=dec.call.replace("({x})", f"({{x}}, {owner + '.' + f.py!r})"))
-        default_expr = e.default_expr(f) if f.has_default else ""
-        null_expr = ""
-        if f.default_on_null:
-            r = e.resolve(f.type)
-            null_expr = default_expr or ("[]" if r.kind == "list" else "{}" if r.kind in ("map", "object") else "None")
-        fallback = e.fallback(f) if f.default_on_error else ""
-        enc = e.encode(f.type, f"self.{f.py}")
-        if f.nullable and enc != f"self.{f.py}":
-            enc = f"None if self.{f.py} is None else {enc}"
-        return FieldView(f, e.field_ann(f), local_name(f.py, self.module_names), *e.init_default(f), default_expr,
-                         null_expr, dec, fallback, enc)
-
     def struct_view(self, s: Struct) -> StructView:
-        return StructView(s, tuple(self.field_view(f, s.name) for f in s.fields))
+        e = self.emit
+        plans = tuple(e.field_plan(f, s.name, local_name(f.py, self.module_names), hook_alias(f.hook) if f.hook else "") for f in s.fields)
+        statements = tuple(line for p in plans for line in e.decode_statements(p))
+        if any(f.required and not f.flatten for f in s.fields):
+            e.use("missing")
+        return StructView(s, plans, statements, {p.f.py: p.ann for p in plans}, s.name in self.bases)
+
+    def is_tagged_subclass(self, t: TypeRef) -> bool:
+        node = self.package.node(t.name) if t.kind == "named" else None
+        return isinstance(node, Struct) and bool(node.base)
 
     def union_view(self, u: Union_) -> UnionView:
         e = self.emit
-        ann = self.union_ann(u)
         members: list[tuple[str, Decode]] = []
         for v in u.variants:
             dec = e.decode(v.type)
             members.append((e.ann(v.type), dec))
-            if not dec.check and not dec.call:
+            if dec.check is None and dec.call is None:
                 break  # a variant that accepts any value: the ones after it can never be reached
+        # A tag-only subclass is decoded without checking the tag again (the dispatch did).
         dispatch = tuple(
-            (v.tag_value, e.decode(v.type).call.replace("({x})", "")) for v in u.variants if v.tag_value is not None
+            (v.tag_value, f"{v.type.name}._decode_untagged" if self.is_tagged_subclass(v.type) else call.callee)
+            for v in u.variants if v.tag_value is not None and (call := e.decode(v.type).call) is not None
         )
-        return UnionView(u, ann, tuple(members), dispatch)
+        return UnionView(u, self.union_ann(u), tuple(members), dispatch, e.struct_variants(u))
 
     def aliases(self) -> list[AliasView]:
         """Type aliases (plain and union) in an order where each follows what it names."""
@@ -204,13 +163,18 @@ class ContextBuilder:
         for node in self.package.nodes:
             if isinstance(node, Alias):
                 ann = e.ann(node.target)
+                description = node.description
                 refs = self.refs(node.target)
             elif isinstance(node, Union_):
                 ann = self.union_ann(node)
+                description = "\n\n".join([node.description] + [
+                    f"`{v.type.name}`{f' ({v.title})' if v.title else ''}: {v.description}"
+                    for v in node.variants if v.description
+                ]).strip()
                 refs = set().union(*(self.refs(v.type) for v in node.variants))
             else:
                 continue
-            views[node.name] = AliasView(node.name, ann, node.description, node.unstable, False)
+            views[node.name] = AliasView(node.name, ann, description, node.unstable, False)
             deps[node.name] = refs
         alias_names = set(views)
         sorter = graphlib.TopologicalSorter({n: sorted(deps[n] & alias_names - {n}) for n in sorted(views)})
@@ -246,27 +210,41 @@ class ContextBuilder:
 
         params_type, params_decoder = typed(m.params)
         result_type, result_decoder = ("None", "") if m.notification else typed(m.result)
-        return MethodView(m, params_type, params_decoder, result_type, result_decoder, m.description)
+        params_class = False
+        if m.params:
+            t = self.emit.resolve(types[m.params])
+            params_class = t.kind == "named" and isinstance(self.emit.node(t), Struct)
+        return MethodView(m, params_type, params_decoder, result_type, result_decoder, m.description, params_class)
+
+    def cancelled_results(self, views: list[MethodView]) -> list[tuple[str, str, str]]:
+        """(method, result field, value) for each request whose result can itself say it was
+        cancelled: a required field whose enum has the member `cancelled` (`session/prompt`'s
+        `stopReason` in ACP). A turn cancelled by `session/cancel` is answered with that result."""
+        out: list[tuple[str, str, str]] = []
+        types = dict(self.package.defs)
+        for v in views:
+            m = v.method
+            if m.notification or not m.result or m.result not in types:
+                continue
+            result = self.emit.resolve(types[m.result])
+            if result.kind != "named" or not isinstance(self.emit.node(result), Struct):
+                continue
+            for f in self.emit.node(result).fields:  # type: ignore[union-attr]
+                t = self.emit.resolve(f.type)
+                node = self.emit.node(t) if t.kind == "named" else None
+                if f.required and isinstance(node, Enum) and any(mb.value == "cancelled" for mb in node.members):
+                    out.append((m.wire, f.wire, "cancelled"))
+                    break
+        return sorted(out)
 
     def decoder_callable(self, t: TypeRef) -> str:
-        """A callable `object -> value` for the registry; scalars use the shared checkers."""
-        e = self.emit
-        r = e.resolve(t)
-        if r.kind == "any":
-            return "decode_any"
-        if r.kind in ("str", "int", "float", "bool", "null", "object") and not r.constraints:
-            return f"decode_{r.kind}"
-        dec = e.decode(t)
-        if dec.call and dec.call.endswith("({x})") and "(" not in dec.call[:-5]:
-            return dec.call[:-5]
-        name = decoder_name(e.key(r))
-        if name not in e.helpers:
-            e.helpers[name] = Helper(name, "scalar", e.ann(r), dec)
-        return name
+        return self.emit.decoder_callable(t)
 
     def context(self) -> dict[str, Any]:
         p = self.package
-        structs = [self.struct_view(n) for n in p.nodes if isinstance(n, Struct)]
+        # A variant that adds only a tag subclasses its `$defs` type, so it comes after all of them.
+        ordered = sorted((n for n in p.nodes if isinstance(n, Struct)), key=lambda n: bool(n.base))
+        structs = [self.struct_view(n) for n in ordered]
         enums = [n for n in p.nodes if isinstance(n, Enum)]
         unions = [self.union_view(n) for n in p.nodes if isinstance(n, Union_)]
         aliases = self.aliases()
@@ -280,6 +258,7 @@ class ContextBuilder:
             "client_sides": CLIENT_SIDES,
             "agent_methods": [v for v in views if v.method.side in AGENT_SIDES],
             "client_methods": [v for v in views if v.method.side in CLIENT_SIDES],
+            "cancelled_results": self.cancelled_results(views),
             "codec_decoders": sorted(
                 {d for v in views for d in (v.params_decoder, v.result_decoder) if d.startswith("decode_")}
             ),
@@ -292,6 +271,8 @@ class ContextBuilder:
             "package": p,
             "structs": structs,
             "enums": enums,
+            "imports": self.emit.imports,
+            "public": sorted(n.name for n in p.nodes if not n.name.startswith("_")),
             "enum_checks": {e.name: self.emit.scalar(e.other) for e in enums
                             if e.other is not None and e.other.kind in ("int", "str") and e.other.constraints},
             "unions": unions,

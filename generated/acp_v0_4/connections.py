@@ -9,6 +9,9 @@ A client: `async with spawn_agent(MyClient(), "my-agent", "--flag") as conn: awa
 Any reader/writer pair works too: `AgentSideConnection(to_agent, reader, writer)`, and so does any
 `MessageTransport`: `AgentSideConnection(to_agent, transport)`. Remote agents (WebSocket, Streamable
 HTTP): `asgi.py` serves one, `remote.py` connects to one.
+
+A proxy takes the params object or its fields as keywords:
+`await conn.session_update(session_id=sid, update=update)`.
 """
 
 from __future__ import annotations
@@ -16,22 +19,82 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Final, TypeVar
 
 from . import models
 from .interfaces import Agent, Client
 from .methods import AGENT_METHODS, CLIENT_METHODS
 from .rpc import (
-    MAX_LINE_BYTES,
+    READ_CHUNK_BYTES,
     Connection,
+    ConnectionLimits,
     LineReader,
     LineWriter,
     MessageTransport,
+    NonJsonLines,
     as_transport,
     stdio_streams,
 )
 
-__all__ = ["AgentSideConnection", "ClientSideConnection", "run_agent", "spawn_agent"]
+__all__ = [
+    "SUPPORTED_PROTOCOL_VERSIONS",
+    "AgentSideConnection",
+    "ClientSideConnection",
+    "ProtocolVersionError",
+    "check_protocol_version",
+    "negotiate_protocol_version",
+    "run_agent",
+    "spawn_agent",
+]
+
+P = TypeVar("P")
+
+SUPPORTED_PROTOCOL_VERSIONS: Final[tuple[int, ...]] = (1,)
+"""The `protocolVersion`s this package speaks."""
+
+
+class ProtocolVersionError(ConnectionError):
+    """The agent answered `initialize` with a protocol version this package does not speak."""
+
+
+def negotiate_protocol_version(requested: object) -> int:
+    """What an agent answers `initialize` with: the requested version if supported, else the latest
+    supported one (the client then decides whether it can go on)."""
+    supported = SUPPORTED_PROTOCOL_VERSIONS
+    if (
+        isinstance(requested, int)
+        and not isinstance(requested, bool)
+        and (requested in supported or not supported)
+    ):
+        return requested
+    return max(supported, default=1)
+
+
+def check_protocol_version(answered: object) -> int:
+    """The version an agent answered, if this package speaks it; else ProtocolVersionError."""
+    supported = SUPPORTED_PROTOCOL_VERSIONS
+    if (
+        isinstance(answered, int)
+        and not isinstance(answered, bool)
+        and (answered in supported or not supported)
+    ):
+        return answered
+    raise ProtocolVersionError(
+        f"the agent answered initialize with protocolVersion {answered!r}, which this package does not "
+        f"speak (it speaks {', '.join(map(str, supported))}); use a package generated for that version"
+    )
+
+
+def _params(cls: Callable[..., P], params: P | None, fields: dict[str, object]) -> P:
+    if params is None:
+        return cls(**fields)
+    if fields:
+        raise TypeError(
+            f"pass the params object or its fields as keywords, not both (got {sorted(fields)})"
+        )
+    return params
 
 
 class AgentSideConnection(Connection):
@@ -43,8 +106,9 @@ class AgentSideConnection(Connection):
         reader: LineReader | MessageTransport,
         writer: LineWriter | None = None,
         *,
-        notification_backlog: int = 4096,
+        limits: ConnectionLimits | None = None,
         send_cancel_requests: bool = True,
+        non_json_lines: NonJsonLines = "answer",
     ) -> None:
         """`to_agent` is the agent, or a function that makes it from this connection (so it can call
         the client). Pass a reader and a writer (stdio, pipes), or a `MessageTransport` alone (as the
@@ -54,23 +118,28 @@ class AgentSideConnection(Connection):
             self.agent,
             AGENT_METHODS,
             CLIENT_METHODS,
-            as_transport(reader, writer),
-            notification_backlog=notification_backlog,
+            as_transport(reader, writer, limits),
+            limits=limits,
             send_cancel_requests=send_cancel_requests,
+            non_json_lines=non_json_lines,
         )
 
     async def fs_read_text_file(
-        self, params: models.ReadTextFileRequest
+        self, params: models.ReadTextFileRequest | None = None, /, **fields: object
     ) -> models.ReadTextFileResponse:
         """Send the `fs/read_text_file` request.
 
         Request to read content from a text file.
 
         Only available if the client supports the `fs.readTextFile` capability."""
-        return await self._call("fs/read_text_file", params, models.ReadTextFileResponse.from_dict)
+        return await self._call(
+            "fs/read_text_file",
+            _params(models.ReadTextFileRequest, params, fields),
+            models.ReadTextFileResponse.from_dict,
+        )
 
     async def fs_write_text_file(
-        self, params: models.WriteTextFileRequest
+        self, params: models.WriteTextFileRequest | None = None, /, **fields: object
     ) -> models.WriteTextFileResponse:
         """Send the `fs/write_text_file` request.
 
@@ -78,11 +147,13 @@ class AgentSideConnection(Connection):
 
         Only available if the client supports the `fs.writeTextFile` capability."""
         return await self._call(
-            "fs/write_text_file", params, models.WriteTextFileResponse.from_dict
+            "fs/write_text_file",
+            _params(models.WriteTextFileRequest, params, fields),
+            models.WriteTextFileResponse.from_dict,
         )
 
     async def session_request_permission(
-        self, params: models.RequestPermissionRequest
+        self, params: models.RequestPermissionRequest | None = None, /, **fields: object
     ) -> models.RequestPermissionResponse:
         """Send the `session/request_permission` request.
 
@@ -92,10 +163,14 @@ class AgentSideConnection(Connection):
 
         See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/tool-calls#requesting-permission)"""
         return await self._call(
-            "session/request_permission", params, models.RequestPermissionResponse.from_dict
+            "session/request_permission",
+            _params(models.RequestPermissionRequest, params, fields),
+            models.RequestPermissionResponse.from_dict,
         )
 
-    async def session_update(self, params: models.SessionNotification) -> None:
+    async def session_update(
+        self, params: models.SessionNotification | None = None, /, **fields: object
+    ) -> None:
         """Send the `session/update` notification.
 
         Notification containing a session update from the agent.
@@ -103,52 +178,66 @@ class AgentSideConnection(Connection):
         Used to stream real-time progress and results during prompt processing.
 
         See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)"""
-        await self._notify("session/update", params)
+        await self._notify("session/update", _params(models.SessionNotification, params, fields))
 
     async def terminal_create(
-        self, params: models.CreateTerminalRequest
+        self, params: models.CreateTerminalRequest | None = None, /, **fields: object
     ) -> models.CreateTerminalResponse:
         """Send the `terminal/create` request.
 
         Request to create a new terminal and execute a command."""
-        return await self._call("terminal/create", params, models.CreateTerminalResponse.from_dict)
+        return await self._call(
+            "terminal/create",
+            _params(models.CreateTerminalRequest, params, fields),
+            models.CreateTerminalResponse.from_dict,
+        )
 
     async def terminal_kill(
-        self, params: models.KillTerminalCommandRequest
+        self, params: models.KillTerminalCommandRequest | None = None, /, **fields: object
     ) -> models.KillTerminalCommandResponse:
         """Send the `terminal/kill` request.
 
         Request to kill a terminal command without releasing the terminal."""
         return await self._call(
-            "terminal/kill", params, models.KillTerminalCommandResponse.from_dict
+            "terminal/kill",
+            _params(models.KillTerminalCommandRequest, params, fields),
+            models.KillTerminalCommandResponse.from_dict,
         )
 
     async def terminal_output(
-        self, params: models.TerminalOutputRequest
+        self, params: models.TerminalOutputRequest | None = None, /, **fields: object
     ) -> models.TerminalOutputResponse:
         """Send the `terminal/output` request.
 
         Request to get the current output and status of a terminal."""
-        return await self._call("terminal/output", params, models.TerminalOutputResponse.from_dict)
+        return await self._call(
+            "terminal/output",
+            _params(models.TerminalOutputRequest, params, fields),
+            models.TerminalOutputResponse.from_dict,
+        )
 
     async def terminal_release(
-        self, params: models.ReleaseTerminalRequest
+        self, params: models.ReleaseTerminalRequest | None = None, /, **fields: object
     ) -> models.ReleaseTerminalResponse:
         """Send the `terminal/release` request.
 
         Request to release a terminal and free its resources."""
         return await self._call(
-            "terminal/release", params, models.ReleaseTerminalResponse.from_dict
+            "terminal/release",
+            _params(models.ReleaseTerminalRequest, params, fields),
+            models.ReleaseTerminalResponse.from_dict,
         )
 
     async def terminal_wait_for_exit(
-        self, params: models.WaitForTerminalExitRequest
+        self, params: models.WaitForTerminalExitRequest | None = None, /, **fields: object
     ) -> models.WaitForTerminalExitResponse:
         """Send the `terminal/wait_for_exit` request.
 
         Request to wait for a terminal command to exit."""
         return await self._call(
-            "terminal/wait_for_exit", params, models.WaitForTerminalExitResponse.from_dict
+            "terminal/wait_for_exit",
+            _params(models.WaitForTerminalExitRequest, params, fields),
+            models.WaitForTerminalExitResponse.from_dict,
         )
 
 
@@ -161,29 +250,40 @@ class ClientSideConnection(Connection):
         reader: LineReader | MessageTransport,
         writer: LineWriter | None = None,
         *,
-        notification_backlog: int = 4096,
+        limits: ConnectionLimits | None = None,
         send_cancel_requests: bool = True,
+        non_json_lines: NonJsonLines = "skip",
     ) -> None:
-        """`to_client` is the client, or a function that makes it from this connection."""
+        """`to_client` is the client, or a function that makes it from this connection. Lines from
+        the agent that are not JSON are skipped with a warning by default (`non_json_lines`)."""
         self.client: Client = to_client if isinstance(to_client, Client) else to_client(self)
         super().__init__(
             self.client,
             CLIENT_METHODS,
             AGENT_METHODS,
-            as_transport(reader, writer),
-            notification_backlog=notification_backlog,
+            as_transport(reader, writer, limits),
+            limits=limits,
             send_cancel_requests=send_cancel_requests,
+            non_json_lines=non_json_lines,
         )
 
-    async def authenticate(self, params: models.AuthenticateRequest) -> models.AuthenticateResponse:
+    async def authenticate(
+        self, params: models.AuthenticateRequest | None = None, /, **fields: object
+    ) -> models.AuthenticateResponse:
         """Send the `authenticate` request.
 
         Request parameters for the authenticate method.
 
         Specifies which authentication method to use."""
-        return await self._call("authenticate", params, models.AuthenticateResponse.from_dict)
+        return await self._call(
+            "authenticate",
+            _params(models.AuthenticateRequest, params, fields),
+            models.AuthenticateResponse.from_dict,
+        )
 
-    async def initialize(self, params: models.InitializeRequest) -> models.InitializeResponse:
+    async def initialize(
+        self, params: models.InitializeRequest | None = None, /, **fields: object
+    ) -> models.InitializeResponse:
         """Send the `initialize` request.
 
         Request parameters for the initialize method.
@@ -191,17 +291,31 @@ class ClientSideConnection(Connection):
         Sent by the client to establish connection and negotiate capabilities.
 
         See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)"""
-        return await self._call("initialize", params, models.InitializeResponse.from_dict)
+        result = await self._call(
+            "initialize",
+            _params(models.InitializeRequest, params, fields),
+            models.InitializeResponse.from_dict,
+        )
+        try:
+            check_protocol_version(result.protocol_version)
+        except ProtocolVersionError:
+            await self.close()  # the spec: a client that cannot speak the answered version closes
+            raise
+        return result
 
-    async def session_cancel(self, params: models.CancelNotification) -> None:
+    async def session_cancel(
+        self, params: models.CancelNotification | None = None, /, **fields: object
+    ) -> None:
         """Send the `session/cancel` notification.
 
         Notification to cancel ongoing operations for a session.
 
         See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)"""
-        await self._notify("session/cancel", params)
+        await self._notify("session/cancel", _params(models.CancelNotification, params, fields))
 
-    async def session_load(self, params: models.LoadSessionRequest) -> models.LoadSessionResponse:
+    async def session_load(
+        self, params: models.LoadSessionRequest | None = None, /, **fields: object
+    ) -> models.LoadSessionResponse:
         """Send the `session/load` request.
 
         Request parameters for loading an existing session.
@@ -209,17 +323,29 @@ class ClientSideConnection(Connection):
         Only available if the Agent supports the `loadSession` capability.
 
         See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/session-setup#loading-sessions)"""
-        return await self._call("session/load", params, models.LoadSessionResponse.from_dict)
+        return await self._call(
+            "session/load",
+            _params(models.LoadSessionRequest, params, fields),
+            models.LoadSessionResponse.from_dict,
+        )
 
-    async def session_new(self, params: models.NewSessionRequest) -> models.NewSessionResponse:
+    async def session_new(
+        self, params: models.NewSessionRequest | None = None, /, **fields: object
+    ) -> models.NewSessionResponse:
         """Send the `session/new` request.
 
         Request parameters for creating a new session.
 
         See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)"""
-        return await self._call("session/new", params, models.NewSessionResponse.from_dict)
+        return await self._call(
+            "session/new",
+            _params(models.NewSessionRequest, params, fields),
+            models.NewSessionResponse.from_dict,
+        )
 
-    async def session_prompt(self, params: models.PromptRequest) -> models.PromptResponse:
+    async def session_prompt(
+        self, params: models.PromptRequest | None = None, /, **fields: object
+    ) -> models.PromptResponse:
         """Send the `session/prompt` request.
 
         Request parameters for sending a user prompt to the agent.
@@ -227,18 +353,26 @@ class ClientSideConnection(Connection):
         Contains the user's message and any additional context.
 
         See protocol docs: [User Message](https://agentclientprotocol.com/protocol/prompt-turn#1-user-message)"""
-        return await self._call("session/prompt", params, models.PromptResponse.from_dict)
+        return await self._call(
+            "session/prompt",
+            _params(models.PromptRequest, params, fields),
+            models.PromptResponse.from_dict,
+        )
 
     async def session_set_mode(
-        self, params: models.SetSessionModeRequest
+        self, params: models.SetSessionModeRequest | None = None, /, **fields: object
     ) -> models.SetSessionModeResponse:
         """Send the `session/set_mode` request.
 
         Request parameters for setting a session mode."""
-        return await self._call("session/set_mode", params, models.SetSessionModeResponse.from_dict)
+        return await self._call(
+            "session/set_mode",
+            _params(models.SetSessionModeRequest, params, fields),
+            models.SetSessionModeResponse.from_dict,
+        )
 
     async def session_set_model(
-        self, params: models.SetSessionModelRequest
+        self, params: models.SetSessionModelRequest | None = None, /, **fields: object
     ) -> models.SetSessionModelResponse:
         """Send the `session/set_model` request.
 
@@ -248,15 +382,49 @@ class ClientSideConnection(Connection):
 
         Request parameters for setting a session model."""
         return await self._call(
-            "session/set_model", params, models.SetSessionModelResponse.from_dict
+            "session/set_model",
+            _params(models.SetSessionModelRequest, params, fields),
+            models.SetSessionModelResponse.from_dict,
         )
 
 
-async def run_agent(to_agent: Callable[[AgentSideConnection], Agent] | Agent) -> None:
-    """Serve one client on this process's stdin/stdout until the client closes stdin."""
-    reader, writer = await stdio_streams()
-    connection = AgentSideConnection(to_agent, reader, writer)
-    await connection.wait_closed()
+async def run_agent(
+    to_agent: Callable[[AgentSideConnection], Agent] | Agent,
+    *,
+    limits: ConnectionLimits | None = None,
+    protect_stdout: bool = True,
+    handle_signals: bool = True,
+) -> None:
+    """Serve one client on this process's stdin/stdout until the client closes stdin, or until
+    SIGINT / SIGTERM (`handle_signals`), which close the connection and return without a traceback.
+
+    `protect_stdout`: from here on `print()` and child processes write to stderr, and only the
+    protocol writes to the real stdout. `limits`: see `ConnectionLimits`.
+    """
+    reader, writer = await stdio_streams(protect_stdout=protect_stdout)
+    connection = AgentSideConnection(to_agent, reader, writer, limits=limits)
+    loop = asyncio.get_running_loop()
+    installed: list[signal.Signals] = []
+    closing: list[asyncio.Task[None]] = []
+    if handle_signals:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(
+                    sig, lambda: closing.append(loop.create_task(connection.close()))
+                )
+            except (
+                NotImplementedError,
+                RuntimeError,
+                ValueError,
+            ):  # not the main thread, or Windows
+                continue
+            installed.append(sig)
+    try:
+        await connection.wait_closed()
+        await asyncio.gather(*closing)
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
 
 
 @contextlib.asynccontextmanager
@@ -267,10 +435,13 @@ async def spawn_agent(
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
     exit_timeout: float = 5.0,
+    limits: ConnectionLimits | None = None,
+    non_json_lines: NonJsonLines = "skip",
 ) -> AsyncIterator[ClientSideConnection]:
     """Start `command args...` as an agent (its stderr is inherited) and connect to its stdio.
 
     On exit the agent's stdin is closed; it gets `exit_timeout` seconds to exit, then it is killed.
+    `limits` and `non_json_lines` are `ClientSideConnection`'s.
     """
     process = await asyncio.create_subprocess_exec(
         command,
@@ -279,10 +450,12 @@ async def spawn_agent(
         stdout=asyncio.subprocess.PIPE,
         env=dict(env) if env is not None else None,
         cwd=cwd,
-        limit=MAX_LINE_BYTES,
+        limit=READ_CHUNK_BYTES,
     )
     assert process.stdin is not None and process.stdout is not None
-    connection = ClientSideConnection(to_client, process.stdout, process.stdin)
+    connection = ClientSideConnection(
+        to_client, process.stdout, process.stdin, limits=limits, non_json_lines=non_json_lines
+    )
     try:
         yield connection
     finally:

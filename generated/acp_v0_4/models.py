@@ -2,17 +2,32 @@
 # Regenerate with: acpgen build --target acp_v0_4
 # Do not edit by hand: changes are lost on the next build.
 
-"""Data types of the protocol: one class per object type (slots,
-keyword-only constructor, value equality) with its wire codec (`from_dict` / `to_dict`); enums;
-tagged and untagged unions as type aliases."""
+"""Data types of the protocol: one dataclass per object type (see
+`Model`) with its wire codec (`from_dict` / `to_dict`); enums; tagged and untagged unions as type
+aliases, their variants being classes of their own or the `$defs` classes themselves."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
-from typing import Final, TypeAlias
+from typing import TYPE_CHECKING, Final, TypeAlias
 
-from ._codec import UNSET, JsonValue, Unset, ValidationError, expected, missing
+from ._codec import (
+    UNSET,
+    JsonValue,
+    Model,
+    Unset,
+    ValidationError,
+    enum_decoder,
+    expected,
+    field,
+    missing,
+    tagged_decoder,
+    variant_encoders,
+)
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 
 class PermissionOptionKind(str, Enum):
@@ -162,7 +177,7 @@ class ToolKind(str, Enum):
     """Other tool types (default)."""
 
 
-class AgentCapabilities:
+class AgentCapabilities(Model):
     """Capabilities supported by the agent.
 
     Advertised during initialization to inform the client about
@@ -170,62 +185,29 @@ class AgentCapabilities:
 
     See protocol docs: [Agent Capabilities](https://agentclientprotocol.com/protocol/initialization#agent-capabilities)"""
 
-    __slots__ = ("load_session", "mcp_capabilities", "meta", "prompt_capabilities")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    load_session: bool
+    load_session: bool = False
     """Whether the agent supports `session/load`."""
 
-    mcp_capabilities: McpCapabilities
+    mcp_capabilities: McpCapabilities = field(
+        default_factory=lambda: McpCapabilities.from_dict({"http": False, "sse": False})
+    )
     """MCP capabilities supported by the agent."""
 
-    prompt_capabilities: PromptCapabilities
+    prompt_capabilities: PromptCapabilities = field(
+        default_factory=lambda: PromptCapabilities.from_dict(
+            {"audio": False, "embeddedContext": False, "image": False}
+        )
+    )
     """Prompt capabilities supported by the agent."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        load_session: bool = False,
-        mcp_capabilities: McpCapabilities | Unset = UNSET,
-        prompt_capabilities: PromptCapabilities | Unset = UNSET,
-    ) -> None:
-        self.meta = meta
-        self.load_session = load_session
-        self.mcp_capabilities = (
-            McpCapabilities.from_dict({"http": False, "sse": False})
-            if mcp_capabilities is UNSET
-            else mcp_capabilities
-        )
-        self.prompt_capabilities = (
-            PromptCapabilities.from_dict({"audio": False, "embeddedContext": False, "image": False})
-            if prompt_capabilities is UNSET
-            else prompt_capabilities
-        )
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, AgentCapabilities) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.load_session, self.mcp_capabilities, self.prompt_capabilities) == (
-            other.meta,
-            other.load_session,
-            other.mcp_capabilities,
-            other.prompt_capabilities,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, load_session={self.load_session!r}, mcp_capabilities={self.mcp_capabilities!r}, prompt_capabilities={self.prompt_capabilities!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> AgentCapabilities:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         meta = data.get("_meta", UNSET)
-
         load_session = data.get("loadSession", UNSET)
         if load_session is UNSET:
             load_session = False
@@ -249,7 +231,6 @@ class AgentCapabilities:
                 prompt_capabilities = PromptCapabilities.from_dict(prompt_capabilities)
             except ValidationError as e:
                 raise e.at("promptCapabilities") from None
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
         self = object.__new__(cls)
         self.meta = meta
         self.load_session = load_session
@@ -267,44 +248,24 @@ class AgentCapabilities:
         return out
 
 
-class AgentMessageChunkSessionUpdate:
+class AgentMessageChunkSessionUpdate(Model):
     """A chunk of the agent's response being streamed."""
-
-    __slots__ = ("content",)
 
     content: ContentBlock
 
-    def __init__(self, *, content: ContentBlock) -> None:
-        self.content = content
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if (
-            not isinstance(other, AgentMessageChunkSessionUpdate)
-            or other.__class__ is not self.__class__
-        ):
-            return NotImplemented
-        return (self.content,) == (other.content,)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(content={self.content!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> AgentMessageChunkSessionUpdate:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         if data.get("sessionUpdate") != "agent_message_chunk":
             raise ValidationError("expected 'agent_message_chunk'", "sessionUpdate")
         try:
-            content = data["content"]
-        except KeyError:
-            raise missing("content") from None
-        try:
-            content = _dec_content_block(content)
-        except ValidationError as e:
-            raise e.at("content") from None
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            try:
+                content = _dec_content_block(data["content"])
+            except ValidationError as e:
+                raise e.at("content") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.content = content
         return self
@@ -312,49 +273,29 @@ class AgentMessageChunkSessionUpdate:
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionUpdate": "agent_message_chunk",
-            "content": self.content.to_dict(),
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
         }
         return out
 
 
-class AgentThoughtChunkSessionUpdate:
+class AgentThoughtChunkSessionUpdate(Model):
     """A chunk of the agent's internal reasoning being streamed."""
-
-    __slots__ = ("content",)
 
     content: ContentBlock
 
-    def __init__(self, *, content: ContentBlock) -> None:
-        self.content = content
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if (
-            not isinstance(other, AgentThoughtChunkSessionUpdate)
-            or other.__class__ is not self.__class__
-        ):
-            return NotImplemented
-        return (self.content,) == (other.content,)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(content={self.content!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> AgentThoughtChunkSessionUpdate:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         if data.get("sessionUpdate") != "agent_thought_chunk":
             raise ValidationError("expected 'agent_thought_chunk'", "sessionUpdate")
         try:
-            content = data["content"]
-        except KeyError:
-            raise missing("content") from None
-        try:
-            content = _dec_content_block(content)
-        except ValidationError as e:
-            raise e.at("content") from None
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            try:
+                content = _dec_content_block(data["content"])
+            except ValidationError as e:
+                raise e.at("content") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.content = content
         return self
@@ -362,59 +303,28 @@ class AgentThoughtChunkSessionUpdate:
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionUpdate": "agent_thought_chunk",
-            "content": self.content.to_dict(),
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
         }
         return out
 
 
-class Annotations:
+class Annotations(Model):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
-    __slots__ = ("audience", "last_modified", "meta", "priority")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    audience: list[Role] | Unset | None
+    audience: list[Role] | Unset | None = UNSET
 
-    last_modified: str | Unset | None
+    last_modified: str | Unset | None = UNSET
 
-    priority: float | Unset | None
-
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        audience: list[Role] | Unset | None = UNSET,
-        last_modified: str | Unset | None = UNSET,
-        priority: float | Unset | None = UNSET,
-    ) -> None:
-        self.meta = meta
-        self.audience = audience
-        self.last_modified = last_modified
-        self.priority = priority
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Annotations) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.audience, self.last_modified, self.priority) == (
-            other.meta,
-            other.audience,
-            other.last_modified,
-            other.priority,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, audience={self.audience!r}, last_modified={self.last_modified!r}, priority={self.priority!r})"
+    priority: float | Unset | None = UNSET
 
     @classmethod
-    def from_dict(cls, data: object) -> Annotations:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         meta = data.get("_meta", UNSET)
-
         audience = data.get("audience", UNSET)
         if audience is not UNSET and audience is not None:
             try:
@@ -435,7 +345,6 @@ class Annotations:
             and (type(priority) is not float and type(priority) is not int)
         ):
             raise expected("a number", priority, "priority")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
         self = object.__new__(cls)
         self.meta = meta
         self.audience = audience
@@ -449,7 +358,7 @@ class Annotations:
             out["_meta"] = self.meta
         if self.audience is not UNSET:
             out["audience"] = (
-                None if self.audience is None else [i0._value_ for i0 in self.audience]
+                None if self.audience is None else [_ROLE_WIRE[i0] for i0 in self.audience]
             )
         if self.last_modified is not UNSET:
             out["lastModified"] = self.last_modified
@@ -458,73 +367,38 @@ class Annotations:
         return out
 
 
-class AudioContent:
+class AudioContent(Model):
     """Audio provided to or from an LLM."""
 
-    __slots__ = ("annotations", "data", "meta", "mime_type")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    annotations: Annotations | Unset | None
+    annotations: Annotations | Unset | None = UNSET
 
     data: str
 
     mime_type: str
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        annotations: Annotations | Unset | None = UNSET,
-        data: str,
-        mime_type: str,
-    ) -> None:
-        self.meta = meta
-        self.annotations = annotations
-        self.data = data
-        self.mime_type = mime_type
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, AudioContent) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.annotations, self.data, self.mime_type) == (
-            other.meta,
-            other.annotations,
-            other.data,
-            other.mime_type,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, annotations={self.annotations!r}, data={self.data!r}, mime_type={self.mime_type!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> AudioContent:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
-        annotations = data.get("annotations", UNSET)
-        if annotations is not UNSET and annotations is not None:
-            try:
-                annotations = Annotations.from_dict(annotations)
-            except ValidationError as e:
-                raise e.at("annotations") from None
         try:
+            meta = data.get("_meta", UNSET)
+            annotations = data.get("annotations", UNSET)
+            if annotations is not UNSET and annotations is not None:
+                try:
+                    annotations = Annotations.from_dict(annotations)
+                except ValidationError as e:
+                    raise e.at("annotations") from None
             data_ = data["data"]
-        except KeyError:
-            raise missing("data") from None
-        if type(data_) is not str:
-            raise expected("a string", data_, "data")
-        try:
+            if type(data_) is not str:
+                raise expected("a string", data_, "data")
             mime_type = data["mimeType"]
-        except KeyError:
-            raise missing("mimeType") from None
-        if type(mime_type) is not str:
-            raise expected("a string", mime_type, "mimeType")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(mime_type) is not str:
+                raise expected("a string", mime_type, "mimeType")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.annotations = annotations
@@ -544,77 +418,42 @@ class AudioContent:
         return out
 
 
-class AudioContentBlock:
+class AudioContentBlock(Model):
     """Audio data for transcription or analysis.
 
     Requires the `audio` prompt capability when included in prompts."""
 
-    __slots__ = ("annotations", "data", "meta", "mime_type")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    annotations: Annotations | Unset | None
+    annotations: Annotations | Unset | None = UNSET
 
     data: str
 
     mime_type: str
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        annotations: Annotations | Unset | None = UNSET,
-        data: str,
-        mime_type: str,
-    ) -> None:
-        self.meta = meta
-        self.annotations = annotations
-        self.data = data
-        self.mime_type = mime_type
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, AudioContentBlock) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.annotations, self.data, self.mime_type) == (
-            other.meta,
-            other.annotations,
-            other.data,
-            other.mime_type,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, annotations={self.annotations!r}, data={self.data!r}, mime_type={self.mime_type!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> AudioContentBlock:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         if data.get("type") != "audio":
             raise ValidationError("expected 'audio'", "type")
-        meta = data.get("_meta", UNSET)
-
-        annotations = data.get("annotations", UNSET)
-        if annotations is not UNSET and annotations is not None:
-            try:
-                annotations = Annotations.from_dict(annotations)
-            except ValidationError as e:
-                raise e.at("annotations") from None
         try:
+            meta = data.get("_meta", UNSET)
+            annotations = data.get("annotations", UNSET)
+            if annotations is not UNSET and annotations is not None:
+                try:
+                    annotations = Annotations.from_dict(annotations)
+                except ValidationError as e:
+                    raise e.at("annotations") from None
             data_ = data["data"]
-        except KeyError:
-            raise missing("data") from None
-        if type(data_) is not str:
-            raise expected("a string", data_, "data")
-        try:
+            if type(data_) is not str:
+                raise expected("a string", data_, "data")
             mime_type = data["mimeType"]
-        except KeyError:
-            raise missing("mimeType") from None
-        if type(mime_type) is not str:
-            raise expected("a string", mime_type, "mimeType")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(mime_type) is not str:
+                raise expected("a string", mime_type, "mimeType")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.annotations = annotations
@@ -635,15 +474,13 @@ class AudioContentBlock:
         return out
 
 
-class AuthMethod:
+class AuthMethod(Model):
     """Describes an available authentication method."""
 
-    __slots__ = ("description", "id", "meta", "name")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    description: str | Unset | None
+    description: str | Unset | None = UNSET
     """Optional description providing more details about this authentication method."""
 
     id: AuthMethodId
@@ -652,56 +489,27 @@ class AuthMethod:
     name: str
     """Human-readable name of the authentication method."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        description: str | Unset | None = UNSET,
-        id: AuthMethodId,
-        name: str,
-    ) -> None:
-        self.meta = meta
-        self.description = description
-        self.id = id
-        self.name = name
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, AuthMethod) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.description, self.id, self.name) == (
-            other.meta,
-            other.description,
-            other.id,
-            other.name,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, description={self.description!r}, id={self.id!r}, name={self.name!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> AuthMethod:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
-        description = data.get("description", UNSET)
-        if description is not UNSET and description is not None and (type(description) is not str):
-            raise expected("a string", description, "description")
         try:
+            meta = data.get("_meta", UNSET)
+            description = data.get("description", UNSET)
+            if (
+                description is not UNSET
+                and description is not None
+                and (type(description) is not str)
+            ):
+                raise expected("a string", description, "description")
             id = data["id"]
-        except KeyError:
-            raise missing("id") from None
-        if type(id) is not str:
-            raise expected("a string", id, "id")
-        try:
+            if type(id) is not str:
+                raise expected("a string", id, "id")
             name = data["name"]
-        except KeyError:
-            raise missing("name") from None
-        if type(name) is not str:
-            raise expected("a string", name, "name")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(name) is not str:
+                raise expected("a string", name, "name")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.description = description
@@ -721,47 +529,29 @@ class AuthMethod:
         return out
 
 
-class AuthenticateRequest:
+class AuthenticateRequest(Model):
     """Request parameters for the authenticate method.
 
     Specifies which authentication method to use."""
 
-    __slots__ = ("meta", "method_id")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     method_id: AuthMethodId
     """The ID of the authentication method to use.
     Must be one of the methods advertised in the initialize response."""
 
-    def __init__(self, *, meta: JsonValue | Unset = UNSET, method_id: AuthMethodId) -> None:
-        self.meta = meta
-        self.method_id = method_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, AuthenticateRequest) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.method_id) == (other.meta, other.method_id)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, method_id={self.method_id!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> AuthenticateRequest:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
+            meta = data.get("_meta", UNSET)
             method_id = data["methodId"]
-        except KeyError:
-            raise missing("methodId") from None
-        if type(method_id) is not str:
-            raise expected("a string", method_id, "methodId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(method_id) is not str:
+                raise expected("a string", method_id, "methodId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.method_id = method_id
@@ -776,34 +566,17 @@ class AuthenticateRequest:
         return out
 
 
-class AuthenticateResponse:
+class AuthenticateResponse(Model):
     """Response to authenticate method"""
 
-    __slots__ = ("meta",)
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    def __init__(self, *, meta: JsonValue | Unset = UNSET) -> None:
-        self.meta = meta
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, AuthenticateResponse) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta,) == (other.meta,)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> AuthenticateResponse:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         meta = data.get("_meta", UNSET)
-
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
         self = object.__new__(cls)
         self.meta = meta
         return self
@@ -815,76 +588,41 @@ class AuthenticateResponse:
         return out
 
 
-class AvailableCommand:
+class AvailableCommand(Model):
     """Information about a command."""
 
-    __slots__ = ("description", "input", "meta", "name")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     description: str
     """Human-readable description of what the command does."""
 
-    input: AvailableCommandInput | Unset | None
+    input: AvailableCommandInput | Unset | None = UNSET
     """Input for the command if required"""
 
     name: str
     """Command name (e.g., `create_plan`, `research_codebase`)."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        description: str,
-        input: AvailableCommandInput | Unset | None = UNSET,
-        name: str,
-    ) -> None:
-        self.meta = meta
-        self.description = description
-        self.input = input
-        self.name = name
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, AvailableCommand) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.description, self.input, self.name) == (
-            other.meta,
-            other.description,
-            other.input,
-            other.name,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, description={self.description!r}, input={self.input!r}, name={self.name!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> AvailableCommand:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
+            meta = data.get("_meta", UNSET)
             description = data["description"]
-        except KeyError:
-            raise missing("description") from None
-        if type(description) is not str:
-            raise expected("a string", description, "description")
-        input = data.get("input", UNSET)
-        if input is not UNSET and input is not None:
-            try:
-                input = _dec_available_command_input(input)
-            except ValidationError as e:
-                raise e.at("input") from None
-        try:
+            if type(description) is not str:
+                raise expected("a string", description, "description")
+            input = data.get("input", UNSET)
+            if input is not UNSET and input is not None:
+                try:
+                    input = _dec_available_command_input(input)
+                except ValidationError as e:
+                    raise e.at("input") from None
             name = data["name"]
-        except KeyError:
-            raise missing("name") from None
-        if type(name) is not str:
-            raise expected("a string", name, "name")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(name) is not str:
+                raise expected("a string", name, "name")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.description = description
@@ -900,45 +638,30 @@ class AvailableCommand:
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         if self.input is not UNSET:
-            out["input"] = None if self.input is None else self.input.to_dict()
+            out["input"] = (
+                None
+                if self.input is None
+                else _AVAILABLE_COMMAND_INPUT_ENCODERS[type(self.input)](self.input)
+            )
         return out
 
 
-class AvailableCommandInputUnstructuredCommandInput:
+class AvailableCommandInputUnstructuredCommandInput(Model):
     """All text that was typed after the command name is provided as input."""
-
-    __slots__ = ("hint",)
 
     hint: str
     """A hint to display when the input hasn't been provided yet"""
 
-    def __init__(self, *, hint: str) -> None:
-        self.hint = hint
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if (
-            not isinstance(other, AvailableCommandInputUnstructuredCommandInput)
-            or other.__class__ is not self.__class__
-        ):
-            return NotImplemented
-        return (self.hint,) == (other.hint,)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(hint={self.hint!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> AvailableCommandInputUnstructuredCommandInput:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
             hint = data["hint"]
-        except KeyError:
-            raise missing("hint") from None
-        if type(hint) is not str:
-            raise expected("a string", hint, "hint")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(hint) is not str:
+                raise expected("a string", hint, "hint")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.hint = hint
         return self
@@ -950,44 +673,24 @@ class AvailableCommandInputUnstructuredCommandInput:
         return out
 
 
-class AvailableCommandsUpdateSessionUpdate:
+class AvailableCommandsUpdateSessionUpdate(Model):
     """Available commands are ready or have changed"""
-
-    __slots__ = ("available_commands",)
 
     available_commands: list[AvailableCommand]
 
-    def __init__(self, *, available_commands: list[AvailableCommand]) -> None:
-        self.available_commands = available_commands
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if (
-            not isinstance(other, AvailableCommandsUpdateSessionUpdate)
-            or other.__class__ is not self.__class__
-        ):
-            return NotImplemented
-        return (self.available_commands,) == (other.available_commands,)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(available_commands={self.available_commands!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> AvailableCommandsUpdateSessionUpdate:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         if data.get("sessionUpdate") != "available_commands_update":
             raise ValidationError("expected 'available_commands_update'", "sessionUpdate")
         try:
-            available_commands = data["availableCommands"]
-        except KeyError:
-            raise missing("availableCommands") from None
-        try:
-            available_commands = _dec_list_available_command(available_commands)
-        except ValidationError as e:
-            raise e.at("availableCommands") from None
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            try:
+                available_commands = _dec_list_available_command(data["availableCommands"])
+            except ValidationError as e:
+                raise e.at("availableCommands") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.available_commands = available_commands
         return self
@@ -1000,70 +703,35 @@ class AvailableCommandsUpdateSessionUpdate:
         return out
 
 
-class BlobResourceContents:
+class BlobResourceContents(Model):
     """Binary resource contents."""
 
-    __slots__ = ("blob", "meta", "mime_type", "uri")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     blob: str
 
-    mime_type: str | Unset | None
+    mime_type: str | Unset | None = UNSET
 
     uri: str
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        blob: str,
-        mime_type: str | Unset | None = UNSET,
-        uri: str,
-    ) -> None:
-        self.meta = meta
-        self.blob = blob
-        self.mime_type = mime_type
-        self.uri = uri
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, BlobResourceContents) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.blob, self.mime_type, self.uri) == (
-            other.meta,
-            other.blob,
-            other.mime_type,
-            other.uri,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, blob={self.blob!r}, mime_type={self.mime_type!r}, uri={self.uri!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> BlobResourceContents:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
+            meta = data.get("_meta", UNSET)
             blob = data["blob"]
-        except KeyError:
-            raise missing("blob") from None
-        if type(blob) is not str:
-            raise expected("a string", blob, "blob")
-        mime_type = data.get("mimeType", UNSET)
-        if mime_type is not UNSET and mime_type is not None and (type(mime_type) is not str):
-            raise expected("a string", mime_type, "mimeType")
-        try:
+            if type(blob) is not str:
+                raise expected("a string", blob, "blob")
+            mime_type = data.get("mimeType", UNSET)
+            if mime_type is not UNSET and mime_type is not None and (type(mime_type) is not str):
+                raise expected("a string", mime_type, "mimeType")
             uri = data["uri"]
-        except KeyError:
-            raise missing("uri") from None
-        if type(uri) is not str:
-            raise expected("a string", uri, "uri")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(uri) is not str:
+                raise expected("a string", uri, "uri")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.blob = blob
@@ -1083,46 +751,28 @@ class BlobResourceContents:
         return out
 
 
-class CancelNotification:
+class CancelNotification(Model):
     """Notification to cancel ongoing operations for a session.
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)"""
 
-    __slots__ = ("meta", "session_id")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     session_id: SessionId
     """The ID of the session to cancel operations for."""
 
-    def __init__(self, *, meta: JsonValue | Unset = UNSET, session_id: SessionId) -> None:
-        self.meta = meta
-        self.session_id = session_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, CancelNotification) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.session_id) == (other.meta, other.session_id)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, session_id={self.session_id!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> CancelNotification:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
+            meta = data.get("_meta", UNSET)
             session_id = data["sessionId"]
-        except KeyError:
-            raise missing("sessionId") from None
-        if type(session_id) is not str:
-            raise expected("a string", session_id, "sessionId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(session_id) is not str:
+                raise expected("a string", session_id, "sessionId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.session_id = session_id
@@ -1137,7 +787,7 @@ class CancelNotification:
         return out
 
 
-class CancelledRequestPermissionOutcome:
+class CancelledRequestPermissionOutcome(Model):
     """The prompt turn was cancelled before the user responded.
 
     When a client sends a `session/cancel` notification to cancel an ongoing
@@ -1146,28 +796,12 @@ class CancelledRequestPermissionOutcome:
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)"""
 
-    __slots__ = ()
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if (
-            not isinstance(other, CancelledRequestPermissionOutcome)
-            or other.__class__ is not self.__class__
-        ):
-            return NotImplemented
-        return True
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}()"
-
     @classmethod
-    def from_dict(cls, data: object) -> CancelledRequestPermissionOutcome:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         if data.get("outcome") != "cancelled":
             raise ValidationError("expected 'cancelled'", "outcome")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
         self = object.__new__(cls)
         return self
 
@@ -1178,7 +812,7 @@ class CancelledRequestPermissionOutcome:
         return out
 
 
-class ClientCapabilities:
+class ClientCapabilities(Model):
     """Capabilities supported by the client.
 
     Advertised during initialization to inform the agent about
@@ -1186,49 +820,25 @@ class ClientCapabilities:
 
     See protocol docs: [Client Capabilities](https://agentclientprotocol.com/protocol/initialization#client-capabilities)"""
 
-    __slots__ = ("fs", "meta", "terminal")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    fs: FileSystemCapability
+    fs: FileSystemCapability = field(
+        default_factory=lambda: FileSystemCapability.from_dict(
+            {"readTextFile": False, "writeTextFile": False}
+        )
+    )
     """File system capabilities supported by the client.
     Determines which file operations the agent can request."""
 
-    terminal: bool
+    terminal: bool = False
     """Whether the Client support all `terminal/*` methods."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        fs: FileSystemCapability | Unset = UNSET,
-        terminal: bool = False,
-    ) -> None:
-        self.meta = meta
-        self.fs = (
-            FileSystemCapability.from_dict({"readTextFile": False, "writeTextFile": False})
-            if fs is UNSET
-            else fs
-        )
-        self.terminal = terminal
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ClientCapabilities) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.fs, self.terminal) == (other.meta, other.fs, other.terminal)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, fs={self.fs!r}, terminal={self.terminal!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> ClientCapabilities:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         meta = data.get("_meta", UNSET)
-
         fs = data.get("fs", UNSET)
         if fs is UNSET:
             fs = FileSystemCapability.from_dict({"readTextFile": False, "writeTextFile": False})
@@ -1242,7 +852,6 @@ class ClientCapabilities:
             terminal = False
         elif type(terminal) is not bool:
             raise expected("a boolean", terminal, "terminal")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
         self = object.__new__(cls)
         self.meta = meta
         self.fs = fs
@@ -1258,42 +867,25 @@ class ClientCapabilities:
         return out
 
 
-class ContentToolCallContent:
+class ContentToolCallContent(Model):
     """Standard content block (text, images, resources)."""
-
-    __slots__ = ("content",)
 
     content: ContentBlock
     """The actual content block."""
 
-    def __init__(self, *, content: ContentBlock) -> None:
-        self.content = content
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ContentToolCallContent) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.content,) == (other.content,)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(content={self.content!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> ContentToolCallContent:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         if data.get("type") != "content":
             raise ValidationError("expected 'content'", "type")
         try:
-            content = data["content"]
-        except KeyError:
-            raise missing("content") from None
-        try:
-            content = _dec_content_block(content)
-        except ValidationError as e:
-            raise e.at("content") from None
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            try:
+                content = _dec_content_block(data["content"])
+            except ValidationError as e:
+                raise e.at("content") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.content = content
         return self
@@ -1301,32 +893,30 @@ class ContentToolCallContent:
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "type": "content",
-            "content": self.content.to_dict(),
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
         }
         return out
 
 
-class CreateTerminalRequest:
+class CreateTerminalRequest(Model):
     """Request to create a new terminal and execute a command."""
 
-    __slots__ = ("args", "command", "cwd", "env", "meta", "output_byte_limit", "session_id")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    args: list[str] | Unset
+    args: list[str] | Unset = UNSET
     """Array of command arguments."""
 
     command: str
     """The command to execute."""
 
-    cwd: str | Unset | None
+    cwd: str | Unset | None = UNSET
     """Working directory for the command (absolute path)."""
 
-    env: list[EnvVariable] | Unset
+    env: list[EnvVariable] | Unset = UNSET
     """Environment variables for the command."""
 
-    output_byte_limit: int | Unset | None
+    output_byte_limit: int | Unset | None = UNSET
     """Maximum number of output bytes to retain.
 
     When the limit is exceeded, the Client truncates from the beginning of the output
@@ -1339,97 +929,49 @@ class CreateTerminalRequest:
     session_id: SessionId
     """The session ID for this request."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        args: list[str] | Unset = UNSET,
-        command: str,
-        cwd: str | Unset | None = UNSET,
-        env: list[EnvVariable] | Unset = UNSET,
-        output_byte_limit: int | Unset | None = UNSET,
-        session_id: SessionId,
-    ) -> None:
-        self.meta = meta
-        self.args = args
-        self.command = command
-        self.cwd = cwd
-        self.env = env
-        self.output_byte_limit = output_byte_limit
-        self.session_id = session_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, CreateTerminalRequest) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.meta,
-            self.args,
-            self.command,
-            self.cwd,
-            self.env,
-            self.output_byte_limit,
-            self.session_id,
-        ) == (
-            other.meta,
-            other.args,
-            other.command,
-            other.cwd,
-            other.env,
-            other.output_byte_limit,
-            other.session_id,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, args={self.args!r}, command={self.command!r}, cwd={self.cwd!r}, env={self.env!r}, output_byte_limit={self.output_byte_limit!r}, session_id={self.session_id!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> CreateTerminalRequest:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
-        args = data.get("args", UNSET)
-        if args is not UNSET:
-            try:
-                args = _dec_list_str(args)
-            except ValidationError as e:
-                raise e.at("args") from None
         try:
+            meta = data.get("_meta", UNSET)
+            args = data.get("args", UNSET)
+            if args is not UNSET:
+                try:
+                    args = _dec_list_str(args)
+                except ValidationError as e:
+                    raise e.at("args") from None
             command = data["command"]
-        except KeyError:
-            raise missing("command") from None
-        if type(command) is not str:
-            raise expected("a string", command, "command")
-        cwd = data.get("cwd", UNSET)
-        if cwd is not UNSET and cwd is not None and (type(cwd) is not str):
-            raise expected("a string", cwd, "cwd")
-        env = data.get("env", UNSET)
-        if env is not UNSET:
-            try:
-                env = _dec_list_env_variable(env)
-            except ValidationError as e:
-                raise e.at("env") from None
-        output_byte_limit = data.get("outputByteLimit", UNSET)
-        if (
-            output_byte_limit is not UNSET
-            and output_byte_limit is not None
-            and (
-                type(output_byte_limit) is not int
-                or not 0 <= output_byte_limit <= 18446744073709551615
-            )
-        ):
-            raise expected(
-                "an integer from 0 to 18446744073709551615", output_byte_limit, "outputByteLimit"
-            )
-        try:
+            if type(command) is not str:
+                raise expected("a string", command, "command")
+            cwd = data.get("cwd", UNSET)
+            if cwd is not UNSET and cwd is not None and (type(cwd) is not str):
+                raise expected("a string", cwd, "cwd")
+            env = data.get("env", UNSET)
+            if env is not UNSET:
+                try:
+                    env = _dec_list_env_variable(env)
+                except ValidationError as e:
+                    raise e.at("env") from None
+            output_byte_limit = data.get("outputByteLimit", UNSET)
+            if (
+                output_byte_limit is not UNSET
+                and output_byte_limit is not None
+                and (
+                    type(output_byte_limit) is not int
+                    or not 0 <= output_byte_limit <= 18446744073709551615
+                )
+            ):
+                raise expected(
+                    "an integer from 0 to 18446744073709551615",
+                    output_byte_limit,
+                    "outputByteLimit",
+                )
             session_id = data["sessionId"]
-        except KeyError:
-            raise missing("sessionId") from None
-        if type(session_id) is not str:
-            raise expected("a string", session_id, "sessionId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(session_id) is not str:
+                raise expected("a string", session_id, "sessionId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.args = args
@@ -1458,46 +1000,26 @@ class CreateTerminalRequest:
         return out
 
 
-class CreateTerminalResponse:
+class CreateTerminalResponse(Model):
     """Response containing the ID of the created terminal."""
 
-    __slots__ = ("meta", "terminal_id")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     terminal_id: str
     """The unique identifier for the created terminal."""
 
-    def __init__(self, *, meta: JsonValue | Unset = UNSET, terminal_id: str) -> None:
-        self.meta = meta
-        self.terminal_id = terminal_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, CreateTerminalResponse) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.terminal_id) == (other.meta, other.terminal_id)
-
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__qualname__}(meta={self.meta!r}, terminal_id={self.terminal_id!r})"
-        )
-
     @classmethod
-    def from_dict(cls, data: object) -> CreateTerminalResponse:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
+            meta = data.get("_meta", UNSET)
             terminal_id = data["terminalId"]
-        except KeyError:
-            raise missing("terminalId") from None
-        if type(terminal_id) is not str:
-            raise expected("a string", terminal_id, "terminalId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(terminal_id) is not str:
+                raise expected("a string", terminal_id, "terminalId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.terminal_id = terminal_id
@@ -1512,44 +1034,25 @@ class CreateTerminalResponse:
         return out
 
 
-class CurrentModeUpdateSessionUpdate:
+class CurrentModeUpdateSessionUpdate(Model):
     """The current mode of the session has changed
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)"""
 
-    __slots__ = ("current_mode_id",)
-
     current_mode_id: SessionModeId
 
-    def __init__(self, *, current_mode_id: SessionModeId) -> None:
-        self.current_mode_id = current_mode_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if (
-            not isinstance(other, CurrentModeUpdateSessionUpdate)
-            or other.__class__ is not self.__class__
-        ):
-            return NotImplemented
-        return (self.current_mode_id,) == (other.current_mode_id,)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(current_mode_id={self.current_mode_id!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> CurrentModeUpdateSessionUpdate:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         if data.get("sessionUpdate") != "current_mode_update":
             raise ValidationError("expected 'current_mode_update'", "sessionUpdate")
         try:
             current_mode_id = data["currentModeId"]
-        except KeyError:
-            raise missing("currentModeId") from None
-        if type(current_mode_id) is not str:
-            raise expected("a string", current_mode_id, "currentModeId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(current_mode_id) is not str:
+                raise expected("a string", current_mode_id, "currentModeId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.current_mode_id = current_mode_id
         return self
@@ -1562,75 +1065,40 @@ class CurrentModeUpdateSessionUpdate:
         return out
 
 
-class DiffToolCallContent:
+class DiffToolCallContent(Model):
     """File modification shown as a diff."""
 
-    __slots__ = ("meta", "new_text", "old_text", "path")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     new_text: str
     """The new content after modification."""
 
-    old_text: str | Unset | None
+    old_text: str | Unset | None = UNSET
     """The original content (None for new files)."""
 
     path: str
     """The file path being modified."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        new_text: str,
-        old_text: str | Unset | None = UNSET,
-        path: str,
-    ) -> None:
-        self.meta = meta
-        self.new_text = new_text
-        self.old_text = old_text
-        self.path = path
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, DiffToolCallContent) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.new_text, self.old_text, self.path) == (
-            other.meta,
-            other.new_text,
-            other.old_text,
-            other.path,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, new_text={self.new_text!r}, old_text={self.old_text!r}, path={self.path!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> DiffToolCallContent:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         if data.get("type") != "diff":
             raise ValidationError("expected 'diff'", "type")
-        meta = data.get("_meta", UNSET)
-
         try:
+            meta = data.get("_meta", UNSET)
             new_text = data["newText"]
-        except KeyError:
-            raise missing("newText") from None
-        if type(new_text) is not str:
-            raise expected("a string", new_text, "newText")
-        old_text = data.get("oldText", UNSET)
-        if old_text is not UNSET and old_text is not None and (type(old_text) is not str):
-            raise expected("a string", old_text, "oldText")
-        try:
+            if type(new_text) is not str:
+                raise expected("a string", new_text, "newText")
+            old_text = data.get("oldText", UNSET)
+            if old_text is not UNSET and old_text is not None and (type(old_text) is not str):
+                raise expected("a string", old_text, "oldText")
             path = data["path"]
-        except KeyError:
-            raise missing("path") from None
-        if type(path) is not str:
-            raise expected("a string", path, "path")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(path) is not str:
+                raise expected("a string", path, "path")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.new_text = new_text
@@ -1651,64 +1119,34 @@ class DiffToolCallContent:
         return out
 
 
-class EmbeddedResource:
+class EmbeddedResource(Model):
     """The contents of a resource, embedded into a prompt or tool call result."""
 
-    __slots__ = ("annotations", "meta", "resource")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    annotations: Annotations | Unset | None
+    annotations: Annotations | Unset | None = UNSET
 
     resource: EmbeddedResourceResource
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        annotations: Annotations | Unset | None = UNSET,
-        resource: EmbeddedResourceResource,
-    ) -> None:
-        self.meta = meta
-        self.annotations = annotations
-        self.resource = resource
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, EmbeddedResource) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.annotations, self.resource) == (
-            other.meta,
-            other.annotations,
-            other.resource,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, annotations={self.annotations!r}, resource={self.resource!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> EmbeddedResource:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
-        annotations = data.get("annotations", UNSET)
-        if annotations is not UNSET and annotations is not None:
+        try:
+            meta = data.get("_meta", UNSET)
+            annotations = data.get("annotations", UNSET)
+            if annotations is not UNSET and annotations is not None:
+                try:
+                    annotations = Annotations.from_dict(annotations)
+                except ValidationError as e:
+                    raise e.at("annotations") from None
             try:
-                annotations = Annotations.from_dict(annotations)
+                resource = _dec_embedded_resource_resource(data["resource"])
             except ValidationError as e:
-                raise e.at("annotations") from None
-        try:
-            resource = data["resource"]
-        except KeyError:
-            raise missing("resource") from None
-        try:
-            resource = _dec_embedded_resource_resource(resource)
-        except ValidationError as e:
-            raise e.at("resource") from None
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+                raise e.at("resource") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.annotations = annotations
@@ -1717,7 +1155,7 @@ class EmbeddedResource:
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "resource": self.resource.to_dict(),
+            "resource": _EMBEDDED_RESOURCE_RESOURCE_ENCODERS[type(self.resource)](self.resource),
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -1726,12 +1164,10 @@ class EmbeddedResource:
         return out
 
 
-class EnvVariable:
+class EnvVariable(Model):
     """An environment variable to set when launching an MCP server."""
 
-    __slots__ = ("meta", "name", "value")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     name: str
@@ -1740,40 +1176,20 @@ class EnvVariable:
     value: str
     """The value to set for the environment variable."""
 
-    def __init__(self, *, meta: JsonValue | Unset = UNSET, name: str, value: str) -> None:
-        self.meta = meta
-        self.name = name
-        self.value = value
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, EnvVariable) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.name, self.value) == (other.meta, other.name, other.value)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, name={self.name!r}, value={self.value!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> EnvVariable:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
+            meta = data.get("_meta", UNSET)
             name = data["name"]
-        except KeyError:
-            raise missing("name") from None
-        if type(name) is not str:
-            raise expected("a string", name, "name")
-        try:
+            if type(name) is not str:
+                raise expected("a string", name, "name")
             value = data["value"]
-        except KeyError:
-            raise missing("value") from None
-        if type(value) is not str:
-            raise expected("a string", value, "value")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(value) is not str:
+                raise expected("a string", value, "value")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.name = name
@@ -1790,53 +1206,25 @@ class EnvVariable:
         return out
 
 
-class FileSystemCapability:
+class FileSystemCapability(Model):
     """File system capabilities that a client may support.
 
     See protocol docs: [FileSystem](https://agentclientprotocol.com/protocol/initialization#filesystem)"""
 
-    __slots__ = ("meta", "read_text_file", "write_text_file")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    read_text_file: bool
+    read_text_file: bool = False
     """Whether the Client supports `fs/read_text_file` requests."""
 
-    write_text_file: bool
+    write_text_file: bool = False
     """Whether the Client supports `fs/write_text_file` requests."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        read_text_file: bool = False,
-        write_text_file: bool = False,
-    ) -> None:
-        self.meta = meta
-        self.read_text_file = read_text_file
-        self.write_text_file = write_text_file
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, FileSystemCapability) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.read_text_file, self.write_text_file) == (
-            other.meta,
-            other.read_text_file,
-            other.write_text_file,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, read_text_file={self.read_text_file!r}, write_text_file={self.write_text_file!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> FileSystemCapability:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         meta = data.get("_meta", UNSET)
-
         read_text_file = data.get("readTextFile", UNSET)
         if read_text_file is UNSET:
             read_text_file = False
@@ -1847,7 +1235,6 @@ class FileSystemCapability:
             write_text_file = False
         elif type(write_text_file) is not bool:
             raise expected("a boolean", write_text_file, "writeTextFile")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
         self = object.__new__(cls)
         self.meta = meta
         self.read_text_file = read_text_file
@@ -1863,12 +1250,10 @@ class FileSystemCapability:
         return out
 
 
-class HttpHeader:
+class HttpHeader(Model):
     """An HTTP header to set when making requests to the MCP server."""
 
-    __slots__ = ("meta", "name", "value")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     name: str
@@ -1877,40 +1262,20 @@ class HttpHeader:
     value: str
     """The value to set for the HTTP header."""
 
-    def __init__(self, *, meta: JsonValue | Unset = UNSET, name: str, value: str) -> None:
-        self.meta = meta
-        self.name = name
-        self.value = value
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, HttpHeader) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.name, self.value) == (other.meta, other.name, other.value)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, name={self.name!r}, value={self.value!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> HttpHeader:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
+            meta = data.get("_meta", UNSET)
             name = data["name"]
-        except KeyError:
-            raise missing("name") from None
-        if type(name) is not str:
-            raise expected("a string", name, "name")
-        try:
+            if type(name) is not str:
+                raise expected("a string", name, "name")
             value = data["value"]
-        except KeyError:
-            raise missing("value") from None
-        if type(value) is not str:
-            raise expected("a string", value, "value")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(value) is not str:
+                raise expected("a string", value, "value")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.name = name
@@ -1927,12 +1292,10 @@ class HttpHeader:
         return out
 
 
-class HttpMcpServer:
+class HttpMcpServer(Model):
     """HTTP transport configuration
 
     Only available when the Agent capabilities indicate `mcp_capabilities.http` is `true`."""
-
-    __slots__ = ("headers", "name", "url")
 
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
@@ -1943,48 +1306,25 @@ class HttpMcpServer:
     url: str
     """URL to the MCP server."""
 
-    def __init__(self, *, headers: list[HttpHeader], name: str, url: str) -> None:
-        self.headers = headers
-        self.name = name
-        self.url = url
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, HttpMcpServer) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.headers, self.name, self.url) == (other.headers, other.name, other.url)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(headers={self.headers!r}, name={self.name!r}, url={self.url!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> HttpMcpServer:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         if data.get("type") != "http":
             raise ValidationError("expected 'http'", "type")
         try:
-            headers = data["headers"]
-        except KeyError:
-            raise missing("headers") from None
-        try:
-            headers = _dec_list_http_header(headers)
-        except ValidationError as e:
-            raise e.at("headers") from None
-        try:
+            try:
+                headers = _dec_list_http_header(data["headers"])
+            except ValidationError as e:
+                raise e.at("headers") from None
             name = data["name"]
-        except KeyError:
-            raise missing("name") from None
-        if type(name) is not str:
-            raise expected("a string", name, "name")
-        try:
+            if type(name) is not str:
+                raise expected("a string", name, "name")
             url = data["url"]
-        except KeyError:
-            raise missing("url") from None
-        if type(url) is not str:
-            raise expected("a string", url, "url")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(url) is not str:
+                raise expected("a string", url, "url")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.headers = headers
         self.name = name
@@ -2001,81 +1341,43 @@ class HttpMcpServer:
         return out
 
 
-class ImageContent:
+class ImageContent(Model):
     """An image provided to or from an LLM."""
 
-    __slots__ = ("annotations", "data", "meta", "mime_type", "uri")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    annotations: Annotations | Unset | None
+    annotations: Annotations | Unset | None = UNSET
 
     data: str
 
     mime_type: str
 
-    uri: str | Unset | None
-
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        annotations: Annotations | Unset | None = UNSET,
-        data: str,
-        mime_type: str,
-        uri: str | Unset | None = UNSET,
-    ) -> None:
-        self.meta = meta
-        self.annotations = annotations
-        self.data = data
-        self.mime_type = mime_type
-        self.uri = uri
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ImageContent) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.annotations, self.data, self.mime_type, self.uri) == (
-            other.meta,
-            other.annotations,
-            other.data,
-            other.mime_type,
-            other.uri,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, annotations={self.annotations!r}, data={self.data!r}, mime_type={self.mime_type!r}, uri={self.uri!r})"
+    uri: str | Unset | None = UNSET
 
     @classmethod
-    def from_dict(cls, data: object) -> ImageContent:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
-        annotations = data.get("annotations", UNSET)
-        if annotations is not UNSET and annotations is not None:
-            try:
-                annotations = Annotations.from_dict(annotations)
-            except ValidationError as e:
-                raise e.at("annotations") from None
         try:
+            meta = data.get("_meta", UNSET)
+            annotations = data.get("annotations", UNSET)
+            if annotations is not UNSET and annotations is not None:
+                try:
+                    annotations = Annotations.from_dict(annotations)
+                except ValidationError as e:
+                    raise e.at("annotations") from None
             data_ = data["data"]
-        except KeyError:
-            raise missing("data") from None
-        if type(data_) is not str:
-            raise expected("a string", data_, "data")
-        try:
+            if type(data_) is not str:
+                raise expected("a string", data_, "data")
             mime_type = data["mimeType"]
-        except KeyError:
-            raise missing("mimeType") from None
-        if type(mime_type) is not str:
-            raise expected("a string", mime_type, "mimeType")
-        uri = data.get("uri", UNSET)
-        if uri is not UNSET and uri is not None and (type(uri) is not str):
-            raise expected("a string", uri, "uri")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(mime_type) is not str:
+                raise expected("a string", mime_type, "mimeType")
+            uri = data.get("uri", UNSET)
+            if uri is not UNSET and uri is not None and (type(uri) is not str):
+                raise expected("a string", uri, "uri")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.annotations = annotations
@@ -2098,85 +1400,47 @@ class ImageContent:
         return out
 
 
-class ImageContentBlock:
+class ImageContentBlock(Model):
     """Images for visual context or analysis.
 
     Requires the `image` prompt capability when included in prompts."""
 
-    __slots__ = ("annotations", "data", "meta", "mime_type", "uri")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    annotations: Annotations | Unset | None
+    annotations: Annotations | Unset | None = UNSET
 
     data: str
 
     mime_type: str
 
-    uri: str | Unset | None
-
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        annotations: Annotations | Unset | None = UNSET,
-        data: str,
-        mime_type: str,
-        uri: str | Unset | None = UNSET,
-    ) -> None:
-        self.meta = meta
-        self.annotations = annotations
-        self.data = data
-        self.mime_type = mime_type
-        self.uri = uri
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ImageContentBlock) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.annotations, self.data, self.mime_type, self.uri) == (
-            other.meta,
-            other.annotations,
-            other.data,
-            other.mime_type,
-            other.uri,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, annotations={self.annotations!r}, data={self.data!r}, mime_type={self.mime_type!r}, uri={self.uri!r})"
+    uri: str | Unset | None = UNSET
 
     @classmethod
-    def from_dict(cls, data: object) -> ImageContentBlock:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         if data.get("type") != "image":
             raise ValidationError("expected 'image'", "type")
-        meta = data.get("_meta", UNSET)
-
-        annotations = data.get("annotations", UNSET)
-        if annotations is not UNSET and annotations is not None:
-            try:
-                annotations = Annotations.from_dict(annotations)
-            except ValidationError as e:
-                raise e.at("annotations") from None
         try:
+            meta = data.get("_meta", UNSET)
+            annotations = data.get("annotations", UNSET)
+            if annotations is not UNSET and annotations is not None:
+                try:
+                    annotations = Annotations.from_dict(annotations)
+                except ValidationError as e:
+                    raise e.at("annotations") from None
             data_ = data["data"]
-        except KeyError:
-            raise missing("data") from None
-        if type(data_) is not str:
-            raise expected("a string", data_, "data")
-        try:
+            if type(data_) is not str:
+                raise expected("a string", data_, "data")
             mime_type = data["mimeType"]
-        except KeyError:
-            raise missing("mimeType") from None
-        if type(mime_type) is not str:
-            raise expected("a string", mime_type, "mimeType")
-        uri = data.get("uri", UNSET)
-        if uri is not UNSET and uri is not None and (type(uri) is not str):
-            raise expected("a string", uri, "uri")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(mime_type) is not str:
+                raise expected("a string", mime_type, "mimeType")
+            uri = data.get("uri", UNSET)
+            if uri is not UNSET and uri is not None and (type(uri) is not str):
+                raise expected("a string", uri, "uri")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.annotations = annotations
@@ -2200,78 +1464,47 @@ class ImageContentBlock:
         return out
 
 
-class InitializeRequest:
+class InitializeRequest(Model):
     """Request parameters for the initialize method.
 
     Sent by the client to establish connection and negotiate capabilities.
 
     See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)"""
 
-    __slots__ = ("client_capabilities", "meta", "protocol_version")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    client_capabilities: ClientCapabilities
+    client_capabilities: ClientCapabilities = field(
+        default_factory=lambda: ClientCapabilities.from_dict(
+            {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}
+        )
+    )
     """Capabilities supported by the client."""
 
     protocol_version: ProtocolVersion
     """The latest protocol version supported by the client."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        client_capabilities: ClientCapabilities | Unset = UNSET,
-        protocol_version: ProtocolVersion,
-    ) -> None:
-        self.meta = meta
-        self.client_capabilities = (
-            ClientCapabilities.from_dict(
-                {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}
-            )
-            if client_capabilities is UNSET
-            else client_capabilities
-        )
-        self.protocol_version = protocol_version
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, InitializeRequest) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.client_capabilities, self.protocol_version) == (
-            other.meta,
-            other.client_capabilities,
-            other.protocol_version,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, client_capabilities={self.client_capabilities!r}, protocol_version={self.protocol_version!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> InitializeRequest:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
-        client_capabilities = data.get("clientCapabilities", UNSET)
-        if client_capabilities is UNSET:
-            client_capabilities = ClientCapabilities.from_dict(
-                {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}
-            )
-        else:
-            try:
-                client_capabilities = ClientCapabilities.from_dict(client_capabilities)
-            except ValidationError as e:
-                raise e.at("clientCapabilities") from None
         try:
+            meta = data.get("_meta", UNSET)
+            client_capabilities = data.get("clientCapabilities", UNSET)
+            if client_capabilities is UNSET:
+                client_capabilities = ClientCapabilities.from_dict(
+                    {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}
+                )
+            else:
+                try:
+                    client_capabilities = ClientCapabilities.from_dict(client_capabilities)
+                except ValidationError as e:
+                    raise e.at("clientCapabilities") from None
             protocol_version = data["protocolVersion"]
-        except KeyError:
-            raise missing("protocolVersion") from None
-        if type(protocol_version) is not int or not 0 <= protocol_version <= 65535:
-            raise expected("an integer from 0 to 65535", protocol_version, "protocolVersion")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(protocol_version) is not int or not 0 <= protocol_version <= 65535:
+                raise expected("an integer from 0 to 65535", protocol_version, "protocolVersion")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.client_capabilities = client_capabilities
@@ -2288,22 +1521,28 @@ class InitializeRequest:
         return out
 
 
-class InitializeResponse:
+class InitializeResponse(Model):
     """Response from the initialize method.
 
     Contains the negotiated protocol version and agent capabilities.
 
     See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)"""
 
-    __slots__ = ("agent_capabilities", "auth_methods", "meta", "protocol_version")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    agent_capabilities: AgentCapabilities
+    agent_capabilities: AgentCapabilities = field(
+        default_factory=lambda: AgentCapabilities.from_dict(
+            {
+                "loadSession": False,
+                "mcpCapabilities": {"http": False, "sse": False},
+                "promptCapabilities": {"audio": False, "embeddedContext": False, "image": False},
+            }
+        )
+    )
     """Capabilities supported by the agent."""
 
-    auth_methods: list[AuthMethod]
+    auth_methods: list[AuthMethod] = field(default_factory=list)
     """Authentication methods supported by the agent."""
 
     protocol_version: ProtocolVersion
@@ -2312,87 +1551,43 @@ class InitializeResponse:
 
     The client should disconnect, if it doesn't support this version."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        agent_capabilities: AgentCapabilities | Unset = UNSET,
-        auth_methods: list[AuthMethod] | Unset = UNSET,
-        protocol_version: ProtocolVersion,
-    ) -> None:
-        self.meta = meta
-        self.agent_capabilities = (
-            AgentCapabilities.from_dict(
-                {
-                    "loadSession": False,
-                    "mcpCapabilities": {"http": False, "sse": False},
-                    "promptCapabilities": {
-                        "audio": False,
-                        "embeddedContext": False,
-                        "image": False,
-                    },
-                }
-            )
-            if agent_capabilities is UNSET
-            else agent_capabilities
-        )
-        self.auth_methods = [] if auth_methods is UNSET else auth_methods
-        self.protocol_version = protocol_version
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, InitializeResponse) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.agent_capabilities, self.auth_methods, self.protocol_version) == (
-            other.meta,
-            other.agent_capabilities,
-            other.auth_methods,
-            other.protocol_version,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, agent_capabilities={self.agent_capabilities!r}, auth_methods={self.auth_methods!r}, protocol_version={self.protocol_version!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> InitializeResponse:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
-        agent_capabilities = data.get("agentCapabilities", UNSET)
-        if agent_capabilities is UNSET:
-            agent_capabilities = AgentCapabilities.from_dict(
-                {
-                    "loadSession": False,
-                    "mcpCapabilities": {"http": False, "sse": False},
-                    "promptCapabilities": {
-                        "audio": False,
-                        "embeddedContext": False,
-                        "image": False,
-                    },
-                }
-            )
-        else:
-            try:
-                agent_capabilities = AgentCapabilities.from_dict(agent_capabilities)
-            except ValidationError as e:
-                raise e.at("agentCapabilities") from None
-        auth_methods = data.get("authMethods", UNSET)
-        if auth_methods is UNSET:
-            auth_methods = []
-        else:
-            try:
-                auth_methods = _dec_list_auth_method(auth_methods)
-            except ValidationError as e:
-                raise e.at("authMethods") from None
         try:
+            meta = data.get("_meta", UNSET)
+            agent_capabilities = data.get("agentCapabilities", UNSET)
+            if agent_capabilities is UNSET:
+                agent_capabilities = AgentCapabilities.from_dict(
+                    {
+                        "loadSession": False,
+                        "mcpCapabilities": {"http": False, "sse": False},
+                        "promptCapabilities": {
+                            "audio": False,
+                            "embeddedContext": False,
+                            "image": False,
+                        },
+                    }
+                )
+            else:
+                try:
+                    agent_capabilities = AgentCapabilities.from_dict(agent_capabilities)
+                except ValidationError as e:
+                    raise e.at("agentCapabilities") from None
+            auth_methods = data.get("authMethods", UNSET)
+            if auth_methods is UNSET:
+                auth_methods = []
+            else:
+                try:
+                    auth_methods = _dec_list_auth_method(auth_methods)
+                except ValidationError as e:
+                    raise e.at("authMethods") from None
             protocol_version = data["protocolVersion"]
-        except KeyError:
-            raise missing("protocolVersion") from None
-        if type(protocol_version) is not int or not 0 <= protocol_version <= 65535:
-            raise expected("an integer from 0 to 65535", protocol_version, "protocolVersion")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(protocol_version) is not int or not 0 <= protocol_version <= 65535:
+                raise expected("an integer from 0 to 65535", protocol_version, "protocolVersion")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.agent_capabilities = agent_capabilities
@@ -2411,12 +1606,10 @@ class InitializeResponse:
         return out
 
 
-class KillTerminalCommandRequest:
+class KillTerminalCommandRequest(Model):
     """Request to kill a terminal command without releasing the terminal."""
 
-    __slots__ = ("meta", "session_id", "terminal_id")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     session_id: SessionId
@@ -2425,49 +1618,20 @@ class KillTerminalCommandRequest:
     terminal_id: str
     """The ID of the terminal to kill."""
 
-    def __init__(
-        self, *, meta: JsonValue | Unset = UNSET, session_id: SessionId, terminal_id: str
-    ) -> None:
-        self.meta = meta
-        self.session_id = session_id
-        self.terminal_id = terminal_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if (
-            not isinstance(other, KillTerminalCommandRequest)
-            or other.__class__ is not self.__class__
-        ):
-            return NotImplemented
-        return (self.meta, self.session_id, self.terminal_id) == (
-            other.meta,
-            other.session_id,
-            other.terminal_id,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, session_id={self.session_id!r}, terminal_id={self.terminal_id!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> KillTerminalCommandRequest:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
+            meta = data.get("_meta", UNSET)
             session_id = data["sessionId"]
-        except KeyError:
-            raise missing("sessionId") from None
-        if type(session_id) is not str:
-            raise expected("a string", session_id, "sessionId")
-        try:
+            if type(session_id) is not str:
+                raise expected("a string", session_id, "sessionId")
             terminal_id = data["terminalId"]
-        except KeyError:
-            raise missing("terminalId") from None
-        if type(terminal_id) is not str:
-            raise expected("a string", terminal_id, "terminalId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(terminal_id) is not str:
+                raise expected("a string", terminal_id, "terminalId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.session_id = session_id
@@ -2484,37 +1648,17 @@ class KillTerminalCommandRequest:
         return out
 
 
-class KillTerminalCommandResponse:
+class KillTerminalCommandResponse(Model):
     """Response to terminal/kill command method"""
 
-    __slots__ = ("meta",)
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    def __init__(self, *, meta: JsonValue | Unset = UNSET) -> None:
-        self.meta = meta
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if (
-            not isinstance(other, KillTerminalCommandResponse)
-            or other.__class__ is not self.__class__
-        ):
-            return NotImplemented
-        return (self.meta,) == (other.meta,)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> KillTerminalCommandResponse:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         meta = data.get("_meta", UNSET)
-
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
         self = object.__new__(cls)
         self.meta = meta
         return self
@@ -2526,16 +1670,14 @@ class KillTerminalCommandResponse:
         return out
 
 
-class LoadSessionRequest:
+class LoadSessionRequest(Model):
     """Request parameters for loading an existing session.
 
     Only available if the Agent supports the `loadSession` capability.
 
     See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/session-setup#loading-sessions)"""
 
-    __slots__ = ("cwd", "mcp_servers", "meta", "session_id")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     cwd: str
@@ -2547,61 +1689,24 @@ class LoadSessionRequest:
     session_id: SessionId
     """The ID of the session to load."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        cwd: str,
-        mcp_servers: list[McpServer],
-        session_id: SessionId,
-    ) -> None:
-        self.meta = meta
-        self.cwd = cwd
-        self.mcp_servers = mcp_servers
-        self.session_id = session_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, LoadSessionRequest) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.cwd, self.mcp_servers, self.session_id) == (
-            other.meta,
-            other.cwd,
-            other.mcp_servers,
-            other.session_id,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, cwd={self.cwd!r}, mcp_servers={self.mcp_servers!r}, session_id={self.session_id!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> LoadSessionRequest:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
+            meta = data.get("_meta", UNSET)
             cwd = data["cwd"]
-        except KeyError:
-            raise missing("cwd") from None
-        if type(cwd) is not str:
-            raise expected("a string", cwd, "cwd")
-        try:
-            mcp_servers = data["mcpServers"]
-        except KeyError:
-            raise missing("mcpServers") from None
-        try:
-            mcp_servers = _dec_list_mcp_server(mcp_servers)
-        except ValidationError as e:
-            raise e.at("mcpServers") from None
-        try:
+            if type(cwd) is not str:
+                raise expected("a string", cwd, "cwd")
+            try:
+                mcp_servers = _dec_list_mcp_server(data["mcpServers"])
+            except ValidationError as e:
+                raise e.at("mcpServers") from None
             session_id = data["sessionId"]
-        except KeyError:
-            raise missing("sessionId") from None
-        if type(session_id) is not str:
-            raise expected("a string", session_id, "sessionId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(session_id) is not str:
+                raise expected("a string", session_id, "sessionId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.cwd = cwd
@@ -2612,7 +1717,7 @@ class LoadSessionRequest:
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "cwd": self.cwd,
-            "mcpServers": [i0.to_dict() for i0 in self.mcp_servers],
+            "mcpServers": [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers],
             "sessionId": self.session_id,
         }
         if self.meta is not UNSET:
@@ -2620,53 +1725,29 @@ class LoadSessionRequest:
         return out
 
 
-class LoadSessionResponse:
+class LoadSessionResponse(Model):
     """Response from loading an existing session."""
 
-    __slots__ = ("meta", "models", "modes")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    models: SessionModelState | Unset | None
+    models: SessionModelState | Unset | None = UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
     Initial model state if supported by the Agent"""
 
-    modes: SessionModeState | Unset | None
+    modes: SessionModeState | Unset | None = UNSET
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)"""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        models: SessionModelState | Unset | None = UNSET,
-        modes: SessionModeState | Unset | None = UNSET,
-    ) -> None:
-        self.meta = meta
-        self.models = models
-        self.modes = modes
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, LoadSessionResponse) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.models, self.modes) == (other.meta, other.models, other.modes)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, models={self.models!r}, modes={self.modes!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> LoadSessionResponse:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         meta = data.get("_meta", UNSET)
-
         models = data.get("models", UNSET)
         if models is not UNSET and models is not None:
             try:
@@ -2679,7 +1760,6 @@ class LoadSessionResponse:
                 modes = SessionModeState.from_dict(modes)
             except ValidationError as e:
                 raise e.at("modes") from None
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
         self = object.__new__(cls)
         self.meta = meta
         self.models = models
@@ -2697,43 +1777,23 @@ class LoadSessionResponse:
         return out
 
 
-class McpCapabilities:
+class McpCapabilities(Model):
     """MCP capabilities supported by the agent"""
 
-    __slots__ = ("http", "meta", "sse")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    http: bool
+    http: bool = False
     """Agent supports [`McpServer::Http`]."""
 
-    sse: bool
+    sse: bool = False
     """Agent supports [`McpServer::Sse`]."""
 
-    def __init__(
-        self, *, meta: JsonValue | Unset = UNSET, http: bool = False, sse: bool = False
-    ) -> None:
-        self.meta = meta
-        self.http = http
-        self.sse = sse
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, McpCapabilities) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.http, self.sse) == (other.meta, other.http, other.sse)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, http={self.http!r}, sse={self.sse!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> McpCapabilities:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         meta = data.get("_meta", UNSET)
-
         http = data.get("http", UNSET)
         if http is UNSET:
             http = False
@@ -2744,7 +1804,6 @@ class McpCapabilities:
             sse = False
         elif type(sse) is not bool:
             raise expected("a boolean", sse, "sse")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
         self = object.__new__(cls)
         self.meta = meta
         self.http = http
@@ -2760,19 +1819,17 @@ class McpCapabilities:
         return out
 
 
-class ModelInfo:
+class ModelInfo(Model):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
     Information about a selectable model."""
 
-    __slots__ = ("description", "meta", "model_id", "name")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    description: str | Unset | None
+    description: str | Unset | None = UNSET
     """Optional description of the model."""
 
     model_id: ModelId
@@ -2781,56 +1838,27 @@ class ModelInfo:
     name: str
     """Human-readable name of the model."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        description: str | Unset | None = UNSET,
-        model_id: ModelId,
-        name: str,
-    ) -> None:
-        self.meta = meta
-        self.description = description
-        self.model_id = model_id
-        self.name = name
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ModelInfo) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.description, self.model_id, self.name) == (
-            other.meta,
-            other.description,
-            other.model_id,
-            other.name,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, description={self.description!r}, model_id={self.model_id!r}, name={self.name!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> ModelInfo:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
-        description = data.get("description", UNSET)
-        if description is not UNSET and description is not None and (type(description) is not str):
-            raise expected("a string", description, "description")
         try:
+            meta = data.get("_meta", UNSET)
+            description = data.get("description", UNSET)
+            if (
+                description is not UNSET
+                and description is not None
+                and (type(description) is not str)
+            ):
+                raise expected("a string", description, "description")
             model_id = data["modelId"]
-        except KeyError:
-            raise missing("modelId") from None
-        if type(model_id) is not str:
-            raise expected("a string", model_id, "modelId")
-        try:
+            if type(model_id) is not str:
+                raise expected("a string", model_id, "modelId")
             name = data["name"]
-        except KeyError:
-            raise missing("name") from None
-        if type(name) is not str:
-            raise expected("a string", name, "name")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(name) is not str:
+                raise expected("a string", name, "name")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.description = description
@@ -2850,14 +1878,12 @@ class ModelInfo:
         return out
 
 
-class NewSessionRequest:
+class NewSessionRequest(Model):
     """Request parameters for creating a new session.
 
     See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)"""
 
-    __slots__ = ("cwd", "mcp_servers", "meta")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     cwd: str
@@ -2866,44 +1892,21 @@ class NewSessionRequest:
     mcp_servers: list[McpServer]
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
 
-    def __init__(
-        self, *, meta: JsonValue | Unset = UNSET, cwd: str, mcp_servers: list[McpServer]
-    ) -> None:
-        self.meta = meta
-        self.cwd = cwd
-        self.mcp_servers = mcp_servers
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, NewSessionRequest) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.cwd, self.mcp_servers) == (other.meta, other.cwd, other.mcp_servers)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, cwd={self.cwd!r}, mcp_servers={self.mcp_servers!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> NewSessionRequest:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
+            meta = data.get("_meta", UNSET)
             cwd = data["cwd"]
-        except KeyError:
-            raise missing("cwd") from None
-        if type(cwd) is not str:
-            raise expected("a string", cwd, "cwd")
-        try:
-            mcp_servers = data["mcpServers"]
-        except KeyError:
-            raise missing("mcpServers") from None
-        try:
-            mcp_servers = _dec_list_mcp_server(mcp_servers)
-        except ValidationError as e:
-            raise e.at("mcpServers") from None
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(cwd) is not str:
+                raise expected("a string", cwd, "cwd")
+            try:
+                mcp_servers = _dec_list_mcp_server(data["mcpServers"])
+            except ValidationError as e:
+                raise e.at("mcpServers") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.cwd = cwd
@@ -2913,31 +1916,29 @@ class NewSessionRequest:
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "cwd": self.cwd,
-            "mcpServers": [i0.to_dict() for i0 in self.mcp_servers],
+            "mcpServers": [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers],
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
 
 
-class NewSessionResponse:
+class NewSessionResponse(Model):
     """Response from creating a new session.
 
     See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/session-setup#creating-a-session)"""
 
-    __slots__ = ("meta", "models", "modes", "session_id")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    models: SessionModelState | Unset | None
+    models: SessionModelState | Unset | None = UNSET
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
     Initial model state if supported by the Agent"""
 
-    modes: SessionModeState | Unset | None
+    modes: SessionModeState | Unset | None = UNSET
     """Initial mode state if supported by the Agent
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)"""
@@ -2947,59 +1948,29 @@ class NewSessionResponse:
 
     Used in all subsequent requests for this conversation."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        models: SessionModelState | Unset | None = UNSET,
-        modes: SessionModeState | Unset | None = UNSET,
-        session_id: SessionId,
-    ) -> None:
-        self.meta = meta
-        self.models = models
-        self.modes = modes
-        self.session_id = session_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, NewSessionResponse) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.models, self.modes, self.session_id) == (
-            other.meta,
-            other.models,
-            other.modes,
-            other.session_id,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, models={self.models!r}, modes={self.modes!r}, session_id={self.session_id!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> NewSessionResponse:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
-        models = data.get("models", UNSET)
-        if models is not UNSET and models is not None:
-            try:
-                models = SessionModelState.from_dict(models)
-            except ValidationError as e:
-                raise e.at("models") from None
-        modes = data.get("modes", UNSET)
-        if modes is not UNSET and modes is not None:
-            try:
-                modes = SessionModeState.from_dict(modes)
-            except ValidationError as e:
-                raise e.at("modes") from None
         try:
+            meta = data.get("_meta", UNSET)
+            models = data.get("models", UNSET)
+            if models is not UNSET and models is not None:
+                try:
+                    models = SessionModelState.from_dict(models)
+                except ValidationError as e:
+                    raise e.at("models") from None
+            modes = data.get("modes", UNSET)
+            if modes is not UNSET and modes is not None:
+                try:
+                    modes = SessionModeState.from_dict(modes)
+                except ValidationError as e:
+                    raise e.at("modes") from None
             session_id = data["sessionId"]
-        except KeyError:
-            raise missing("sessionId") from None
-        if type(session_id) is not str:
-            raise expected("a string", session_id, "sessionId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(session_id) is not str:
+                raise expected("a string", session_id, "sessionId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.models = models
@@ -3020,12 +1991,10 @@ class NewSessionResponse:
         return out
 
 
-class PermissionOption:
+class PermissionOption(Model):
     """An option presented to the user when requesting permission."""
 
-    __slots__ = ("kind", "meta", "name", "option_id")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     kind: PermissionOptionKind
@@ -3037,61 +2006,24 @@ class PermissionOption:
     option_id: PermissionOptionId
     """Unique identifier for this permission option."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        kind: PermissionOptionKind,
-        name: str,
-        option_id: PermissionOptionId,
-    ) -> None:
-        self.meta = meta
-        self.kind = kind
-        self.name = name
-        self.option_id = option_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, PermissionOption) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.kind, self.name, self.option_id) == (
-            other.meta,
-            other.kind,
-            other.name,
-            other.option_id,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, kind={self.kind!r}, name={self.name!r}, option_id={self.option_id!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> PermissionOption:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
-            kind = data["kind"]
-        except KeyError:
-            raise missing("kind") from None
-        try:
-            kind = _dec_permission_option_kind(kind)
-        except ValidationError as e:
-            raise e.at("kind") from None
-        try:
+            meta = data.get("_meta", UNSET)
+            try:
+                kind = _dec_permission_option_kind(data["kind"])
+            except ValidationError as e:
+                raise e.at("kind") from None
             name = data["name"]
-        except KeyError:
-            raise missing("name") from None
-        if type(name) is not str:
-            raise expected("a string", name, "name")
-        try:
+            if type(name) is not str:
+                raise expected("a string", name, "name")
             option_id = data["optionId"]
-        except KeyError:
-            raise missing("optionId") from None
-        if type(option_id) is not str:
-            raise expected("a string", option_id, "optionId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(option_id) is not str:
+                raise expected("a string", option_id, "optionId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.kind = kind
@@ -3101,7 +2033,7 @@ class PermissionOption:
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "kind": self.kind._value_,
+            "kind": _PERMISSION_OPTION_KIND_WIRE[self.kind],
             "name": self.name,
             "optionId": self.option_id,
         }
@@ -3110,7 +2042,7 @@ class PermissionOption:
         return out
 
 
-class Plan:
+class Plan(Model):
     """An execution plan for accomplishing complex tasks.
 
     Plans consist of multiple entries representing individual tasks or goals.
@@ -3119,9 +2051,7 @@ class Plan:
 
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/agent-plan)"""
 
-    __slots__ = ("entries", "meta")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     entries: list[PlanEntry]
@@ -3130,35 +2060,18 @@ class Plan:
     When updating a plan, the agent must send a complete list of all entries
     with their current status. The client replaces the entire plan with each update."""
 
-    def __init__(self, *, meta: JsonValue | Unset = UNSET, entries: list[PlanEntry]) -> None:
-        self.meta = meta
-        self.entries = entries
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Plan) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.entries) == (other.meta, other.entries)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, entries={self.entries!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> Plan:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
-            entries = data["entries"]
-        except KeyError:
-            raise missing("entries") from None
-        try:
-            entries = _dec_list_plan_entry(entries)
-        except ValidationError as e:
-            raise e.at("entries") from None
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            meta = data.get("_meta", UNSET)
+            try:
+                entries = _dec_list_plan_entry(data["entries"])
+            except ValidationError as e:
+                raise e.at("entries") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.entries = entries
@@ -3173,16 +2086,14 @@ class Plan:
         return out
 
 
-class PlanEntry:
+class PlanEntry(Model):
     """A single entry in the execution plan.
 
     Represents a task or goal that the assistant intends to accomplish
     as part of fulfilling the user's request.
     See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/agent-plan#plan-entries)"""
 
-    __slots__ = ("content", "meta", "priority", "status")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     content: str
@@ -3195,63 +2106,25 @@ class PlanEntry:
     status: PlanEntryStatus
     """Current execution status of this task."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        content: str,
-        priority: PlanEntryPriority,
-        status: PlanEntryStatus,
-    ) -> None:
-        self.meta = meta
-        self.content = content
-        self.priority = priority
-        self.status = status
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, PlanEntry) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.content, self.priority, self.status) == (
-            other.meta,
-            other.content,
-            other.priority,
-            other.status,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, content={self.content!r}, priority={self.priority!r}, status={self.status!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> PlanEntry:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
+            meta = data.get("_meta", UNSET)
             content = data["content"]
-        except KeyError:
-            raise missing("content") from None
-        if type(content) is not str:
-            raise expected("a string", content, "content")
-        try:
-            priority = data["priority"]
-        except KeyError:
-            raise missing("priority") from None
-        try:
-            priority = _dec_plan_entry_priority(priority)
-        except ValidationError as e:
-            raise e.at("priority") from None
-        try:
-            status = data["status"]
-        except KeyError:
-            raise missing("status") from None
-        try:
-            status = _dec_plan_entry_status(status)
-        except ValidationError as e:
-            raise e.at("status") from None
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(content) is not str:
+                raise expected("a string", content, "content")
+            try:
+                priority = _dec_plan_entry_priority(data["priority"])
+            except ValidationError as e:
+                raise e.at("priority") from None
+            try:
+                status = _dec_plan_entry_status(data["status"])
+            except ValidationError as e:
+                raise e.at("status") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.content = content
@@ -3262,21 +2135,19 @@ class PlanEntry:
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "content": self.content,
-            "priority": self.priority._value_,
-            "status": self.status._value_,
+            "priority": _PLAN_ENTRY_PRIORITY_WIRE[self.priority],
+            "status": _PLAN_ENTRY_STATUS_WIRE[self.status],
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
 
 
-class PlanSessionUpdate:
+class PlanSessionUpdate(Model):
     """The agent's execution plan for complex tasks.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/agent-plan)"""
 
-    __slots__ = ("entries", "meta")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     entries: list[PlanEntry]
@@ -3285,37 +2156,20 @@ class PlanSessionUpdate:
     When updating a plan, the agent must send a complete list of all entries
     with their current status. The client replaces the entire plan with each update."""
 
-    def __init__(self, *, meta: JsonValue | Unset = UNSET, entries: list[PlanEntry]) -> None:
-        self.meta = meta
-        self.entries = entries
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, PlanSessionUpdate) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.entries) == (other.meta, other.entries)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, entries={self.entries!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> PlanSessionUpdate:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         if data.get("sessionUpdate") != "plan":
             raise ValidationError("expected 'plan'", "sessionUpdate")
-        meta = data.get("_meta", UNSET)
-
         try:
-            entries = data["entries"]
-        except KeyError:
-            raise missing("entries") from None
-        try:
-            entries = _dec_list_plan_entry(entries)
-        except ValidationError as e:
-            raise e.at("entries") from None
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            meta = data.get("_meta", UNSET)
+            try:
+                entries = _dec_list_plan_entry(data["entries"])
+            except ValidationError as e:
+                raise e.at("entries") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.entries = entries
@@ -3331,7 +2185,7 @@ class PlanSessionUpdate:
         return out
 
 
-class PromptCapabilities:
+class PromptCapabilities(Model):
     """Prompt capabilities supported by the agent in `session/prompt` requests.
 
     Baseline agent functionality requires support for [`ContentBlock::Text`]
@@ -3345,57 +2199,26 @@ class PromptCapabilities:
 
     See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/initialization#prompt-capabilities)"""
 
-    __slots__ = ("audio", "embedded_context", "image", "meta")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    audio: bool
+    audio: bool = False
     """Agent supports [`ContentBlock::Audio`]."""
 
-    embedded_context: bool
+    embedded_context: bool = False
     """Agent supports embedded context in `session/prompt` requests.
 
     When enabled, the Client is allowed to include [`ContentBlock::Resource`]
     in prompt requests for pieces of context that are referenced in the message."""
 
-    image: bool
+    image: bool = False
     """Agent supports [`ContentBlock::Image`]."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        audio: bool = False,
-        embedded_context: bool = False,
-        image: bool = False,
-    ) -> None:
-        self.meta = meta
-        self.audio = audio
-        self.embedded_context = embedded_context
-        self.image = image
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, PromptCapabilities) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.audio, self.embedded_context, self.image) == (
-            other.meta,
-            other.audio,
-            other.embedded_context,
-            other.image,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, audio={self.audio!r}, embedded_context={self.embedded_context!r}, image={self.image!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> PromptCapabilities:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         meta = data.get("_meta", UNSET)
-
         audio = data.get("audio", UNSET)
         if audio is UNSET:
             audio = False
@@ -3411,7 +2234,6 @@ class PromptCapabilities:
             image = False
         elif type(image) is not bool:
             raise expected("a boolean", image, "image")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
         self = object.__new__(cls)
         self.meta = meta
         self.audio = audio
@@ -3429,16 +2251,14 @@ class PromptCapabilities:
         return out
 
 
-class PromptRequest:
+class PromptRequest(Model):
     """Request parameters for sending a user prompt to the agent.
 
     Contains the user's message and any additional context.
 
     See protocol docs: [User Message](https://agentclientprotocol.com/protocol/prompt-turn#1-user-message)"""
 
-    __slots__ = ("meta", "prompt", "session_id")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     prompt: list[ContentBlock]
@@ -3459,48 +2279,21 @@ class PromptRequest:
     session_id: SessionId
     """The ID of the session to send this user message to"""
 
-    def __init__(
-        self, *, meta: JsonValue | Unset = UNSET, prompt: list[ContentBlock], session_id: SessionId
-    ) -> None:
-        self.meta = meta
-        self.prompt = prompt
-        self.session_id = session_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, PromptRequest) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.prompt, self.session_id) == (
-            other.meta,
-            other.prompt,
-            other.session_id,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, prompt={self.prompt!r}, session_id={self.session_id!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> PromptRequest:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
-            prompt = data["prompt"]
-        except KeyError:
-            raise missing("prompt") from None
-        try:
-            prompt = _dec_list_content_block(prompt)
-        except ValidationError as e:
-            raise e.at("prompt") from None
-        try:
+            meta = data.get("_meta", UNSET)
+            try:
+                prompt = _dec_list_content_block(data["prompt"])
+            except ValidationError as e:
+                raise e.at("prompt") from None
             session_id = data["sessionId"]
-        except KeyError:
-            raise missing("sessionId") from None
-        if type(session_id) is not str:
-            raise expected("a string", session_id, "sessionId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(session_id) is not str:
+                raise expected("a string", session_id, "sessionId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.prompt = prompt
@@ -3509,7 +2302,7 @@ class PromptRequest:
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "prompt": [i0.to_dict() for i0 in self.prompt],
+            "prompt": [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.prompt],
             "sessionId": self.session_id,
         }
         if self.meta is not UNSET:
@@ -3517,50 +2310,29 @@ class PromptRequest:
         return out
 
 
-class PromptResponse:
+class PromptResponse(Model):
     """Response from processing a user prompt.
 
     See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/prompt-turn#4-check-for-completion)"""
 
-    __slots__ = ("meta", "stop_reason")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     stop_reason: StopReason
     """Indicates why the agent stopped processing the turn."""
 
-    def __init__(self, *, meta: JsonValue | Unset = UNSET, stop_reason: StopReason) -> None:
-        self.meta = meta
-        self.stop_reason = stop_reason
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, PromptResponse) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.stop_reason) == (other.meta, other.stop_reason)
-
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__qualname__}(meta={self.meta!r}, stop_reason={self.stop_reason!r})"
-        )
-
     @classmethod
-    def from_dict(cls, data: object) -> PromptResponse:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
-            stop_reason = data["stopReason"]
-        except KeyError:
-            raise missing("stopReason") from None
-        try:
-            stop_reason = _dec_stop_reason(stop_reason)
-        except ValidationError as e:
-            raise e.at("stopReason") from None
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            meta = data.get("_meta", UNSET)
+            try:
+                stop_reason = _dec_stop_reason(data["stopReason"])
+            except ValidationError as e:
+                raise e.at("stopReason") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.stop_reason = stop_reason
@@ -3568,27 +2340,25 @@ class PromptResponse:
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "stopReason": self.stop_reason._value_,
+            "stopReason": _STOP_REASON_WIRE[self.stop_reason],
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
 
 
-class ReadTextFileRequest:
+class ReadTextFileRequest(Model):
     """Request to read content from a text file.
 
     Only available if the client supports the `fs.readTextFile` capability."""
 
-    __slots__ = ("limit", "line", "meta", "path", "session_id")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    limit: int | Unset | None
+    limit: int | Unset | None = UNSET
     """Maximum number of lines to read."""
 
-    line: int | Unset | None
+    line: int | Unset | None = UNSET
     """Line number to start reading from (1-based)."""
 
     path: str
@@ -3597,70 +2367,34 @@ class ReadTextFileRequest:
     session_id: SessionId
     """The session ID for this request."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        limit: int | Unset | None = UNSET,
-        line: int | Unset | None = UNSET,
-        path: str,
-        session_id: SessionId,
-    ) -> None:
-        self.meta = meta
-        self.limit = limit
-        self.line = line
-        self.path = path
-        self.session_id = session_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ReadTextFileRequest) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.limit, self.line, self.path, self.session_id) == (
-            other.meta,
-            other.limit,
-            other.line,
-            other.path,
-            other.session_id,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, limit={self.limit!r}, line={self.line!r}, path={self.path!r}, session_id={self.session_id!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> ReadTextFileRequest:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
-        limit = data.get("limit", UNSET)
-        if (
-            limit is not UNSET
-            and limit is not None
-            and (type(limit) is not int or not 0 <= limit <= 4294967295)
-        ):
-            raise expected("an integer from 0 to 4294967295", limit, "limit")
-        line = data.get("line", UNSET)
-        if (
-            line is not UNSET
-            and line is not None
-            and (type(line) is not int or not 0 <= line <= 4294967295)
-        ):
-            raise expected("an integer from 0 to 4294967295", line, "line")
         try:
+            meta = data.get("_meta", UNSET)
+            limit = data.get("limit", UNSET)
+            if (
+                limit is not UNSET
+                and limit is not None
+                and (type(limit) is not int or not 0 <= limit <= 4294967295)
+            ):
+                raise expected("an integer from 0 to 4294967295", limit, "limit")
+            line = data.get("line", UNSET)
+            if (
+                line is not UNSET
+                and line is not None
+                and (type(line) is not int or not 0 <= line <= 4294967295)
+            ):
+                raise expected("an integer from 0 to 4294967295", line, "line")
             path = data["path"]
-        except KeyError:
-            raise missing("path") from None
-        if type(path) is not str:
-            raise expected("a string", path, "path")
-        try:
+            if type(path) is not str:
+                raise expected("a string", path, "path")
             session_id = data["sessionId"]
-        except KeyError:
-            raise missing("sessionId") from None
-        if type(session_id) is not str:
-            raise expected("a string", session_id, "sessionId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(session_id) is not str:
+                raise expected("a string", session_id, "sessionId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.limit = limit
@@ -3683,43 +2417,25 @@ class ReadTextFileRequest:
         return out
 
 
-class ReadTextFileResponse:
+class ReadTextFileResponse(Model):
     """Response containing the contents of a text file."""
 
-    __slots__ = ("content", "meta")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     content: str
 
-    def __init__(self, *, meta: JsonValue | Unset = UNSET, content: str) -> None:
-        self.meta = meta
-        self.content = content
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ReadTextFileResponse) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.content) == (other.meta, other.content)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, content={self.content!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> ReadTextFileResponse:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
+            meta = data.get("_meta", UNSET)
             content = data["content"]
-        except KeyError:
-            raise missing("content") from None
-        if type(content) is not str:
-            raise expected("a string", content, "content")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(content) is not str:
+                raise expected("a string", content, "content")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.content = content
@@ -3734,12 +2450,10 @@ class ReadTextFileResponse:
         return out
 
 
-class ReleaseTerminalRequest:
+class ReleaseTerminalRequest(Model):
     """Request to release a terminal and free its resources."""
 
-    __slots__ = ("meta", "session_id", "terminal_id")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     session_id: SessionId
@@ -3748,46 +2462,20 @@ class ReleaseTerminalRequest:
     terminal_id: str
     """The ID of the terminal to release."""
 
-    def __init__(
-        self, *, meta: JsonValue | Unset = UNSET, session_id: SessionId, terminal_id: str
-    ) -> None:
-        self.meta = meta
-        self.session_id = session_id
-        self.terminal_id = terminal_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ReleaseTerminalRequest) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.session_id, self.terminal_id) == (
-            other.meta,
-            other.session_id,
-            other.terminal_id,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, session_id={self.session_id!r}, terminal_id={self.terminal_id!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> ReleaseTerminalRequest:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
+            meta = data.get("_meta", UNSET)
             session_id = data["sessionId"]
-        except KeyError:
-            raise missing("sessionId") from None
-        if type(session_id) is not str:
-            raise expected("a string", session_id, "sessionId")
-        try:
+            if type(session_id) is not str:
+                raise expected("a string", session_id, "sessionId")
             terminal_id = data["terminalId"]
-        except KeyError:
-            raise missing("terminalId") from None
-        if type(terminal_id) is not str:
-            raise expected("a string", terminal_id, "terminalId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(terminal_id) is not str:
+                raise expected("a string", terminal_id, "terminalId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.session_id = session_id
@@ -3804,34 +2492,17 @@ class ReleaseTerminalRequest:
         return out
 
 
-class ReleaseTerminalResponse:
+class ReleaseTerminalResponse(Model):
     """Response to terminal/release method"""
 
-    __slots__ = ("meta",)
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    def __init__(self, *, meta: JsonValue | Unset = UNSET) -> None:
-        self.meta = meta
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ReleaseTerminalResponse) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta,) == (other.meta,)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> ReleaseTerminalResponse:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         meta = data.get("_meta", UNSET)
-
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
         self = object.__new__(cls)
         self.meta = meta
         return self
@@ -3843,16 +2514,14 @@ class ReleaseTerminalResponse:
         return out
 
 
-class RequestPermissionRequest:
+class RequestPermissionRequest(Model):
     """Request for user permission to execute a tool call.
 
     Sent when the agent needs authorization before performing a sensitive operation.
 
     See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/tool-calls#requesting-permission)"""
 
-    __slots__ = ("meta", "options", "session_id", "tool_call")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     options: list[PermissionOption]
@@ -3864,63 +2533,25 @@ class RequestPermissionRequest:
     tool_call: ToolCallUpdate
     """Details about the tool call requiring permission."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        options: list[PermissionOption],
-        session_id: SessionId,
-        tool_call: ToolCallUpdate,
-    ) -> None:
-        self.meta = meta
-        self.options = options
-        self.session_id = session_id
-        self.tool_call = tool_call
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, RequestPermissionRequest) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.options, self.session_id, self.tool_call) == (
-            other.meta,
-            other.options,
-            other.session_id,
-            other.tool_call,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, options={self.options!r}, session_id={self.session_id!r}, tool_call={self.tool_call!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> RequestPermissionRequest:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
-            options = data["options"]
-        except KeyError:
-            raise missing("options") from None
-        try:
-            options = _dec_list_permission_option(options)
-        except ValidationError as e:
-            raise e.at("options") from None
-        try:
+            meta = data.get("_meta", UNSET)
+            try:
+                options = _dec_list_permission_option(data["options"])
+            except ValidationError as e:
+                raise e.at("options") from None
             session_id = data["sessionId"]
-        except KeyError:
-            raise missing("sessionId") from None
-        if type(session_id) is not str:
-            raise expected("a string", session_id, "sessionId")
-        try:
-            tool_call = data["toolCall"]
-        except KeyError:
-            raise missing("toolCall") from None
-        try:
-            tool_call = ToolCallUpdate.from_dict(tool_call)
-        except ValidationError as e:
-            raise e.at("toolCall") from None
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(session_id) is not str:
+                raise expected("a string", session_id, "sessionId")
+            try:
+                tool_call = ToolCallUpdate.from_dict(data["toolCall"])
+            except ValidationError as e:
+                raise e.at("toolCall") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.options = options
@@ -3939,51 +2570,27 @@ class RequestPermissionRequest:
         return out
 
 
-class RequestPermissionResponse:
+class RequestPermissionResponse(Model):
     """Response to a permission request."""
 
-    __slots__ = ("meta", "outcome")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     outcome: RequestPermissionOutcome
     """The user's decision on the permission request."""
 
-    def __init__(
-        self, *, meta: JsonValue | Unset = UNSET, outcome: RequestPermissionOutcome
-    ) -> None:
-        self.meta = meta
-        self.outcome = outcome
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if (
-            not isinstance(other, RequestPermissionResponse)
-            or other.__class__ is not self.__class__
-        ):
-            return NotImplemented
-        return (self.meta, self.outcome) == (other.meta, other.outcome)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, outcome={self.outcome!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> RequestPermissionResponse:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
-            outcome = data["outcome"]
-        except KeyError:
-            raise missing("outcome") from None
-        try:
-            outcome = _dec_request_permission_outcome(outcome)
-        except ValidationError as e:
-            raise e.at("outcome") from None
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            meta = data.get("_meta", UNSET)
+            try:
+                outcome = _dec_request_permission_outcome(data["outcome"])
+            except ValidationError as e:
+                raise e.at("outcome") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.outcome = outcome
@@ -3991,77 +2598,47 @@ class RequestPermissionResponse:
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "outcome": self.outcome.to_dict(),
+            "outcome": _REQUEST_PERMISSION_OUTCOME_ENCODERS[type(self.outcome)](self.outcome),
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
 
 
-class ResourceContentBlock:
+class ResourceContentBlock(Model):
     """Complete resource contents embedded directly in the message.
 
     Preferred for including context as it avoids extra round-trips.
 
     Requires the `embeddedContext` prompt capability when included in prompts."""
 
-    __slots__ = ("annotations", "meta", "resource")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    annotations: Annotations | Unset | None
+    annotations: Annotations | Unset | None = UNSET
 
     resource: EmbeddedResourceResource
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        annotations: Annotations | Unset | None = UNSET,
-        resource: EmbeddedResourceResource,
-    ) -> None:
-        self.meta = meta
-        self.annotations = annotations
-        self.resource = resource
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ResourceContentBlock) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.annotations, self.resource) == (
-            other.meta,
-            other.annotations,
-            other.resource,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, annotations={self.annotations!r}, resource={self.resource!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> ResourceContentBlock:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         if data.get("type") != "resource":
             raise ValidationError("expected 'resource'", "type")
-        meta = data.get("_meta", UNSET)
-
-        annotations = data.get("annotations", UNSET)
-        if annotations is not UNSET and annotations is not None:
+        try:
+            meta = data.get("_meta", UNSET)
+            annotations = data.get("annotations", UNSET)
+            if annotations is not UNSET and annotations is not None:
+                try:
+                    annotations = Annotations.from_dict(annotations)
+                except ValidationError as e:
+                    raise e.at("annotations") from None
             try:
-                annotations = Annotations.from_dict(annotations)
+                resource = _dec_embedded_resource_resource(data["resource"])
             except ValidationError as e:
-                raise e.at("annotations") from None
-        try:
-            resource = data["resource"]
-        except KeyError:
-            raise missing("resource") from None
-        try:
-            resource = _dec_embedded_resource_resource(resource)
-        except ValidationError as e:
-            raise e.at("resource") from None
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+                raise e.at("resource") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.annotations = annotations
@@ -4071,7 +2648,7 @@ class ResourceContentBlock:
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "type": "resource",
-            "resource": self.resource.to_dict(),
+            "resource": _EMBEDDED_RESOURCE_RESOURCE_ENCODERS[type(self.resource)](self.resource),
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
@@ -4080,120 +2657,70 @@ class ResourceContentBlock:
         return out
 
 
-class ResourceLink:
+class ResourceLink(Model):
     """A resource that the server is capable of reading, included in a prompt or tool call result."""
 
-    __slots__ = ("annotations", "description", "meta", "mime_type", "name", "size", "title", "uri")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    annotations: Annotations | Unset | None
+    annotations: Annotations | Unset | None = UNSET
 
-    description: str | Unset | None
+    description: str | Unset | None = UNSET
 
-    mime_type: str | Unset | None
+    mime_type: str | Unset | None = UNSET
 
     name: str
 
-    size: int | Unset | None
+    size: int | Unset | None = UNSET
 
-    title: str | Unset | None
+    title: str | Unset | None = UNSET
 
     uri: str
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        annotations: Annotations | Unset | None = UNSET,
-        description: str | Unset | None = UNSET,
-        mime_type: str | Unset | None = UNSET,
-        name: str,
-        size: int | Unset | None = UNSET,
-        title: str | Unset | None = UNSET,
-        uri: str,
-    ) -> None:
-        self.meta = meta
-        self.annotations = annotations
-        self.description = description
-        self.mime_type = mime_type
-        self.name = name
-        self.size = size
-        self.title = title
-        self.uri = uri
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ResourceLink) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.meta,
-            self.annotations,
-            self.description,
-            self.mime_type,
-            self.name,
-            self.size,
-            self.title,
-            self.uri,
-        ) == (
-            other.meta,
-            other.annotations,
-            other.description,
-            other.mime_type,
-            other.name,
-            other.size,
-            other.title,
-            other.uri,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, annotations={self.annotations!r}, description={self.description!r}, mime_type={self.mime_type!r}, name={self.name!r}, size={self.size!r}, title={self.title!r}, uri={self.uri!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> ResourceLink:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
-        annotations = data.get("annotations", UNSET)
-        if annotations is not UNSET and annotations is not None:
-            try:
-                annotations = Annotations.from_dict(annotations)
-            except ValidationError as e:
-                raise e.at("annotations") from None
-        description = data.get("description", UNSET)
-        if description is not UNSET and description is not None and (type(description) is not str):
-            raise expected("a string", description, "description")
-        mime_type = data.get("mimeType", UNSET)
-        if mime_type is not UNSET and mime_type is not None and (type(mime_type) is not str):
-            raise expected("a string", mime_type, "mimeType")
         try:
+            meta = data.get("_meta", UNSET)
+            annotations = data.get("annotations", UNSET)
+            if annotations is not UNSET and annotations is not None:
+                try:
+                    annotations = Annotations.from_dict(annotations)
+                except ValidationError as e:
+                    raise e.at("annotations") from None
+            description = data.get("description", UNSET)
+            if (
+                description is not UNSET
+                and description is not None
+                and (type(description) is not str)
+            ):
+                raise expected("a string", description, "description")
+            mime_type = data.get("mimeType", UNSET)
+            if mime_type is not UNSET and mime_type is not None and (type(mime_type) is not str):
+                raise expected("a string", mime_type, "mimeType")
             name = data["name"]
-        except KeyError:
-            raise missing("name") from None
-        if type(name) is not str:
-            raise expected("a string", name, "name")
-        size = data.get("size", UNSET)
-        if (
-            size is not UNSET
-            and size is not None
-            and (type(size) is not int or not -9223372036854775808 <= size <= 9223372036854775807)
-        ):
-            raise expected(
-                "an integer from -9223372036854775808 to 9223372036854775807", size, "size"
-            )
-        title = data.get("title", UNSET)
-        if title is not UNSET and title is not None and (type(title) is not str):
-            raise expected("a string", title, "title")
-        try:
+            if type(name) is not str:
+                raise expected("a string", name, "name")
+            size = data.get("size", UNSET)
+            if (
+                size is not UNSET
+                and size is not None
+                and (
+                    type(size) is not int or not -9223372036854775808 <= size <= 9223372036854775807
+                )
+            ):
+                raise expected(
+                    "an integer from -9223372036854775808 to 9223372036854775807", size, "size"
+                )
+            title = data.get("title", UNSET)
+            if title is not UNSET and title is not None and (type(title) is not str):
+                raise expected("a string", title, "title")
             uri = data["uri"]
-        except KeyError:
-            raise missing("uri") from None
-        if type(uri) is not str:
-            raise expected("a string", uri, "uri")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(uri) is not str:
+                raise expected("a string", uri, "uri")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.annotations = annotations
@@ -4225,124 +2752,74 @@ class ResourceLink:
         return out
 
 
-class ResourceLinkContentBlock:
+class ResourceLinkContentBlock(Model):
     """References to resources that the agent can access.
 
     All agents MUST support resource links in prompts."""
 
-    __slots__ = ("annotations", "description", "meta", "mime_type", "name", "size", "title", "uri")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    annotations: Annotations | Unset | None
+    annotations: Annotations | Unset | None = UNSET
 
-    description: str | Unset | None
+    description: str | Unset | None = UNSET
 
-    mime_type: str | Unset | None
+    mime_type: str | Unset | None = UNSET
 
     name: str
 
-    size: int | Unset | None
+    size: int | Unset | None = UNSET
 
-    title: str | Unset | None
+    title: str | Unset | None = UNSET
 
     uri: str
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        annotations: Annotations | Unset | None = UNSET,
-        description: str | Unset | None = UNSET,
-        mime_type: str | Unset | None = UNSET,
-        name: str,
-        size: int | Unset | None = UNSET,
-        title: str | Unset | None = UNSET,
-        uri: str,
-    ) -> None:
-        self.meta = meta
-        self.annotations = annotations
-        self.description = description
-        self.mime_type = mime_type
-        self.name = name
-        self.size = size
-        self.title = title
-        self.uri = uri
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ResourceLinkContentBlock) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.meta,
-            self.annotations,
-            self.description,
-            self.mime_type,
-            self.name,
-            self.size,
-            self.title,
-            self.uri,
-        ) == (
-            other.meta,
-            other.annotations,
-            other.description,
-            other.mime_type,
-            other.name,
-            other.size,
-            other.title,
-            other.uri,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, annotations={self.annotations!r}, description={self.description!r}, mime_type={self.mime_type!r}, name={self.name!r}, size={self.size!r}, title={self.title!r}, uri={self.uri!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> ResourceLinkContentBlock:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         if data.get("type") != "resource_link":
             raise ValidationError("expected 'resource_link'", "type")
-        meta = data.get("_meta", UNSET)
-
-        annotations = data.get("annotations", UNSET)
-        if annotations is not UNSET and annotations is not None:
-            try:
-                annotations = Annotations.from_dict(annotations)
-            except ValidationError as e:
-                raise e.at("annotations") from None
-        description = data.get("description", UNSET)
-        if description is not UNSET and description is not None and (type(description) is not str):
-            raise expected("a string", description, "description")
-        mime_type = data.get("mimeType", UNSET)
-        if mime_type is not UNSET and mime_type is not None and (type(mime_type) is not str):
-            raise expected("a string", mime_type, "mimeType")
         try:
+            meta = data.get("_meta", UNSET)
+            annotations = data.get("annotations", UNSET)
+            if annotations is not UNSET and annotations is not None:
+                try:
+                    annotations = Annotations.from_dict(annotations)
+                except ValidationError as e:
+                    raise e.at("annotations") from None
+            description = data.get("description", UNSET)
+            if (
+                description is not UNSET
+                and description is not None
+                and (type(description) is not str)
+            ):
+                raise expected("a string", description, "description")
+            mime_type = data.get("mimeType", UNSET)
+            if mime_type is not UNSET and mime_type is not None and (type(mime_type) is not str):
+                raise expected("a string", mime_type, "mimeType")
             name = data["name"]
-        except KeyError:
-            raise missing("name") from None
-        if type(name) is not str:
-            raise expected("a string", name, "name")
-        size = data.get("size", UNSET)
-        if (
-            size is not UNSET
-            and size is not None
-            and (type(size) is not int or not -9223372036854775808 <= size <= 9223372036854775807)
-        ):
-            raise expected(
-                "an integer from -9223372036854775808 to 9223372036854775807", size, "size"
-            )
-        title = data.get("title", UNSET)
-        if title is not UNSET and title is not None and (type(title) is not str):
-            raise expected("a string", title, "title")
-        try:
+            if type(name) is not str:
+                raise expected("a string", name, "name")
+            size = data.get("size", UNSET)
+            if (
+                size is not UNSET
+                and size is not None
+                and (
+                    type(size) is not int or not -9223372036854775808 <= size <= 9223372036854775807
+                )
+            ):
+                raise expected(
+                    "an integer from -9223372036854775808 to 9223372036854775807", size, "size"
+                )
+            title = data.get("title", UNSET)
+            if title is not UNSET and title is not None and (type(title) is not str):
+                raise expected("a string", title, "title")
             uri = data["uri"]
-        except KeyError:
-            raise missing("uri") from None
-        if type(uri) is not str:
-            raise expected("a string", uri, "uri")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(uri) is not str:
+                raise expected("a string", uri, "uri")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.annotations = annotations
@@ -4375,43 +2852,24 @@ class ResourceLinkContentBlock:
         return out
 
 
-class SelectedRequestPermissionOutcome:
+class SelectedRequestPermissionOutcome(Model):
     """The user selected one of the provided options."""
-
-    __slots__ = ("option_id",)
 
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
 
-    def __init__(self, *, option_id: PermissionOptionId) -> None:
-        self.option_id = option_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if (
-            not isinstance(other, SelectedRequestPermissionOutcome)
-            or other.__class__ is not self.__class__
-        ):
-            return NotImplemented
-        return (self.option_id,) == (other.option_id,)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(option_id={self.option_id!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> SelectedRequestPermissionOutcome:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         if data.get("outcome") != "selected":
             raise ValidationError("expected 'selected'", "outcome")
         try:
             option_id = data["optionId"]
-        except KeyError:
-            raise missing("optionId") from None
-        if type(option_id) is not str:
-            raise expected("a string", option_id, "optionId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(option_id) is not str:
+                raise expected("a string", option_id, "optionId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.option_id = option_id
         return self
@@ -4424,72 +2882,41 @@ class SelectedRequestPermissionOutcome:
         return out
 
 
-class SessionMode:
+class SessionMode(Model):
     """A mode the agent can operate in.
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)"""
 
-    __slots__ = ("description", "id", "meta", "name")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    description: str | Unset | None
+    description: str | Unset | None = UNSET
 
     id: SessionModeId
 
     name: str
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        description: str | Unset | None = UNSET,
-        id: SessionModeId,
-        name: str,
-    ) -> None:
-        self.meta = meta
-        self.description = description
-        self.id = id
-        self.name = name
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, SessionMode) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.description, self.id, self.name) == (
-            other.meta,
-            other.description,
-            other.id,
-            other.name,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, description={self.description!r}, id={self.id!r}, name={self.name!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> SessionMode:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
-        description = data.get("description", UNSET)
-        if description is not UNSET and description is not None and (type(description) is not str):
-            raise expected("a string", description, "description")
         try:
+            meta = data.get("_meta", UNSET)
+            description = data.get("description", UNSET)
+            if (
+                description is not UNSET
+                and description is not None
+                and (type(description) is not str)
+            ):
+                raise expected("a string", description, "description")
             id = data["id"]
-        except KeyError:
-            raise missing("id") from None
-        if type(id) is not str:
-            raise expected("a string", id, "id")
-        try:
+            if type(id) is not str:
+                raise expected("a string", id, "id")
             name = data["name"]
-        except KeyError:
-            raise missing("name") from None
-        if type(name) is not str:
-            raise expected("a string", name, "name")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(name) is not str:
+                raise expected("a string", name, "name")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.description = description
@@ -4509,12 +2936,10 @@ class SessionMode:
         return out
 
 
-class SessionModeState:
+class SessionModeState(Model):
     """The set of modes and the one currently active."""
 
-    __slots__ = ("available_modes", "current_mode_id", "meta")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     available_modes: list[SessionMode]
@@ -4523,52 +2948,21 @@ class SessionModeState:
     current_mode_id: SessionModeId
     """The current mode the Agent is in."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        available_modes: list[SessionMode],
-        current_mode_id: SessionModeId,
-    ) -> None:
-        self.meta = meta
-        self.available_modes = available_modes
-        self.current_mode_id = current_mode_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, SessionModeState) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.available_modes, self.current_mode_id) == (
-            other.meta,
-            other.available_modes,
-            other.current_mode_id,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, available_modes={self.available_modes!r}, current_mode_id={self.current_mode_id!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> SessionModeState:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
-            available_modes = data["availableModes"]
-        except KeyError:
-            raise missing("availableModes") from None
-        try:
-            available_modes = _dec_list_session_mode(available_modes)
-        except ValidationError as e:
-            raise e.at("availableModes") from None
-        try:
+            meta = data.get("_meta", UNSET)
+            try:
+                available_modes = _dec_list_session_mode(data["availableModes"])
+            except ValidationError as e:
+                raise e.at("availableModes") from None
             current_mode_id = data["currentModeId"]
-        except KeyError:
-            raise missing("currentModeId") from None
-        if type(current_mode_id) is not str:
-            raise expected("a string", current_mode_id, "currentModeId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(current_mode_id) is not str:
+                raise expected("a string", current_mode_id, "currentModeId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.available_modes = available_modes
@@ -4585,16 +2979,14 @@ class SessionModeState:
         return out
 
 
-class SessionModelState:
+class SessionModelState(Model):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
     The set of models and the one currently active."""
 
-    __slots__ = ("available_models", "current_model_id", "meta")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     available_models: list[ModelInfo]
@@ -4603,52 +2995,21 @@ class SessionModelState:
     current_model_id: ModelId
     """The current model the Agent is in."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        available_models: list[ModelInfo],
-        current_model_id: ModelId,
-    ) -> None:
-        self.meta = meta
-        self.available_models = available_models
-        self.current_model_id = current_model_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, SessionModelState) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.available_models, self.current_model_id) == (
-            other.meta,
-            other.available_models,
-            other.current_model_id,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, available_models={self.available_models!r}, current_model_id={self.current_model_id!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> SessionModelState:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
-            available_models = data["availableModels"]
-        except KeyError:
-            raise missing("availableModels") from None
-        try:
-            available_models = _dec_list_model_info(available_models)
-        except ValidationError as e:
-            raise e.at("availableModels") from None
-        try:
+            meta = data.get("_meta", UNSET)
+            try:
+                available_models = _dec_list_model_info(data["availableModels"])
+            except ValidationError as e:
+                raise e.at("availableModels") from None
             current_model_id = data["currentModelId"]
-        except KeyError:
-            raise missing("currentModelId") from None
-        if type(current_model_id) is not str:
-            raise expected("a string", current_model_id, "currentModelId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(current_model_id) is not str:
+                raise expected("a string", current_model_id, "currentModelId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.available_models = available_models
@@ -4665,16 +3026,14 @@ class SessionModelState:
         return out
 
 
-class SessionNotification:
+class SessionNotification(Model):
     """Notification containing a session update from the agent.
 
     Used to stream real-time progress and results during prompt processing.
 
     See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)"""
 
-    __slots__ = ("meta", "session_id", "update")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     session_id: SessionId
@@ -4683,48 +3042,21 @@ class SessionNotification:
     update: SessionUpdate
     """The actual update content."""
 
-    def __init__(
-        self, *, meta: JsonValue | Unset = UNSET, session_id: SessionId, update: SessionUpdate
-    ) -> None:
-        self.meta = meta
-        self.session_id = session_id
-        self.update = update
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, SessionNotification) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.session_id, self.update) == (
-            other.meta,
-            other.session_id,
-            other.update,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, session_id={self.session_id!r}, update={self.update!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> SessionNotification:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
+            meta = data.get("_meta", UNSET)
             session_id = data["sessionId"]
-        except KeyError:
-            raise missing("sessionId") from None
-        if type(session_id) is not str:
-            raise expected("a string", session_id, "sessionId")
-        try:
-            update = data["update"]
-        except KeyError:
-            raise missing("update") from None
-        try:
-            update = _dec_session_update(update)
-        except ValidationError as e:
-            raise e.at("update") from None
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(session_id) is not str:
+                raise expected("a string", session_id, "sessionId")
+            try:
+                update = _dec_session_update(data["update"])
+            except ValidationError as e:
+                raise e.at("update") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.session_id = session_id
@@ -4734,19 +3066,17 @@ class SessionNotification:
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionId": self.session_id,
-            "update": self.update.to_dict(),
+            "update": _SESSION_UPDATE_ENCODERS[type(self.update)](self.update),
         }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
 
 
-class SetSessionModeRequest:
+class SetSessionModeRequest(Model):
     """Request parameters for setting a session mode."""
 
-    __slots__ = ("meta", "mode_id", "session_id")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     mode_id: SessionModeId
@@ -4755,46 +3085,20 @@ class SetSessionModeRequest:
     session_id: SessionId
     """The ID of the session to set the mode for."""
 
-    def __init__(
-        self, *, meta: JsonValue | Unset = UNSET, mode_id: SessionModeId, session_id: SessionId
-    ) -> None:
-        self.meta = meta
-        self.mode_id = mode_id
-        self.session_id = session_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, SetSessionModeRequest) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.mode_id, self.session_id) == (
-            other.meta,
-            other.mode_id,
-            other.session_id,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, mode_id={self.mode_id!r}, session_id={self.session_id!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> SetSessionModeRequest:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
+            meta = data.get("_meta", UNSET)
             mode_id = data["modeId"]
-        except KeyError:
-            raise missing("modeId") from None
-        if type(mode_id) is not str:
-            raise expected("a string", mode_id, "modeId")
-        try:
+            if type(mode_id) is not str:
+                raise expected("a string", mode_id, "modeId")
             session_id = data["sessionId"]
-        except KeyError:
-            raise missing("sessionId") from None
-        if type(session_id) is not str:
-            raise expected("a string", session_id, "sessionId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(session_id) is not str:
+                raise expected("a string", session_id, "sessionId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.mode_id = mode_id
@@ -4811,33 +3115,16 @@ class SetSessionModeRequest:
         return out
 
 
-class SetSessionModeResponse:
+class SetSessionModeResponse(Model):
     """Response to `session/set_mode` method."""
 
-    __slots__ = ("meta",)
-
-    meta: JsonValue | Unset
-
-    def __init__(self, *, meta: JsonValue | Unset = UNSET) -> None:
-        self.meta = meta
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, SetSessionModeResponse) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta,) == (other.meta,)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
+    meta: JsonValue | Unset = UNSET
 
     @classmethod
-    def from_dict(cls, data: object) -> SetSessionModeResponse:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         meta = data.get("meta", UNSET)
-
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
         self = object.__new__(cls)
         self.meta = meta
         return self
@@ -4849,16 +3136,14 @@ class SetSessionModeResponse:
         return out
 
 
-class SetSessionModelRequest:
+class SetSessionModelRequest(Model):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
     Request parameters for setting a session model."""
 
-    __slots__ = ("meta", "model_id", "session_id")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     model_id: ModelId
@@ -4867,46 +3152,20 @@ class SetSessionModelRequest:
     session_id: SessionId
     """The ID of the session to set the model for."""
 
-    def __init__(
-        self, *, meta: JsonValue | Unset = UNSET, model_id: ModelId, session_id: SessionId
-    ) -> None:
-        self.meta = meta
-        self.model_id = model_id
-        self.session_id = session_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, SetSessionModelRequest) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.model_id, self.session_id) == (
-            other.meta,
-            other.model_id,
-            other.session_id,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, model_id={self.model_id!r}, session_id={self.session_id!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> SetSessionModelRequest:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
+            meta = data.get("_meta", UNSET)
             model_id = data["modelId"]
-        except KeyError:
-            raise missing("modelId") from None
-        if type(model_id) is not str:
-            raise expected("a string", model_id, "modelId")
-        try:
+            if type(model_id) is not str:
+                raise expected("a string", model_id, "modelId")
             session_id = data["sessionId"]
-        except KeyError:
-            raise missing("sessionId") from None
-        if type(session_id) is not str:
-            raise expected("a string", session_id, "sessionId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(session_id) is not str:
+                raise expected("a string", session_id, "sessionId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.model_id = model_id
@@ -4923,38 +3182,21 @@ class SetSessionModelRequest:
         return out
 
 
-class SetSessionModelResponse:
+class SetSessionModelResponse(Model):
     """**UNSTABLE**
 
     This capability is not part of the spec yet, and may be removed or changed at any point.
 
     Response to `session/set_model` method."""
 
-    __slots__ = ("meta",)
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    def __init__(self, *, meta: JsonValue | Unset = UNSET) -> None:
-        self.meta = meta
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, SetSessionModelResponse) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta,) == (other.meta,)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> SetSessionModelResponse:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         meta = data.get("_meta", UNSET)
-
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
         self = object.__new__(cls)
         self.meta = meta
         return self
@@ -4966,12 +3208,10 @@ class SetSessionModelResponse:
         return out
 
 
-class SseMcpServer:
+class SseMcpServer(Model):
     """SSE transport configuration
 
     Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`."""
-
-    __slots__ = ("headers", "name", "url")
 
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
@@ -4982,48 +3222,25 @@ class SseMcpServer:
     url: str
     """URL to the MCP server."""
 
-    def __init__(self, *, headers: list[HttpHeader], name: str, url: str) -> None:
-        self.headers = headers
-        self.name = name
-        self.url = url
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, SseMcpServer) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.headers, self.name, self.url) == (other.headers, other.name, other.url)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(headers={self.headers!r}, name={self.name!r}, url={self.url!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> SseMcpServer:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         if data.get("type") != "sse":
             raise ValidationError("expected 'sse'", "type")
         try:
-            headers = data["headers"]
-        except KeyError:
-            raise missing("headers") from None
-        try:
-            headers = _dec_list_http_header(headers)
-        except ValidationError as e:
-            raise e.at("headers") from None
-        try:
+            try:
+                headers = _dec_list_http_header(data["headers"])
+            except ValidationError as e:
+                raise e.at("headers") from None
             name = data["name"]
-        except KeyError:
-            raise missing("name") from None
-        if type(name) is not str:
-            raise expected("a string", name, "name")
-        try:
+            if type(name) is not str:
+                raise expected("a string", name, "name")
             url = data["url"]
-        except KeyError:
-            raise missing("url") from None
-        if type(url) is not str:
-            raise expected("a string", url, "url")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(url) is not str:
+                raise expected("a string", url, "url")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.headers = headers
         self.name = name
@@ -5040,12 +3257,10 @@ class SseMcpServer:
         return out
 
 
-class StdioMcpServer:
+class StdioMcpServer(Model):
     """Stdio transport configuration
 
     All Agents MUST support this transport."""
-
-    __slots__ = ("args", "command", "env", "name")
 
     args: list[str]
     """Command-line arguments to pass to the MCP server."""
@@ -5059,60 +3274,27 @@ class StdioMcpServer:
     name: str
     """Human-readable name identifying this MCP server."""
 
-    def __init__(self, *, args: list[str], command: str, env: list[EnvVariable], name: str) -> None:
-        self.args = args
-        self.command = command
-        self.env = env
-        self.name = name
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, StdioMcpServer) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.args, self.command, self.env, self.name) == (
-            other.args,
-            other.command,
-            other.env,
-            other.name,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(args={self.args!r}, command={self.command!r}, env={self.env!r}, name={self.name!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> StdioMcpServer:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         try:
-            args = data["args"]
-        except KeyError:
-            raise missing("args") from None
-        try:
-            args = _dec_list_str(args)
-        except ValidationError as e:
-            raise e.at("args") from None
-        try:
+            try:
+                args = _dec_list_str(data["args"])
+            except ValidationError as e:
+                raise e.at("args") from None
             command = data["command"]
-        except KeyError:
-            raise missing("command") from None
-        if type(command) is not str:
-            raise expected("a string", command, "command")
-        try:
-            env = data["env"]
-        except KeyError:
-            raise missing("env") from None
-        try:
-            env = _dec_list_env_variable(env)
-        except ValidationError as e:
-            raise e.at("env") from None
-        try:
+            if type(command) is not str:
+                raise expected("a string", command, "command")
+            try:
+                env = _dec_list_env_variable(data["env"])
+            except ValidationError as e:
+                raise e.at("env") from None
             name = data["name"]
-        except KeyError:
-            raise missing("name") from None
-        if type(name) is not str:
-            raise expected("a string", name, "name")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(name) is not str:
+                raise expected("a string", name, "name")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.args = args
         self.command = command
@@ -5130,51 +3312,23 @@ class StdioMcpServer:
         return out
 
 
-class TerminalExitStatus:
+class TerminalExitStatus(Model):
     """Exit status of a terminal command."""
 
-    __slots__ = ("exit_code", "meta", "signal")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    exit_code: int | Unset | None
+    exit_code: int | Unset | None = UNSET
     """The process exit code (may be null if terminated by signal)."""
 
-    signal: str | Unset | None
+    signal: str | Unset | None = UNSET
     """The signal that terminated the process (may be null if exited normally)."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        exit_code: int | Unset | None = UNSET,
-        signal: str | Unset | None = UNSET,
-    ) -> None:
-        self.meta = meta
-        self.exit_code = exit_code
-        self.signal = signal
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, TerminalExitStatus) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.exit_code, self.signal) == (
-            other.meta,
-            other.exit_code,
-            other.signal,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, exit_code={self.exit_code!r}, signal={self.signal!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> TerminalExitStatus:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         meta = data.get("_meta", UNSET)
-
         exit_code = data.get("exitCode", UNSET)
         if (
             exit_code is not UNSET
@@ -5185,7 +3339,6 @@ class TerminalExitStatus:
         signal = data.get("signal", UNSET)
         if signal is not UNSET and signal is not None and (type(signal) is not str):
             raise expected("a string", signal, "signal")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
         self = object.__new__(cls)
         self.meta = meta
         self.exit_code = exit_code
@@ -5203,12 +3356,10 @@ class TerminalExitStatus:
         return out
 
 
-class TerminalOutputRequest:
+class TerminalOutputRequest(Model):
     """Request to get the current output and status of a terminal."""
 
-    __slots__ = ("meta", "session_id", "terminal_id")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     session_id: SessionId
@@ -5217,46 +3368,20 @@ class TerminalOutputRequest:
     terminal_id: str
     """The ID of the terminal to get output from."""
 
-    def __init__(
-        self, *, meta: JsonValue | Unset = UNSET, session_id: SessionId, terminal_id: str
-    ) -> None:
-        self.meta = meta
-        self.session_id = session_id
-        self.terminal_id = terminal_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, TerminalOutputRequest) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.session_id, self.terminal_id) == (
-            other.meta,
-            other.session_id,
-            other.terminal_id,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, session_id={self.session_id!r}, terminal_id={self.terminal_id!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> TerminalOutputRequest:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
+            meta = data.get("_meta", UNSET)
             session_id = data["sessionId"]
-        except KeyError:
-            raise missing("sessionId") from None
-        if type(session_id) is not str:
-            raise expected("a string", session_id, "sessionId")
-        try:
+            if type(session_id) is not str:
+                raise expected("a string", session_id, "sessionId")
             terminal_id = data["terminalId"]
-        except KeyError:
-            raise missing("terminalId") from None
-        if type(terminal_id) is not str:
-            raise expected("a string", terminal_id, "terminalId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(terminal_id) is not str:
+                raise expected("a string", terminal_id, "terminalId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.session_id = session_id
@@ -5273,15 +3398,13 @@ class TerminalOutputRequest:
         return out
 
 
-class TerminalOutputResponse:
+class TerminalOutputResponse(Model):
     """Response containing the terminal output and exit status."""
 
-    __slots__ = ("exit_status", "meta", "output", "truncated")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    exit_status: TerminalExitStatus | Unset | None
+    exit_status: TerminalExitStatus | Unset | None = UNSET
     """Exit status if the command has completed."""
 
     output: str
@@ -5290,59 +3413,26 @@ class TerminalOutputResponse:
     truncated: bool
     """Whether the output was truncated due to byte limits."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        exit_status: TerminalExitStatus | Unset | None = UNSET,
-        output: str,
-        truncated: bool,
-    ) -> None:
-        self.meta = meta
-        self.exit_status = exit_status
-        self.output = output
-        self.truncated = truncated
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, TerminalOutputResponse) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.exit_status, self.output, self.truncated) == (
-            other.meta,
-            other.exit_status,
-            other.output,
-            other.truncated,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, exit_status={self.exit_status!r}, output={self.output!r}, truncated={self.truncated!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> TerminalOutputResponse:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
-        exit_status = data.get("exitStatus", UNSET)
-        if exit_status is not UNSET and exit_status is not None:
-            try:
-                exit_status = TerminalExitStatus.from_dict(exit_status)
-            except ValidationError as e:
-                raise e.at("exitStatus") from None
         try:
+            meta = data.get("_meta", UNSET)
+            exit_status = data.get("exitStatus", UNSET)
+            if exit_status is not UNSET and exit_status is not None:
+                try:
+                    exit_status = TerminalExitStatus.from_dict(exit_status)
+                except ValidationError as e:
+                    raise e.at("exitStatus") from None
             output = data["output"]
-        except KeyError:
-            raise missing("output") from None
-        if type(output) is not str:
-            raise expected("a string", output, "output")
-        try:
+            if type(output) is not str:
+                raise expected("a string", output, "output")
             truncated = data["truncated"]
-        except KeyError:
-            raise missing("truncated") from None
-        if type(truncated) is not bool:
-            raise expected("a boolean", truncated, "truncated")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(truncated) is not bool:
+                raise expected("a boolean", truncated, "truncated")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.exit_status = exit_status
@@ -5362,43 +3452,27 @@ class TerminalOutputResponse:
         return out
 
 
-class TerminalToolCallContent:
+class TerminalToolCallContent(Model):
     """Embed a terminal created with `terminal/create` by its id.
 
     The terminal must be added before calling `terminal/release`.
 
     See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/terminal)"""
 
-    __slots__ = ("terminal_id",)
-
     terminal_id: str
 
-    def __init__(self, *, terminal_id: str) -> None:
-        self.terminal_id = terminal_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, TerminalToolCallContent) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.terminal_id,) == (other.terminal_id,)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(terminal_id={self.terminal_id!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> TerminalToolCallContent:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         if data.get("type") != "terminal":
             raise ValidationError("expected 'terminal'", "type")
         try:
             terminal_id = data["terminalId"]
-        except KeyError:
-            raise missing("terminalId") from None
-        if type(terminal_id) is not str:
-            raise expected("a string", terminal_id, "terminalId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(terminal_id) is not str:
+                raise expected("a string", terminal_id, "terminalId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.terminal_id = terminal_id
         return self
@@ -5411,62 +3485,33 @@ class TerminalToolCallContent:
         return out
 
 
-class TextContent:
+class TextContent(Model):
     """Text provided to or from an LLM."""
 
-    __slots__ = ("annotations", "meta", "text")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    annotations: Annotations | Unset | None
+    annotations: Annotations | Unset | None = UNSET
 
     text: str
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        annotations: Annotations | Unset | None = UNSET,
-        text: str,
-    ) -> None:
-        self.meta = meta
-        self.annotations = annotations
-        self.text = text
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, TextContent) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.annotations, self.text) == (
-            other.meta,
-            other.annotations,
-            other.text,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, annotations={self.annotations!r}, text={self.text!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> TextContent:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
-        annotations = data.get("annotations", UNSET)
-        if annotations is not UNSET and annotations is not None:
-            try:
-                annotations = Annotations.from_dict(annotations)
-            except ValidationError as e:
-                raise e.at("annotations") from None
         try:
+            meta = data.get("_meta", UNSET)
+            annotations = data.get("annotations", UNSET)
+            if annotations is not UNSET and annotations is not None:
+                try:
+                    annotations = Annotations.from_dict(annotations)
+                except ValidationError as e:
+                    raise e.at("annotations") from None
             text = data["text"]
-        except KeyError:
-            raise missing("text") from None
-        if type(text) is not str:
-            raise expected("a string", text, "text")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(text) is not str:
+                raise expected("a string", text, "text")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.annotations = annotations
@@ -5484,66 +3529,37 @@ class TextContent:
         return out
 
 
-class TextContentBlock:
+class TextContentBlock(Model):
     """Plain text content
 
     All agents MUST support text content blocks in prompts."""
 
-    __slots__ = ("annotations", "meta", "text")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    annotations: Annotations | Unset | None
+    annotations: Annotations | Unset | None = UNSET
 
     text: str
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        annotations: Annotations | Unset | None = UNSET,
-        text: str,
-    ) -> None:
-        self.meta = meta
-        self.annotations = annotations
-        self.text = text
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, TextContentBlock) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.annotations, self.text) == (
-            other.meta,
-            other.annotations,
-            other.text,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, annotations={self.annotations!r}, text={self.text!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> TextContentBlock:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         if data.get("type") != "text":
             raise ValidationError("expected 'text'", "type")
-        meta = data.get("_meta", UNSET)
-
-        annotations = data.get("annotations", UNSET)
-        if annotations is not UNSET and annotations is not None:
-            try:
-                annotations = Annotations.from_dict(annotations)
-            except ValidationError as e:
-                raise e.at("annotations") from None
         try:
+            meta = data.get("_meta", UNSET)
+            annotations = data.get("annotations", UNSET)
+            if annotations is not UNSET and annotations is not None:
+                try:
+                    annotations = Annotations.from_dict(annotations)
+                except ValidationError as e:
+                    raise e.at("annotations") from None
             text = data["text"]
-        except KeyError:
-            raise missing("text") from None
-        if type(text) is not str:
-            raise expected("a string", text, "text")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(text) is not str:
+                raise expected("a string", text, "text")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.annotations = annotations
@@ -5562,70 +3578,35 @@ class TextContentBlock:
         return out
 
 
-class TextResourceContents:
+class TextResourceContents(Model):
     """Text-based resource contents."""
 
-    __slots__ = ("meta", "mime_type", "text", "uri")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    mime_type: str | Unset | None
+    mime_type: str | Unset | None = UNSET
 
     text: str
 
     uri: str
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        mime_type: str | Unset | None = UNSET,
-        text: str,
-        uri: str,
-    ) -> None:
-        self.meta = meta
-        self.mime_type = mime_type
-        self.text = text
-        self.uri = uri
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, TextResourceContents) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.mime_type, self.text, self.uri) == (
-            other.meta,
-            other.mime_type,
-            other.text,
-            other.uri,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, mime_type={self.mime_type!r}, text={self.text!r}, uri={self.uri!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> TextResourceContents:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
-        mime_type = data.get("mimeType", UNSET)
-        if mime_type is not UNSET and mime_type is not None and (type(mime_type) is not str):
-            raise expected("a string", mime_type, "mimeType")
         try:
+            meta = data.get("_meta", UNSET)
+            mime_type = data.get("mimeType", UNSET)
+            if mime_type is not UNSET and mime_type is not None and (type(mime_type) is not str):
+                raise expected("a string", mime_type, "mimeType")
             text = data["text"]
-        except KeyError:
-            raise missing("text") from None
-        if type(text) is not str:
-            raise expected("a string", text, "text")
-        try:
+            if type(text) is not str:
+                raise expected("a string", text, "text")
             uri = data["uri"]
-        except KeyError:
-            raise missing("uri") from None
-        if type(uri) is not str:
-            raise expected("a string", uri, "uri")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(uri) is not str:
+                raise expected("a string", uri, "uri")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.mime_type = mime_type
@@ -5645,7 +3626,7 @@ class TextResourceContents:
         return out
 
 
-class ToolCall:
+class ToolCall(Model):
     """Represents a tool call that the language model has requested.
 
     Tool calls are actions that the agent executes on behalf of the language model,
@@ -5653,39 +3634,27 @@ class ToolCall:
 
     See protocol docs: [Tool Calls](https://agentclientprotocol.com/protocol/tool-calls)"""
 
-    __slots__ = (
-        "content",
-        "kind",
-        "locations",
-        "meta",
-        "raw_input",
-        "raw_output",
-        "status",
-        "title",
-        "tool_call_id",
-    )
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    content: list[ToolCallContent] | Unset
+    content: list[ToolCallContent] | Unset = UNSET
     """Content produced by the tool call."""
 
-    kind: ToolKind | Unset
+    kind: ToolKind | Unset = UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment."""
 
-    locations: list[ToolCallLocation] | Unset
+    locations: list[ToolCallLocation] | Unset = UNSET
     """File locations affected by this tool call.
     Enables "follow-along" features in clients."""
 
-    raw_input: JsonValue | Unset
+    raw_input: JsonValue | Unset = UNSET
     """Raw input parameters sent to the tool."""
 
-    raw_output: JsonValue | Unset
+    raw_output: JsonValue | Unset = UNSET
     """Raw output returned by the tool."""
 
-    status: ToolCallStatus | Unset
+    status: ToolCallStatus | Unset = UNSET
     """Current execution status of the tool call."""
 
     title: str
@@ -5694,106 +3663,46 @@ class ToolCall:
     tool_call_id: ToolCallId
     """Unique identifier for this tool call within the session."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        content: list[ToolCallContent] | Unset = UNSET,
-        kind: ToolKind | Unset = UNSET,
-        locations: list[ToolCallLocation] | Unset = UNSET,
-        raw_input: JsonValue | Unset = UNSET,
-        raw_output: JsonValue | Unset = UNSET,
-        status: ToolCallStatus | Unset = UNSET,
-        title: str,
-        tool_call_id: ToolCallId,
-    ) -> None:
-        self.meta = meta
-        self.content = content
-        self.kind = kind
-        self.locations = locations
-        self.raw_input = raw_input
-        self.raw_output = raw_output
-        self.status = status
-        self.title = title
-        self.tool_call_id = tool_call_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ToolCall) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.meta,
-            self.content,
-            self.kind,
-            self.locations,
-            self.raw_input,
-            self.raw_output,
-            self.status,
-            self.title,
-            self.tool_call_id,
-        ) == (
-            other.meta,
-            other.content,
-            other.kind,
-            other.locations,
-            other.raw_input,
-            other.raw_output,
-            other.status,
-            other.title,
-            other.tool_call_id,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, content={self.content!r}, kind={self.kind!r}, locations={self.locations!r}, raw_input={self.raw_input!r}, raw_output={self.raw_output!r}, status={self.status!r}, title={self.title!r}, tool_call_id={self.tool_call_id!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> ToolCall:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
-        content = data.get("content", UNSET)
-        if content is not UNSET:
-            try:
-                content = _dec_list_tool_call_content(content)
-            except ValidationError as e:
-                raise e.at("content") from None
-        kind = data.get("kind", UNSET)
-        if kind is not UNSET:
-            try:
-                kind = _dec_tool_kind(kind)
-            except ValidationError as e:
-                raise e.at("kind") from None
-        locations = data.get("locations", UNSET)
-        if locations is not UNSET:
-            try:
-                locations = _dec_list_tool_call_location(locations)
-            except ValidationError as e:
-                raise e.at("locations") from None
-        raw_input = data.get("rawInput", UNSET)
-
-        raw_output = data.get("rawOutput", UNSET)
-
-        status = data.get("status", UNSET)
-        if status is not UNSET:
-            try:
-                status = _dec_tool_call_status(status)
-            except ValidationError as e:
-                raise e.at("status") from None
         try:
+            meta = data.get("_meta", UNSET)
+            content = data.get("content", UNSET)
+            if content is not UNSET:
+                try:
+                    content = _dec_list_tool_call_content(content)
+                except ValidationError as e:
+                    raise e.at("content") from None
+            kind = data.get("kind", UNSET)
+            if kind is not UNSET:
+                try:
+                    kind = _dec_tool_kind(kind)
+                except ValidationError as e:
+                    raise e.at("kind") from None
+            locations = data.get("locations", UNSET)
+            if locations is not UNSET:
+                try:
+                    locations = _dec_list_tool_call_location(locations)
+                except ValidationError as e:
+                    raise e.at("locations") from None
+            raw_input = data.get("rawInput", UNSET)
+            raw_output = data.get("rawOutput", UNSET)
+            status = data.get("status", UNSET)
+            if status is not UNSET:
+                try:
+                    status = _dec_tool_call_status(status)
+                except ValidationError as e:
+                    raise e.at("status") from None
             title = data["title"]
-        except KeyError:
-            raise missing("title") from None
-        if type(title) is not str:
-            raise expected("a string", title, "title")
-        try:
+            if type(title) is not str:
+                raise expected("a string", title, "title")
             tool_call_id = data["toolCallId"]
-        except KeyError:
-            raise missing("toolCallId") from None
-        if type(tool_call_id) is not str:
-            raise expected("a string", tool_call_id, "toolCallId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(tool_call_id) is not str:
+                raise expected("a string", tool_call_id, "toolCallId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.content = content
@@ -5814,9 +3723,9 @@ class ToolCall:
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         if self.content is not UNSET:
-            out["content"] = [i0.to_dict() for i0 in self.content]
+            out["content"] = [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in self.content]
         if self.kind is not UNSET:
-            out["kind"] = self.kind._value_
+            out["kind"] = _TOOL_KIND_WIRE[self.kind]
         if self.locations is not UNSET:
             out["locations"] = [i0.to_dict() for i0 in self.locations]
         if self.raw_input is not UNSET:
@@ -5824,11 +3733,11 @@ class ToolCall:
         if self.raw_output is not UNSET:
             out["rawOutput"] = self.raw_output
         if self.status is not UNSET:
-            out["status"] = self.status._value_
+            out["status"] = _TOOL_CALL_STATUS_WIRE[self.status]
         return out
 
 
-class ToolCallLocation:
+class ToolCallLocation(Model):
     """A file location being accessed or modified by a tool.
 
     Enables clients to implement "follow-along" features that track
@@ -5836,54 +3745,33 @@ class ToolCallLocation:
 
     See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/tool-calls#following-the-agent)"""
 
-    __slots__ = ("line", "meta", "path")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    line: int | Unset | None
+    line: int | Unset | None = UNSET
     """Optional line number within the file."""
 
     path: str
     """The file path being accessed or modified."""
 
-    def __init__(
-        self, *, meta: JsonValue | Unset = UNSET, line: int | Unset | None = UNSET, path: str
-    ) -> None:
-        self.meta = meta
-        self.line = line
-        self.path = path
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ToolCallLocation) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.line, self.path) == (other.meta, other.line, other.path)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, line={self.line!r}, path={self.path!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> ToolCallLocation:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
-        line = data.get("line", UNSET)
-        if (
-            line is not UNSET
-            and line is not None
-            and (type(line) is not int or not 0 <= line <= 4294967295)
-        ):
-            raise expected("an integer from 0 to 4294967295", line, "line")
         try:
+            meta = data.get("_meta", UNSET)
+            line = data.get("line", UNSET)
+            if (
+                line is not UNSET
+                and line is not None
+                and (type(line) is not int or not 0 <= line <= 4294967295)
+            ):
+                raise expected("an integer from 0 to 4294967295", line, "line")
             path = data["path"]
-        except KeyError:
-            raise missing("path") from None
-        if type(path) is not str:
-            raise expected("a string", path, "path")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(path) is not str:
+                raise expected("a string", path, "path")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.line = line
@@ -5901,42 +3789,30 @@ class ToolCallLocation:
         return out
 
 
-class ToolCallSessionUpdate:
+class ToolCallSessionUpdate(Model):
     """Notification that a new tool call has been initiated."""
 
-    __slots__ = (
-        "content",
-        "kind",
-        "locations",
-        "meta",
-        "raw_input",
-        "raw_output",
-        "status",
-        "title",
-        "tool_call_id",
-    )
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    content: list[ToolCallContent] | Unset
+    content: list[ToolCallContent] | Unset = UNSET
     """Content produced by the tool call."""
 
-    kind: ToolKind | Unset
+    kind: ToolKind | Unset = UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment."""
 
-    locations: list[ToolCallLocation] | Unset
+    locations: list[ToolCallLocation] | Unset = UNSET
     """File locations affected by this tool call.
     Enables "follow-along" features in clients."""
 
-    raw_input: JsonValue | Unset
+    raw_input: JsonValue | Unset = UNSET
     """Raw input parameters sent to the tool."""
 
-    raw_output: JsonValue | Unset
+    raw_output: JsonValue | Unset = UNSET
     """Raw output returned by the tool."""
 
-    status: ToolCallStatus | Unset
+    status: ToolCallStatus | Unset = UNSET
     """Current execution status of the tool call."""
 
     title: str
@@ -5945,108 +3821,48 @@ class ToolCallSessionUpdate:
     tool_call_id: ToolCallId
     """Unique identifier for this tool call within the session."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        content: list[ToolCallContent] | Unset = UNSET,
-        kind: ToolKind | Unset = UNSET,
-        locations: list[ToolCallLocation] | Unset = UNSET,
-        raw_input: JsonValue | Unset = UNSET,
-        raw_output: JsonValue | Unset = UNSET,
-        status: ToolCallStatus | Unset = UNSET,
-        title: str,
-        tool_call_id: ToolCallId,
-    ) -> None:
-        self.meta = meta
-        self.content = content
-        self.kind = kind
-        self.locations = locations
-        self.raw_input = raw_input
-        self.raw_output = raw_output
-        self.status = status
-        self.title = title
-        self.tool_call_id = tool_call_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ToolCallSessionUpdate) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.meta,
-            self.content,
-            self.kind,
-            self.locations,
-            self.raw_input,
-            self.raw_output,
-            self.status,
-            self.title,
-            self.tool_call_id,
-        ) == (
-            other.meta,
-            other.content,
-            other.kind,
-            other.locations,
-            other.raw_input,
-            other.raw_output,
-            other.status,
-            other.title,
-            other.tool_call_id,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, content={self.content!r}, kind={self.kind!r}, locations={self.locations!r}, raw_input={self.raw_input!r}, raw_output={self.raw_output!r}, status={self.status!r}, title={self.title!r}, tool_call_id={self.tool_call_id!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> ToolCallSessionUpdate:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         if data.get("sessionUpdate") != "tool_call":
             raise ValidationError("expected 'tool_call'", "sessionUpdate")
-        meta = data.get("_meta", UNSET)
-
-        content = data.get("content", UNSET)
-        if content is not UNSET:
-            try:
-                content = _dec_list_tool_call_content(content)
-            except ValidationError as e:
-                raise e.at("content") from None
-        kind = data.get("kind", UNSET)
-        if kind is not UNSET:
-            try:
-                kind = _dec_tool_kind(kind)
-            except ValidationError as e:
-                raise e.at("kind") from None
-        locations = data.get("locations", UNSET)
-        if locations is not UNSET:
-            try:
-                locations = _dec_list_tool_call_location(locations)
-            except ValidationError as e:
-                raise e.at("locations") from None
-        raw_input = data.get("rawInput", UNSET)
-
-        raw_output = data.get("rawOutput", UNSET)
-
-        status = data.get("status", UNSET)
-        if status is not UNSET:
-            try:
-                status = _dec_tool_call_status(status)
-            except ValidationError as e:
-                raise e.at("status") from None
         try:
+            meta = data.get("_meta", UNSET)
+            content = data.get("content", UNSET)
+            if content is not UNSET:
+                try:
+                    content = _dec_list_tool_call_content(content)
+                except ValidationError as e:
+                    raise e.at("content") from None
+            kind = data.get("kind", UNSET)
+            if kind is not UNSET:
+                try:
+                    kind = _dec_tool_kind(kind)
+                except ValidationError as e:
+                    raise e.at("kind") from None
+            locations = data.get("locations", UNSET)
+            if locations is not UNSET:
+                try:
+                    locations = _dec_list_tool_call_location(locations)
+                except ValidationError as e:
+                    raise e.at("locations") from None
+            raw_input = data.get("rawInput", UNSET)
+            raw_output = data.get("rawOutput", UNSET)
+            status = data.get("status", UNSET)
+            if status is not UNSET:
+                try:
+                    status = _dec_tool_call_status(status)
+                except ValidationError as e:
+                    raise e.at("status") from None
             title = data["title"]
-        except KeyError:
-            raise missing("title") from None
-        if type(title) is not str:
-            raise expected("a string", title, "title")
-        try:
+            if type(title) is not str:
+                raise expected("a string", title, "title")
             tool_call_id = data["toolCallId"]
-        except KeyError:
-            raise missing("toolCallId") from None
-        if type(tool_call_id) is not str:
-            raise expected("a string", tool_call_id, "toolCallId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(tool_call_id) is not str:
+                raise expected("a string", tool_call_id, "toolCallId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.content = content
@@ -6068,9 +3884,9 @@ class ToolCallSessionUpdate:
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         if self.content is not UNSET:
-            out["content"] = [i0.to_dict() for i0 in self.content]
+            out["content"] = [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in self.content]
         if self.kind is not UNSET:
-            out["kind"] = self.kind._value_
+            out["kind"] = _TOOL_KIND_WIRE[self.kind]
         if self.locations is not UNSET:
             out["locations"] = [i0.to_dict() for i0 in self.locations]
         if self.raw_input is not UNSET:
@@ -6078,11 +3894,11 @@ class ToolCallSessionUpdate:
         if self.raw_output is not UNSET:
             out["rawOutput"] = self.raw_output
         if self.status is not UNSET:
-            out["status"] = self.status._value_
+            out["status"] = _TOOL_CALL_STATUS_WIRE[self.status]
         return out
 
 
-class ToolCallUpdate:
+class ToolCallUpdate(Model):
     """An update to an existing tool call.
 
     Used to report progress and results as tools execute. All fields except
@@ -6090,142 +3906,73 @@ class ToolCallUpdate:
 
     See protocol docs: [Updating](https://agentclientprotocol.com/protocol/tool-calls#updating)"""
 
-    __slots__ = (
-        "content",
-        "kind",
-        "locations",
-        "meta",
-        "raw_input",
-        "raw_output",
-        "status",
-        "title",
-        "tool_call_id",
-    )
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    content: list[ToolCallContent] | Unset | None
+    content: list[ToolCallContent] | Unset | None = UNSET
     """Replace the content collection."""
 
-    kind: ToolKind | Unset | None
+    kind: ToolKind | Unset | None = UNSET
     """Update the tool kind."""
 
-    locations: list[ToolCallLocation] | Unset | None
+    locations: list[ToolCallLocation] | Unset | None = UNSET
     """Replace the locations collection."""
 
-    raw_input: JsonValue | Unset
+    raw_input: JsonValue | Unset = UNSET
     """Update the raw input."""
 
-    raw_output: JsonValue | Unset
+    raw_output: JsonValue | Unset = UNSET
     """Update the raw output."""
 
-    status: ToolCallStatus | Unset | None
+    status: ToolCallStatus | Unset | None = UNSET
     """Update the execution status."""
 
-    title: str | Unset | None
+    title: str | Unset | None = UNSET
     """Update the human-readable title."""
 
     tool_call_id: ToolCallId
     """The ID of the tool call being updated."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        content: list[ToolCallContent] | Unset | None = UNSET,
-        kind: ToolKind | Unset | None = UNSET,
-        locations: list[ToolCallLocation] | Unset | None = UNSET,
-        raw_input: JsonValue | Unset = UNSET,
-        raw_output: JsonValue | Unset = UNSET,
-        status: ToolCallStatus | Unset | None = UNSET,
-        title: str | Unset | None = UNSET,
-        tool_call_id: ToolCallId,
-    ) -> None:
-        self.meta = meta
-        self.content = content
-        self.kind = kind
-        self.locations = locations
-        self.raw_input = raw_input
-        self.raw_output = raw_output
-        self.status = status
-        self.title = title
-        self.tool_call_id = tool_call_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ToolCallUpdate) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (
-            self.meta,
-            self.content,
-            self.kind,
-            self.locations,
-            self.raw_input,
-            self.raw_output,
-            self.status,
-            self.title,
-            self.tool_call_id,
-        ) == (
-            other.meta,
-            other.content,
-            other.kind,
-            other.locations,
-            other.raw_input,
-            other.raw_output,
-            other.status,
-            other.title,
-            other.tool_call_id,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, content={self.content!r}, kind={self.kind!r}, locations={self.locations!r}, raw_input={self.raw_input!r}, raw_output={self.raw_output!r}, status={self.status!r}, title={self.title!r}, tool_call_id={self.tool_call_id!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> ToolCallUpdate:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
-        content = data.get("content", UNSET)
-        if content is not UNSET and content is not None:
-            try:
-                content = _dec_list_tool_call_content(content)
-            except ValidationError as e:
-                raise e.at("content") from None
-        kind = data.get("kind", UNSET)
-        if kind is not UNSET and kind is not None:
-            try:
-                kind = _dec_tool_kind(kind)
-            except ValidationError as e:
-                raise e.at("kind") from None
-        locations = data.get("locations", UNSET)
-        if locations is not UNSET and locations is not None:
-            try:
-                locations = _dec_list_tool_call_location(locations)
-            except ValidationError as e:
-                raise e.at("locations") from None
-        raw_input = data.get("rawInput", UNSET)
-
-        raw_output = data.get("rawOutput", UNSET)
-
-        status = data.get("status", UNSET)
-        if status is not UNSET and status is not None:
-            try:
-                status = _dec_tool_call_status(status)
-            except ValidationError as e:
-                raise e.at("status") from None
-        title = data.get("title", UNSET)
-        if title is not UNSET and title is not None and (type(title) is not str):
-            raise expected("a string", title, "title")
         try:
+            meta = data.get("_meta", UNSET)
+            content = data.get("content", UNSET)
+            if content is not UNSET and content is not None:
+                try:
+                    content = _dec_list_tool_call_content(content)
+                except ValidationError as e:
+                    raise e.at("content") from None
+            kind = data.get("kind", UNSET)
+            if kind is not UNSET and kind is not None:
+                try:
+                    kind = _dec_tool_kind(kind)
+                except ValidationError as e:
+                    raise e.at("kind") from None
+            locations = data.get("locations", UNSET)
+            if locations is not UNSET and locations is not None:
+                try:
+                    locations = _dec_list_tool_call_location(locations)
+                except ValidationError as e:
+                    raise e.at("locations") from None
+            raw_input = data.get("rawInput", UNSET)
+            raw_output = data.get("rawOutput", UNSET)
+            status = data.get("status", UNSET)
+            if status is not UNSET and status is not None:
+                try:
+                    status = _dec_tool_call_status(status)
+                except ValidationError as e:
+                    raise e.at("status") from None
+            title = data.get("title", UNSET)
+            if title is not UNSET and title is not None and (type(title) is not str):
+                raise expected("a string", title, "title")
             tool_call_id = data["toolCallId"]
-        except KeyError:
-            raise missing("toolCallId") from None
-        if type(tool_call_id) is not str:
-            raise expected("a string", tool_call_id, "toolCallId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(tool_call_id) is not str:
+                raise expected("a string", tool_call_id, "toolCallId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.content = content
@@ -6245,9 +3992,13 @@ class ToolCallUpdate:
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         if self.content is not UNSET:
-            out["content"] = None if self.content is None else [i0.to_dict() for i0 in self.content]
+            out["content"] = (
+                None
+                if self.content is None
+                else [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in self.content]
+            )
         if self.kind is not UNSET:
-            out["kind"] = None if self.kind is None else self.kind._value_
+            out["kind"] = None if self.kind is None else _TOOL_KIND_WIRE[self.kind]
         if self.locations is not UNSET:
             out["locations"] = (
                 None if self.locations is None else [i0.to_dict() for i0 in self.locations]
@@ -6257,156 +4008,84 @@ class ToolCallUpdate:
         if self.raw_output is not UNSET:
             out["rawOutput"] = self.raw_output
         if self.status is not UNSET:
-            out["status"] = None if self.status is None else self.status._value_
+            out["status"] = None if self.status is None else _TOOL_CALL_STATUS_WIRE[self.status]
         if self.title is not UNSET:
             out["title"] = self.title
         return out
 
 
-class ToolCallUpdateSessionUpdate:
+class ToolCallUpdateSessionUpdate(Model):
     """Update on the status or results of a tool call."""
 
-    __slots__ = (
-        "content",
-        "kind",
-        "locations",
-        "meta",
-        "raw_input",
-        "raw_output",
-        "status",
-        "title",
-        "tool_call_id",
-    )
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    content: list[ToolCallContent] | Unset | None
+    content: list[ToolCallContent] | Unset | None = UNSET
     """Replace the content collection."""
 
-    kind: ToolKind | Unset | None
+    kind: ToolKind | Unset | None = UNSET
     """Update the tool kind."""
 
-    locations: list[ToolCallLocation] | Unset | None
+    locations: list[ToolCallLocation] | Unset | None = UNSET
     """Replace the locations collection."""
 
-    raw_input: JsonValue | Unset
+    raw_input: JsonValue | Unset = UNSET
     """Update the raw input."""
 
-    raw_output: JsonValue | Unset
+    raw_output: JsonValue | Unset = UNSET
     """Update the raw output."""
 
-    status: ToolCallStatus | Unset | None
+    status: ToolCallStatus | Unset | None = UNSET
     """Update the execution status."""
 
-    title: str | Unset | None
+    title: str | Unset | None = UNSET
     """Update the human-readable title."""
 
     tool_call_id: ToolCallId
     """The ID of the tool call being updated."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        content: list[ToolCallContent] | Unset | None = UNSET,
-        kind: ToolKind | Unset | None = UNSET,
-        locations: list[ToolCallLocation] | Unset | None = UNSET,
-        raw_input: JsonValue | Unset = UNSET,
-        raw_output: JsonValue | Unset = UNSET,
-        status: ToolCallStatus | Unset | None = UNSET,
-        title: str | Unset | None = UNSET,
-        tool_call_id: ToolCallId,
-    ) -> None:
-        self.meta = meta
-        self.content = content
-        self.kind = kind
-        self.locations = locations
-        self.raw_input = raw_input
-        self.raw_output = raw_output
-        self.status = status
-        self.title = title
-        self.tool_call_id = tool_call_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if (
-            not isinstance(other, ToolCallUpdateSessionUpdate)
-            or other.__class__ is not self.__class__
-        ):
-            return NotImplemented
-        return (
-            self.meta,
-            self.content,
-            self.kind,
-            self.locations,
-            self.raw_input,
-            self.raw_output,
-            self.status,
-            self.title,
-            self.tool_call_id,
-        ) == (
-            other.meta,
-            other.content,
-            other.kind,
-            other.locations,
-            other.raw_input,
-            other.raw_output,
-            other.status,
-            other.title,
-            other.tool_call_id,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, content={self.content!r}, kind={self.kind!r}, locations={self.locations!r}, raw_input={self.raw_input!r}, raw_output={self.raw_output!r}, status={self.status!r}, title={self.title!r}, tool_call_id={self.tool_call_id!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> ToolCallUpdateSessionUpdate:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         if data.get("sessionUpdate") != "tool_call_update":
             raise ValidationError("expected 'tool_call_update'", "sessionUpdate")
-        meta = data.get("_meta", UNSET)
-
-        content = data.get("content", UNSET)
-        if content is not UNSET and content is not None:
-            try:
-                content = _dec_list_tool_call_content(content)
-            except ValidationError as e:
-                raise e.at("content") from None
-        kind = data.get("kind", UNSET)
-        if kind is not UNSET and kind is not None:
-            try:
-                kind = _dec_tool_kind(kind)
-            except ValidationError as e:
-                raise e.at("kind") from None
-        locations = data.get("locations", UNSET)
-        if locations is not UNSET and locations is not None:
-            try:
-                locations = _dec_list_tool_call_location(locations)
-            except ValidationError as e:
-                raise e.at("locations") from None
-        raw_input = data.get("rawInput", UNSET)
-
-        raw_output = data.get("rawOutput", UNSET)
-
-        status = data.get("status", UNSET)
-        if status is not UNSET and status is not None:
-            try:
-                status = _dec_tool_call_status(status)
-            except ValidationError as e:
-                raise e.at("status") from None
-        title = data.get("title", UNSET)
-        if title is not UNSET and title is not None and (type(title) is not str):
-            raise expected("a string", title, "title")
         try:
+            meta = data.get("_meta", UNSET)
+            content = data.get("content", UNSET)
+            if content is not UNSET and content is not None:
+                try:
+                    content = _dec_list_tool_call_content(content)
+                except ValidationError as e:
+                    raise e.at("content") from None
+            kind = data.get("kind", UNSET)
+            if kind is not UNSET and kind is not None:
+                try:
+                    kind = _dec_tool_kind(kind)
+                except ValidationError as e:
+                    raise e.at("kind") from None
+            locations = data.get("locations", UNSET)
+            if locations is not UNSET and locations is not None:
+                try:
+                    locations = _dec_list_tool_call_location(locations)
+                except ValidationError as e:
+                    raise e.at("locations") from None
+            raw_input = data.get("rawInput", UNSET)
+            raw_output = data.get("rawOutput", UNSET)
+            status = data.get("status", UNSET)
+            if status is not UNSET and status is not None:
+                try:
+                    status = _dec_tool_call_status(status)
+                except ValidationError as e:
+                    raise e.at("status") from None
+            title = data.get("title", UNSET)
+            if title is not UNSET and title is not None and (type(title) is not str):
+                raise expected("a string", title, "title")
             tool_call_id = data["toolCallId"]
-        except KeyError:
-            raise missing("toolCallId") from None
-        if type(tool_call_id) is not str:
-            raise expected("a string", tool_call_id, "toolCallId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(tool_call_id) is not str:
+                raise expected("a string", tool_call_id, "toolCallId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.content = content
@@ -6427,9 +4106,13 @@ class ToolCallUpdateSessionUpdate:
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         if self.content is not UNSET:
-            out["content"] = None if self.content is None else [i0.to_dict() for i0 in self.content]
+            out["content"] = (
+                None
+                if self.content is None
+                else [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in self.content]
+            )
         if self.kind is not UNSET:
-            out["kind"] = None if self.kind is None else self.kind._value_
+            out["kind"] = None if self.kind is None else _TOOL_KIND_WIRE[self.kind]
         if self.locations is not UNSET:
             out["locations"] = (
                 None if self.locations is None else [i0.to_dict() for i0 in self.locations]
@@ -6439,50 +4122,30 @@ class ToolCallUpdateSessionUpdate:
         if self.raw_output is not UNSET:
             out["rawOutput"] = self.raw_output
         if self.status is not UNSET:
-            out["status"] = None if self.status is None else self.status._value_
+            out["status"] = None if self.status is None else _TOOL_CALL_STATUS_WIRE[self.status]
         if self.title is not UNSET:
             out["title"] = self.title
         return out
 
 
-class UserMessageChunkSessionUpdate:
+class UserMessageChunkSessionUpdate(Model):
     """A chunk of the user's message being streamed."""
-
-    __slots__ = ("content",)
 
     content: ContentBlock
 
-    def __init__(self, *, content: ContentBlock) -> None:
-        self.content = content
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if (
-            not isinstance(other, UserMessageChunkSessionUpdate)
-            or other.__class__ is not self.__class__
-        ):
-            return NotImplemented
-        return (self.content,) == (other.content,)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(content={self.content!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> UserMessageChunkSessionUpdate:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         if data.get("sessionUpdate") != "user_message_chunk":
             raise ValidationError("expected 'user_message_chunk'", "sessionUpdate")
         try:
-            content = data["content"]
-        except KeyError:
-            raise missing("content") from None
-        try:
-            content = _dec_content_block(content)
-        except ValidationError as e:
-            raise e.at("content") from None
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            try:
+                content = _dec_content_block(data["content"])
+            except ValidationError as e:
+                raise e.at("content") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.content = content
         return self
@@ -6490,17 +4153,15 @@ class UserMessageChunkSessionUpdate:
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "sessionUpdate": "user_message_chunk",
-            "content": self.content.to_dict(),
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
         }
         return out
 
 
-class WaitForTerminalExitRequest:
+class WaitForTerminalExitRequest(Model):
     """Request to wait for a terminal command to exit."""
 
-    __slots__ = ("meta", "session_id", "terminal_id")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     session_id: SessionId
@@ -6509,49 +4170,20 @@ class WaitForTerminalExitRequest:
     terminal_id: str
     """The ID of the terminal to wait for."""
 
-    def __init__(
-        self, *, meta: JsonValue | Unset = UNSET, session_id: SessionId, terminal_id: str
-    ) -> None:
-        self.meta = meta
-        self.session_id = session_id
-        self.terminal_id = terminal_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if (
-            not isinstance(other, WaitForTerminalExitRequest)
-            or other.__class__ is not self.__class__
-        ):
-            return NotImplemented
-        return (self.meta, self.session_id, self.terminal_id) == (
-            other.meta,
-            other.session_id,
-            other.terminal_id,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, session_id={self.session_id!r}, terminal_id={self.terminal_id!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> WaitForTerminalExitRequest:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
+            meta = data.get("_meta", UNSET)
             session_id = data["sessionId"]
-        except KeyError:
-            raise missing("sessionId") from None
-        if type(session_id) is not str:
-            raise expected("a string", session_id, "sessionId")
-        try:
+            if type(session_id) is not str:
+                raise expected("a string", session_id, "sessionId")
             terminal_id = data["terminalId"]
-        except KeyError:
-            raise missing("terminalId") from None
-        if type(terminal_id) is not str:
-            raise expected("a string", terminal_id, "terminalId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(terminal_id) is not str:
+                raise expected("a string", terminal_id, "terminalId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.session_id = session_id
@@ -6568,54 +4200,23 @@ class WaitForTerminalExitRequest:
         return out
 
 
-class WaitForTerminalExitResponse:
+class WaitForTerminalExitResponse(Model):
     """Response containing the exit status of a terminal command."""
 
-    __slots__ = ("exit_code", "meta", "signal")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    exit_code: int | Unset | None
+    exit_code: int | Unset | None = UNSET
     """The process exit code (may be null if terminated by signal)."""
 
-    signal: str | Unset | None
+    signal: str | Unset | None = UNSET
     """The signal that terminated the process (may be null if exited normally)."""
 
-    def __init__(
-        self,
-        *,
-        meta: JsonValue | Unset = UNSET,
-        exit_code: int | Unset | None = UNSET,
-        signal: str | Unset | None = UNSET,
-    ) -> None:
-        self.meta = meta
-        self.exit_code = exit_code
-        self.signal = signal
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if (
-            not isinstance(other, WaitForTerminalExitResponse)
-            or other.__class__ is not self.__class__
-        ):
-            return NotImplemented
-        return (self.meta, self.exit_code, self.signal) == (
-            other.meta,
-            other.exit_code,
-            other.signal,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, exit_code={self.exit_code!r}, signal={self.signal!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> WaitForTerminalExitResponse:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         meta = data.get("_meta", UNSET)
-
         exit_code = data.get("exitCode", UNSET)
         if (
             exit_code is not UNSET
@@ -6626,7 +4227,6 @@ class WaitForTerminalExitResponse:
         signal = data.get("signal", UNSET)
         if signal is not UNSET and signal is not None and (type(signal) is not str):
             raise expected("a string", signal, "signal")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
         self = object.__new__(cls)
         self.meta = meta
         self.exit_code = exit_code
@@ -6644,14 +4244,12 @@ class WaitForTerminalExitResponse:
         return out
 
 
-class WriteTextFileRequest:
+class WriteTextFileRequest(Model):
     """Request to write content to a text file.
 
     Only available if the client supports the `fs.writeTextFile` capability."""
 
-    __slots__ = ("content", "meta", "path", "session_id")
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
     content: str
@@ -6663,54 +4261,23 @@ class WriteTextFileRequest:
     session_id: SessionId
     """The session ID for this request."""
 
-    def __init__(
-        self, *, meta: JsonValue | Unset = UNSET, content: str, path: str, session_id: SessionId
-    ) -> None:
-        self.meta = meta
-        self.content = content
-        self.path = path
-        self.session_id = session_id
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, WriteTextFileRequest) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta, self.content, self.path, self.session_id) == (
-            other.meta,
-            other.content,
-            other.path,
-            other.session_id,
-        )
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r}, content={self.content!r}, path={self.path!r}, session_id={self.session_id!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> WriteTextFileRequest:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
-        meta = data.get("_meta", UNSET)
-
         try:
+            meta = data.get("_meta", UNSET)
             content = data["content"]
-        except KeyError:
-            raise missing("content") from None
-        if type(content) is not str:
-            raise expected("a string", content, "content")
-        try:
+            if type(content) is not str:
+                raise expected("a string", content, "content")
             path = data["path"]
-        except KeyError:
-            raise missing("path") from None
-        if type(path) is not str:
-            raise expected("a string", path, "path")
-        try:
+            if type(path) is not str:
+                raise expected("a string", path, "path")
             session_id = data["sessionId"]
-        except KeyError:
-            raise missing("sessionId") from None
-        if type(session_id) is not str:
-            raise expected("a string", session_id, "sessionId")
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
+            if type(session_id) is not str:
+                raise expected("a string", session_id, "sessionId")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
         self = object.__new__(cls)
         self.meta = meta
         self.content = content
@@ -6729,34 +4296,17 @@ class WriteTextFileRequest:
         return out
 
 
-class WriteTextFileResponse:
+class WriteTextFileResponse(Model):
     """Response to `fs/write_text_file`"""
 
-    __slots__ = ("meta",)
-
-    meta: JsonValue | Unset
+    meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    def __init__(self, *, meta: JsonValue | Unset = UNSET) -> None:
-        self.meta = meta
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, WriteTextFileResponse) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.meta,) == (other.meta,)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}(meta={self.meta!r})"
-
     @classmethod
-    def from_dict(cls, data: object) -> WriteTextFileResponse:
+    def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
             raise expected("an object", data)
         meta = data.get("_meta", UNSET)
-
-        # Built without __init__ (each field is set just below): half the cost of a keyword call.
         self = object.__new__(cls)
         self.meta = meta
         return self
@@ -6981,96 +4531,32 @@ ToolCallId: TypeAlias = str
 """Unique identifier for a tool call within a session."""
 
 
-_PERMISSION_OPTION_KIND_VALUES: Final[dict[str, PermissionOptionKind]] = {
-    member.value: member for member in PermissionOptionKind
-}
+_PERMISSION_OPTION_KIND_WIRE: Final = {member: member.value for member in PermissionOptionKind}
+_dec_permission_option_kind = enum_decoder(PermissionOptionKind, str)
 
 
-def _dec_permission_option_kind(data: object) -> PermissionOptionKind:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _PERMISSION_OPTION_KIND_VALUES.get(data)
-    if member is not None:
-        return member
-    raise ValidationError(f"unknown PermissionOptionKind value {data!r}")
+_PLAN_ENTRY_PRIORITY_WIRE: Final = {member: member.value for member in PlanEntryPriority}
+_dec_plan_entry_priority = enum_decoder(PlanEntryPriority, str)
 
 
-_PLAN_ENTRY_PRIORITY_VALUES: Final[dict[str, PlanEntryPriority]] = {
-    member.value: member for member in PlanEntryPriority
-}
+_PLAN_ENTRY_STATUS_WIRE: Final = {member: member.value for member in PlanEntryStatus}
+_dec_plan_entry_status = enum_decoder(PlanEntryStatus, str)
 
 
-def _dec_plan_entry_priority(data: object) -> PlanEntryPriority:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _PLAN_ENTRY_PRIORITY_VALUES.get(data)
-    if member is not None:
-        return member
-    raise ValidationError(f"unknown PlanEntryPriority value {data!r}")
+_ROLE_WIRE: Final = {member: member.value for member in Role}
+_dec_role = enum_decoder(Role, str)
 
 
-_PLAN_ENTRY_STATUS_VALUES: Final[dict[str, PlanEntryStatus]] = {
-    member.value: member for member in PlanEntryStatus
-}
+_STOP_REASON_WIRE: Final = {member: member.value for member in StopReason}
+_dec_stop_reason = enum_decoder(StopReason, str)
 
 
-def _dec_plan_entry_status(data: object) -> PlanEntryStatus:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _PLAN_ENTRY_STATUS_VALUES.get(data)
-    if member is not None:
-        return member
-    raise ValidationError(f"unknown PlanEntryStatus value {data!r}")
+_TOOL_CALL_STATUS_WIRE: Final = {member: member.value for member in ToolCallStatus}
+_dec_tool_call_status = enum_decoder(ToolCallStatus, str)
 
 
-_ROLE_VALUES: Final[dict[str, Role]] = {member.value: member for member in Role}
-
-
-def _dec_role(data: object) -> Role:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _ROLE_VALUES.get(data)
-    if member is not None:
-        return member
-    raise ValidationError(f"unknown Role value {data!r}")
-
-
-_STOP_REASON_VALUES: Final[dict[str, StopReason]] = {member.value: member for member in StopReason}
-
-
-def _dec_stop_reason(data: object) -> StopReason:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _STOP_REASON_VALUES.get(data)
-    if member is not None:
-        return member
-    raise ValidationError(f"unknown StopReason value {data!r}")
-
-
-_TOOL_CALL_STATUS_VALUES: Final[dict[str, ToolCallStatus]] = {
-    member.value: member for member in ToolCallStatus
-}
-
-
-def _dec_tool_call_status(data: object) -> ToolCallStatus:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _TOOL_CALL_STATUS_VALUES.get(data)
-    if member is not None:
-        return member
-    raise ValidationError(f"unknown ToolCallStatus value {data!r}")
-
-
-_TOOL_KIND_VALUES: Final[dict[str, ToolKind]] = {member.value: member for member in ToolKind}
-
-
-def _dec_tool_kind(data: object) -> ToolKind:
-    if type(data) is not str:
-        raise expected("a string", data)
-    member = _TOOL_KIND_VALUES.get(data)
-    if member is not None:
-        return member
-    raise ValidationError(f"unknown ToolKind value {data!r}")
+_TOOL_KIND_WIRE: Final = {member: member.value for member in ToolKind}
+_dec_tool_kind = enum_decoder(ToolKind, str)
 
 
 def _dec_agent_notification(data: object) -> AgentNotification:
@@ -7175,6 +4661,11 @@ def _dec_agent_response(data: object) -> AgentResponse:
         "SetSessionModelResponse: " + error_7,
     ]
     raise ValidationError("matches no variant of AgentResponse (" + "; ".join(errors) + ")")
+
+
+_AVAILABLE_COMMAND_INPUT_ENCODERS: Final = variant_encoders(
+    AvailableCommandInputUnstructuredCommandInput
+)
 
 
 def _dec_available_command_input(data: object) -> AvailableCommandInput:
@@ -7293,27 +4784,29 @@ def _dec_client_response(data: object) -> ClientResponse:
     raise ValidationError("matches no variant of ClientResponse (" + "; ".join(errors) + ")")
 
 
-_CONTENT_BLOCK_VARIANTS: Final[dict[str, Callable[[object], ContentBlock]]] = {
-    "text": TextContentBlock.from_dict,
-    "image": ImageContentBlock.from_dict,
-    "audio": AudioContentBlock.from_dict,
-    "resource_link": ResourceLinkContentBlock.from_dict,
-    "resource": ResourceContentBlock.from_dict,
-}
+_CONTENT_BLOCK_ENCODERS: Final = variant_encoders(
+    TextContentBlock,
+    ImageContentBlock,
+    AudioContentBlock,
+    ResourceLinkContentBlock,
+    ResourceContentBlock,
+)
+
+_dec_content_block: Final[Callable[[object], ContentBlock]] = tagged_decoder(
+    "type",
+    {
+        "text": TextContentBlock.from_dict,
+        "image": ImageContentBlock.from_dict,
+        "audio": AudioContentBlock.from_dict,
+        "resource_link": ResourceLinkContentBlock.from_dict,
+        "resource": ResourceContentBlock.from_dict,
+    },
+)
 
 
-def _dec_content_block(data: object) -> ContentBlock:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _CONTENT_BLOCK_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        raise ValidationError(f"unknown type {tag!r}", "type")
-    if tag is UNSET:
-        raise missing("type")
-    raise expected("a string", tag, "type")
+_EMBEDDED_RESOURCE_RESOURCE_ENCODERS: Final = variant_encoders(
+    TextResourceContents, BlobResourceContents
+)
 
 
 def _dec_embedded_resource_resource(data: object) -> EmbeddedResourceResource:
@@ -7335,97 +4828,71 @@ def _dec_embedded_resource_resource(data: object) -> EmbeddedResourceResource:
     )
 
 
-_MCP_SERVER_VARIANTS: Final[dict[str, Callable[[object], McpServer]]] = {
-    "http": HttpMcpServer.from_dict,
-    "sse": SseMcpServer.from_dict,
-}
+_MCP_SERVER_ENCODERS: Final = variant_encoders(HttpMcpServer, SseMcpServer, StdioMcpServer)
+
+_dec_mcp_server: Final[Callable[[object], McpServer]] = tagged_decoder(
+    "type",
+    {
+        "http": HttpMcpServer.from_dict,
+        "sse": SseMcpServer.from_dict,
+    },
+    default=StdioMcpServer.from_dict,
+)
 
 
-def _dec_mcp_server(data: object) -> McpServer:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _MCP_SERVER_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        try:
-            return StdioMcpServer.from_dict(data)
-        except ValidationError:
-            pass
-        raise ValidationError(f"unknown type {tag!r}", "type")
-    if tag is UNSET:
-        return StdioMcpServer.from_dict(data)
-    raise expected("a string", tag, "type")
+_REQUEST_PERMISSION_OUTCOME_ENCODERS: Final = variant_encoders(
+    CancelledRequestPermissionOutcome, SelectedRequestPermissionOutcome
+)
+
+_dec_request_permission_outcome: Final[Callable[[object], RequestPermissionOutcome]] = (
+    tagged_decoder(
+        "outcome",
+        {
+            "cancelled": CancelledRequestPermissionOutcome.from_dict,
+            "selected": SelectedRequestPermissionOutcome.from_dict,
+        },
+    )
+)
 
 
-_REQUEST_PERMISSION_OUTCOME_VARIANTS: Final[
-    dict[str, Callable[[object], RequestPermissionOutcome]]
-] = {
-    "cancelled": CancelledRequestPermissionOutcome.from_dict,
-    "selected": SelectedRequestPermissionOutcome.from_dict,
-}
+_SESSION_UPDATE_ENCODERS: Final = variant_encoders(
+    UserMessageChunkSessionUpdate,
+    AgentMessageChunkSessionUpdate,
+    AgentThoughtChunkSessionUpdate,
+    ToolCallSessionUpdate,
+    ToolCallUpdateSessionUpdate,
+    PlanSessionUpdate,
+    AvailableCommandsUpdateSessionUpdate,
+    CurrentModeUpdateSessionUpdate,
+)
+
+_dec_session_update: Final[Callable[[object], SessionUpdate]] = tagged_decoder(
+    "sessionUpdate",
+    {
+        "user_message_chunk": UserMessageChunkSessionUpdate.from_dict,
+        "agent_message_chunk": AgentMessageChunkSessionUpdate.from_dict,
+        "agent_thought_chunk": AgentThoughtChunkSessionUpdate.from_dict,
+        "tool_call": ToolCallSessionUpdate.from_dict,
+        "tool_call_update": ToolCallUpdateSessionUpdate.from_dict,
+        "plan": PlanSessionUpdate.from_dict,
+        "available_commands_update": AvailableCommandsUpdateSessionUpdate.from_dict,
+        "current_mode_update": CurrentModeUpdateSessionUpdate.from_dict,
+    },
+)
 
 
-def _dec_request_permission_outcome(data: object) -> RequestPermissionOutcome:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("outcome", UNSET)
-    if type(tag) is str:
-        decoder = _REQUEST_PERMISSION_OUTCOME_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        raise ValidationError(f"unknown outcome {tag!r}", "outcome")
-    if tag is UNSET:
-        raise missing("outcome")
-    raise expected("a string", tag, "outcome")
+_TOOL_CALL_CONTENT_ENCODERS: Final = variant_encoders(
+    ContentToolCallContent, DiffToolCallContent, TerminalToolCallContent
+)
 
-
-_SESSION_UPDATE_VARIANTS: Final[dict[str, Callable[[object], SessionUpdate]]] = {
-    "user_message_chunk": UserMessageChunkSessionUpdate.from_dict,
-    "agent_message_chunk": AgentMessageChunkSessionUpdate.from_dict,
-    "agent_thought_chunk": AgentThoughtChunkSessionUpdate.from_dict,
-    "tool_call": ToolCallSessionUpdate.from_dict,
-    "tool_call_update": ToolCallUpdateSessionUpdate.from_dict,
-    "plan": PlanSessionUpdate.from_dict,
-    "available_commands_update": AvailableCommandsUpdateSessionUpdate.from_dict,
-    "current_mode_update": CurrentModeUpdateSessionUpdate.from_dict,
-}
-
-
-def _dec_session_update(data: object) -> SessionUpdate:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("sessionUpdate", UNSET)
-    if type(tag) is str:
-        decoder = _SESSION_UPDATE_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        raise ValidationError(f"unknown sessionUpdate {tag!r}", "sessionUpdate")
-    if tag is UNSET:
-        raise missing("sessionUpdate")
-    raise expected("a string", tag, "sessionUpdate")
-
-
-_TOOL_CALL_CONTENT_VARIANTS: Final[dict[str, Callable[[object], ToolCallContent]]] = {
-    "content": ContentToolCallContent.from_dict,
-    "diff": DiffToolCallContent.from_dict,
-    "terminal": TerminalToolCallContent.from_dict,
-}
-
-
-def _dec_tool_call_content(data: object) -> ToolCallContent:
-    if not isinstance(data, dict):
-        raise expected("an object", data)
-    tag = data.get("type", UNSET)
-    if type(tag) is str:
-        decoder = _TOOL_CALL_CONTENT_VARIANTS.get(tag)
-        if decoder is not None:
-            return decoder(data)
-        raise ValidationError(f"unknown type {tag!r}", "type")
-    if tag is UNSET:
-        raise missing("type")
-    raise expected("a string", tag, "type")
+_dec_tool_call_content: Final[Callable[[object], ToolCallContent]] = tagged_decoder(
+    "type",
+    {
+        "content": ContentToolCallContent.from_dict,
+        "diff": DiffToolCallContent.from_dict,
+        "terminal": TerminalToolCallContent.from_dict,
+    },
+)
 
 
 def _dec_int_min0_max65535(data: object) -> int:

@@ -5,28 +5,37 @@
 """JSON-RPC 2.0 over a message transport: the connection both sides share.
 
 The connection moves whole messages (one JSON value each, UTF-8) through a `MessageTransport`;
-`StreamTransport` is the stdio one (one message per line over a reader/writer pair), and `asgi.py`
-and `remote.py` add WebSocket and Streamable HTTP. Requests are handled concurrently (one task each); notifications
-are handled one at a time in the order they arrived, and a response is delivered only after every
-notification received before it has been handled (so `await conn.session_prompt(...)` returns after
-the turn's `session/update`s were processed). Errors follow JSON-RPC 2.0: -32700 parse error,
--32600 invalid request, -32601 method not found, -32602 invalid params (with the decode path in
-`data`), -32603 internal error, -32800 request cancelled. A bad line never ends the connection; end
-of input does, cleanly.
+`StreamTransport` is the stdio one (one message per line over a reader/writer pair, with the line
+limit), and `asgi.py` and `remote.py` add WebSocket and Streamable HTTP. Requests are handled
+concurrently, at most `ConnectionLimits.max_requests_in_flight` at once; more wait (up to
+`ConnectionLimits.request_backlog`), and past that a request is answered at once with -32001
+(server busy). Notifications are handled one at a time in the order they arrived (at most
+`ConnectionLimits.notification_backlog` wait; then reading pauses, which pushes back on the peer),
+and a response is delivered only after every notification received before it has been handled (so
+`await conn.session_prompt(...)` returns after the turn's `session/update`s were processed).
+Responses and cancellations are never held up behind handlers.
+
+Errors follow JSON-RPC 2.0: -32700 parse error, -32600 invalid request (also a message over the
+transport's limit, answered with the request's id when it can be read from the message's start),
+-32601 method not found, -32602 invalid params (with the decode path in `data`), -32603 internal
+error, -32800 request cancelled. A bad line never ends the connection; end of input does, cleanly.
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import json
 import logging
+import os
+import re
 import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Coroutine, Mapping
-from dataclasses import dataclass
-from typing import Any, BinaryIO, Final, Protocol, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, Final, Literal, Protocol, TypeVar
 
 from ._codec import JsonValue, ValidationError, encode_value
 from .methods import MethodInfo
@@ -38,13 +47,20 @@ __all__ = [
     "MAX_LINE_BYTES",
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
+    "READ_CHUNK_BYTES",
     "REQUEST_CANCELLED",
+    "SERVER_BUSY",
     "Connection",
     "ConnectionClosedError",
+    "ConnectionLimits",
     "FrameError",
     "LineReader",
     "LineWriter",
+    "MessageTooLargeError",
     "MessageTransport",
+    "NonJsonLines",
+    "OversizedMessageError",
+    "ProtocolError",
     "RequestError",
     "RequestId",
     "StreamTransport",
@@ -60,9 +76,15 @@ METHOD_NOT_FOUND: Final = -32601
 INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
 REQUEST_CANCELLED: Final = -32800
+SERVER_BUSY: Final = -32001
+"""This runtime's answer when `max_requests_in_flight + request_backlog` requests are already accepted."""
 
 MAX_LINE_BYTES: Final = 64 * 1024 * 1024
-"""The longest message the stdio helpers accept (a longer line is answered with -32700)."""
+"""The default for the longest line (one message) accepted and sent: 64 MiB."""
+READ_CHUNK_BYTES: Final = 1024 * 1024
+"""The stdio helpers' read buffer: reading from the peer pauses when 2x this much is buffered."""
+PREFIX_BYTES: Final = 4096
+"""How much of an over-long line is kept to find its id."""
 
 CANCEL_REQUEST: Final = "$/cancel_request"
 SESSION_CANCEL: Final = "session/cancel"
@@ -70,24 +92,65 @@ CANCELLED_BY_SESSION: Final[frozenset[str]] = frozenset({"session/prompt"})
 """Requests that `session/cancel` for their session cancels: those whose result says how the turn
 stopped (`stopReason`). A prompt whose result only acknowledges it is answered as usual, and the
 turn's end is reported by the agent (tasks from `start_session_task` are cancelled)."""
+CANCELLED_RESULTS: Final[Mapping[str, Mapping[str, JsonValue]]] = {
+    "session/prompt": {"stopReason": "cancelled"},
+}
+"""The answer to a request cancelled by `session/cancel`, for requests whose result can say so
+(from the schema: a required result field whose enum has `cancelled`). Others get -32800."""
 NULL_REQUEST_ID: Final = True
 """Whether the schema's `RequestId` admits null (a null id is otherwise answered with -32600)."""
 
 RequestId = int | str | None
 """A JSON-RPC request id as the wire has it (booleans and fractions are rejected)."""
 
+NonJsonLines = Literal["answer", "skip", "fail"]
+"""What to do with a line that is not JSON: answer -32700 (JSON-RPC's rule, the agent side's
+default), skip it with a warning (the client side's default: agents that print logs to stdout are
+common), or close the connection with an error."""
+
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionLimits:
+    """What one connection holds at most. Memory is about `(max_requests_in_flight +
+    request_backlog + notification_backlog)` messages plus one line being read, each at most
+    `max_line_bytes`."""
+
+    max_line_bytes: int = MAX_LINE_BYTES
+    """The longest line read; a longer one is skipped to its newline and answered -32600."""
+    peer_max_line_bytes: int = MAX_LINE_BYTES
+    """The longest line sent; a call or notification over it raises MessageTooLargeError, a result
+    over it is answered -32603 instead. (The TypeScript SDK reads at most 32 MiB.)"""
+    max_requests_in_flight: int = 64
+    """Requests from the peer handled at once (a request counts until its answer is written)."""
+    request_backlog: int = 256
+    """Requests waiting for one of those slots; past that a request is answered -32001."""
+    notification_backlog: int = 1024
+    """Notifications waiting for their handler; past that reading pauses (see `Connection`)."""
+    shutdown_grace: float = 2.0
+    """Seconds notification handlers get to finish after the input ends before they are cancelled."""
 
 
 class RequestError(Exception):
     """A JSON-RPC error. Raise it from a handler to answer with it; a call the peer answers with an
-    error raises it."""
+    error raises it. `str()` shows the message, the code and the data."""
 
     def __init__(self, code: int, message: str, data: JsonValue = None) -> None:
-        super().__init__(f"{message} ({code})")
+        super().__init__(code, message, data)
         self.code = code
         self.message = message
         self.data = data
+
+    def __str__(self) -> str:
+        text = f"{self.message} ({self.code})"
+        if self.data is not None:
+            try:
+                detail = json.dumps(self.data, ensure_ascii=False)
+            except (TypeError, ValueError):
+                detail = repr(self.data)
+            text += f": {detail if len(detail) <= 2000 else detail[:2000] + '...'}"
+        return text
 
     @classmethod
     def parse_error(cls, data: JsonValue = None) -> RequestError:
@@ -113,6 +176,10 @@ class RequestError(Exception):
     def request_cancelled(cls, data: JsonValue = None) -> RequestError:
         return cls(REQUEST_CANCELLED, "Request cancelled", data)
 
+    @classmethod
+    def server_busy(cls, data: JsonValue = None) -> RequestError:
+        return cls(SERVER_BUSY, "Server busy", data)
+
     def to_json(self) -> dict[str, JsonValue]:
         error: dict[str, JsonValue] = {"code": self.code, "message": self.message}
         if self.data is not None:
@@ -120,38 +187,29 @@ class RequestError(Exception):
         return error
 
 
+class ProtocolError(RequestError):
+    """The peer broke JSON-RPC in answering a call (no result and no error, a malformed error, an
+    answer over the line limit): the call fails with this, naming what was wrong."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(INVALID_REQUEST, "Invalid response", {"message": message})
+
+
+class MessageTooLargeError(ValueError):
+    """A message we were about to send is over `ConnectionLimits.peer_max_line_bytes`; nothing was sent."""
+
+
 class ConnectionClosedError(ConnectionError):
     """The connection ended before the peer answered."""
 
 
-# -- transport seam ---------------------------------------------------------------------------
-
-
-class FrameError(Exception):
-    """A transport could not read one message (too long, cut short); the connection answers -32700
-    and keeps reading."""
-
-
-class MessageTransport(Protocol):
-    """What a `Connection` talks through: whole messages in, whole messages out.
-
-    `receive` returns the next message (its UTF-8 JSON text) or None once the peer is gone; it raises
-    FrameError for one unreadable message and ConnectionError when the transport broke. `send` takes
-    one encoded message (no trailing newline) and waits while the transport pushes back; it raises
-    ConnectionError when the peer is gone. `close` is called once when the connection ends.
-    """
-
-    async def receive(self) -> bytes | None: ...
-
-    async def send(self, data: bytes) -> None: ...
-
-    def close(self) -> None: ...
-
-
 class LineReader(Protocol):
-    """What the connection reads from: `asyncio.StreamReader` fits."""
+    """What the connection reads from: `asyncio.StreamReader` fits. Its own buffer limit (the
+    `limit` argument) is how much is read ahead; lines longer than it are read in pieces."""
 
-    async def readline(self) -> bytes: ...
+    async def readuntil(self, separator: bytes = ...) -> bytes: ...
+
+    async def readexactly(self, n: int) -> bytes: ...
 
 
 class LineWriter(Protocol):
@@ -164,26 +222,110 @@ class LineWriter(Protocol):
     def close(self) -> None: ...
 
 
-class StreamTransport:
-    """Newline-delimited JSON over a reader/writer pair (stdio, a pipe, a socket): one message a line."""
+# -- transport seam ---------------------------------------------------------------------------
 
-    def __init__(self, reader: LineReader, writer: LineWriter) -> None:
+
+class FrameError(Exception):
+    """A transport could not read one message (cut short, not UTF-8); the connection answers -32700
+    and keeps reading."""
+
+
+class OversizedMessageError(FrameError):
+    """One message over the transport's limit, skipped whole: its size and its first `PREFIX_BYTES`
+    (enough to find its id). The connection answers it -32600, or fails our call it answers."""
+
+    def __init__(self, size: int, limit: int, prefix: bytes) -> None:
+        super().__init__(f"a message of {size} bytes is over the line limit of {limit} bytes")
+        self.size = size
+        self.limit = limit
+        self.prefix = prefix
+
+
+class MessageTransport(Protocol):
+    """What a `Connection` talks through: whole messages in, whole messages out.
+
+    `receive` returns the next message (its UTF-8 JSON text, as bytes or str) or None once the peer
+    is gone; it raises FrameError for one unreadable message (OversizedMessageError for one over the
+    limit) and ConnectionError when the transport broke. `send` takes one encoded message (no
+    trailing newline) and waits while the transport pushes back; it raises ConnectionError when the
+    peer is gone. `close` is called once when the connection ends.
+    """
+
+    async def receive(self) -> bytes | str | None: ...
+
+    async def send(self, data: bytes) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class StreamTransport:
+    """Newline-delimited JSON over a reader/writer pair (stdio, a pipe, a socket): one message a
+    line, at most `limits.max_line_bytes`. A line is read in pieces of the reader's buffer size; a
+    longer one is read to its newline and dropped (OversizedMessageError), so the next line is a line
+    whatever the size. A line read in several pieces is decoded piece by piece (returned as str) so
+    a large message is not held twice; one that is not UTF-8 is a FrameError once read to its end."""
+
+    def __init__(
+        self, reader: LineReader, writer: LineWriter, limits: ConnectionLimits | None = None
+    ) -> None:
         self.reader = reader
         self.writer = writer
+        self._limit = (limits or ConnectionLimits()).max_line_bytes
+        self._eof = False
 
-    async def receive(self) -> bytes | None:
+    async def receive(self) -> bytes | str | None:
         while True:
-            try:
-                line = await self.reader.readline()
-            except (ValueError, asyncio.LimitOverrunError) as exc:
-                raise FrameError(f"line too long: {exc}") from None
-            if not line:
-                return None
-            if line.strip():
+            line = await self._line()
+            if line is None or line.strip():
                 return line
 
+    async def _line(self) -> bytes | str | None:
+        if self._eof:
+            return None
+        parts: list[bytes] = []
+        size = 0
+        prefix = b""
+        while True:
+            try:
+                piece = await self.reader.readuntil(b"\n")
+                done = True
+            except asyncio.LimitOverrunError as exc:
+                piece = await self.reader.readexactly(exc.consumed)
+                done = False
+            except asyncio.IncompleteReadError as exc:  # end of input, maybe after an unended line
+                piece, done, self._eof = exc.partial, True, True
+            except ConnectionError:
+                piece, done, self._eof = b"", True, True
+            if done and piece.endswith(b"\n"):
+                piece = piece[:-1]
+            size += len(piece)
+            if size <= self._limit:
+                parts.append(piece)
+            else:
+                for kept in (*parts, piece):  # keep only the start: enough to find an id
+                    if len(prefix) < PREFIX_BYTES:
+                        prefix += kept[: PREFIX_BYTES - len(prefix)]
+                parts = []
+            if done:
+                break
+        if size > self._limit:
+            raise OversizedMessageError(size, self._limit, prefix)
+        if self._eof and size == 0:
+            return None
+        if len(parts) == 1:
+            return parts[0]
+        try:
+            return _decode_pieces(parts)
+        except UnicodeDecodeError as exc:
+            raise FrameError(str(exc)) from None
+
     async def send(self, data: bytes) -> None:
-        self.writer.write(data + b"\n")
+        """Write one message and its newline (a large one is not copied to append the newline)."""
+        if len(data) < 65536:
+            self.writer.write(data + b"\n")
+        else:
+            self.writer.write(data)
+            self.writer.write(b"\n")
         await self.writer.drain()
 
     def close(self) -> None:
@@ -191,27 +333,80 @@ class StreamTransport:
 
 
 def as_transport(
-    reader: LineReader | MessageTransport, writer: LineWriter | None
+    reader: LineReader | MessageTransport,
+    writer: LineWriter | None,
+    limits: ConnectionLimits | None = None,
 ) -> MessageTransport:
     """A reader and a writer become a `StreamTransport`; a transport alone (writer None) is kept."""
     if writer is not None:
-        return StreamTransport(reader, writer)  # type: ignore[arg-type]
+        return StreamTransport(reader, writer, limits)  # type: ignore[arg-type]
     if not callable(getattr(reader, "send", None)):
         raise TypeError("pass a reader and a writer, or a MessageTransport alone")
     return reader  # type: ignore[return-value]
+
+
+def _decode_pieces(parts: list[bytes]) -> str:
+    """The pieces of one long line as text; each piece is dropped once decoded."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    texts: list[str] = []
+    parts.reverse()
+    while parts:
+        texts.append(decoder.decode(parts.pop()))
+    texts.append(decoder.decode(b"", final=True))
+    return "".join(texts)
+
+
+_HEAD_MEMBER = re.compile(rb'\s*"(jsonrpc|id|method)"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+|null)\s*,')
+_NEXT_KEY = re.compile(rb'\s*"(\w+)"\s*:')
+
+
+def _scan_head(prefix: bytes) -> tuple[dict[str, object], str]:
+    """The leading `jsonrpc`/`id`/`method` members of a truncated JSON object (the SDKs write them
+    first), and the name of the member after them (`params`, `result`, `error`)."""
+    found: dict[str, object] = {}
+    start = prefix.find(b"{")
+    if start < 0 or prefix[:start].strip():
+        return found, ""
+    pos = start + 1
+    while match := _HEAD_MEMBER.match(prefix, pos):
+        with contextlib.suppress(ValueError):
+            found[match.group(1).decode()] = json.loads(match.group(2))
+        pos = match.end()
+    following = _NEXT_KEY.match(prefix, pos)
+    return found, following.group(1).decode() if following else ""
 
 
 @dataclass(slots=True)
 class _Pending:
     method: str
     future: asyncio.Future[JsonValue]
+    from_worker: bool  # called by a notification handler: its answer cannot wait behind it
 
 
 @dataclass(slots=True)
 class _InFlight:
     method: str
     session_id: object
-    task: asyncio.Task[None]
+    params: JsonValue
+    task: asyncio.Task[None] | None = None  # None while it waits for a slot
+    by_session_cancel: bool = False
+
+
+_SKIP: Final = object()
+
+
+class _FatalError(Exception):
+    """Ends the connection: the reason goes to every pending call."""
+
+
+@dataclass(slots=True)
+class _Backlog:
+    """Notifications waiting for the worker; `room` is set whenever the reader may add one."""
+
+    items: deque[tuple[str, JsonValue]] = field(default_factory=deque)
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    room: asyncio.Event = field(default_factory=asyncio.Event)
+    stopped: bool = False
 
 
 def _valid_id(value: object) -> bool:
@@ -223,17 +418,26 @@ def _valid_id(value: object) -> bool:
 
 
 def _dumps(message: Mapping[str, object]) -> bytes:
-    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return text.encode("utf-8")
+    """One message as UTF-8 JSON, without the newline."""
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode(
+        "utf-8"
+    )
 
 
 class Connection:
     """One end of a JSON-RPC connection: dispatches what the peer sends to `handler` through
     `methods` (wire name -> MethodInfo) and calls the peer's `peer_methods`.
 
-    `notification_backlog` bounds the notifications waiting for their handler (a full backlog stops
-    the reading, which pushes back on the peer). `send_cancel_requests`: when a call is cancelled,
-    tell the peer with `$/cancel_request` (if the schema has it; peers that predate it may log it).
+    `limits` bounds what the connection holds (see `ConnectionLimits`). The reader never waits for a request
+    handler: a request beyond the in-flight and backlog caps is answered -32001 at once, and
+    responses are delivered while handlers run, so a handler that calls the peer always gets its
+    answer. Reading pauses only while writing to the peer is blocked (a peer that does not read
+    its answers) or while `notification_backlog` notifications wait (unless the notification
+    handler itself is waiting for the peer: then up to twice that many are kept, and past that the
+    connection is closed with an error rather than deadlock).
+
+    `send_cancel_requests`: when a call is cancelled, tell the peer with `$/cancel_request` (if the
+    schema has it). `non_json_lines`: see `NonJsonLines`.
 
     It starts reading at once, so create it inside a running event loop. `await wait_closed()`
     returns when the input ends (or `close()` is called); calls still pending then raise
@@ -248,30 +452,36 @@ class Connection:
         peer_methods: Mapping[str, MethodInfo],
         transport: MessageTransport,
         *,
-        notification_backlog: int = 4096,
+        limits: ConnectionLimits | None = None,
         send_cancel_requests: bool = True,
+        non_json_lines: NonJsonLines = "answer",
     ) -> None:
+        self.limits = limits or ConnectionLimits()
         self._handler = handler
         self._send_cancel_requests = send_cancel_requests
+        self._non_json_lines = non_json_lines
         self._methods = methods
         self._peer_methods = peer_methods
         self._transport = transport
         self._next_id = 0
         self._pending: dict[int, _Pending] = {}
-        self._in_flight: dict[object, _InFlight] = {}
+        self._in_flight: dict[object, _InFlight] = {}  # running
+        self._waiting: dict[object, _InFlight] = {}  # accepted, waiting for a slot (oldest first)
         self._session_tasks: dict[object, set[asyncio.Task[None]]] = {}
-        self._queue: asyncio.Queue[tuple[str, JsonValue] | None] = asyncio.Queue(
-            notification_backlog
-        )
+        self._backlog = _Backlog()
+        self._backlog.room.set()
         self._received = 0  # notifications queued so far
         self._handled = 0  # notifications handled so far
+        self._worker_calls = 0  # calls the notification handler is waiting on
         self._deferred: deque[tuple[int, Callable[[], None]]] = deque()
         self._write_lock = asyncio.Lock()
         self._closing = False
+        self._close_reason = ""
         self._tasks: set[asyncio.Task[None]] = set()
         self._done = asyncio.Event()
-        self._worker = asyncio.get_running_loop().create_task(self._handle_notifications())
-        self._main = asyncio.get_running_loop().create_task(self._read_loop())
+        loop = asyncio.get_running_loop()
+        self._worker = loop.create_task(self._handle_notifications())
+        self._main = loop.create_task(self._read_loop())
 
     # -- public -------------------------------------------------------------------------------
 
@@ -285,7 +495,8 @@ class Connection:
         await self._done.wait()
 
     async def close(self) -> None:
-        """Stop reading, fail pending calls with ConnectionClosedError, cancel handlers, close the writer."""
+        """Stop reading, fail pending calls with ConnectionClosedError, cancel request handlers (the
+        notification handler gets `ConnectionLimits.shutdown_grace`), close the writer."""
         if not self._main.done():
             self._main.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -332,17 +543,20 @@ class Connection:
         if self._closing:
             raise ConnectionClosedError(f"cannot call {method!r}: the connection is closed")
         request_id = self._next_id
+        data = _dumps(
+            {"jsonrpc": "2.0", "id": request_id, "method": method, "params": encode_value(params)}
+        )
+        self._check_size(data, f"the {method!r} request")
         self._next_id += 1
         future: asyncio.Future[JsonValue] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = _Pending(method, future)
-        message = {
-            "jsonrpc": "2.0",
-            "id": request_id,
-            "method": method,
-            "params": encode_value(params),
-        }
+        from_worker = asyncio.current_task() is self._worker
+        self._pending[request_id] = _Pending(method, future, from_worker)
+        if from_worker:
+            self._worker_calls += 1
+            self._backlog.room.set()
         try:
-            await self._send(message)
+            await self._write(data)
+            del data
             raw = await future
         except asyncio.CancelledError:
             if (
@@ -354,12 +568,16 @@ class Connection:
             raise
         finally:
             self._pending.pop(request_id, None)
+            if from_worker:
+                self._worker_calls -= 1
         return decode(raw)
 
     async def _notify(self, method: str, params: object) -> None:
         if self._closing:
             raise ConnectionClosedError(f"cannot send {method!r}: the connection is closed")
-        await self._send({"jsonrpc": "2.0", "method": method, "params": encode_value(params)})
+        data = _dumps({"jsonrpc": "2.0", "method": method, "params": encode_value(params)})
+        self._check_size(data, f"the {method!r} notification")
+        await self._write(data)
 
     async def _notify_quietly(self, method: str, params: JsonValue) -> None:
         with contextlib.suppress(ConnectionError):
@@ -367,32 +585,54 @@ class Connection:
 
     # -- writing ------------------------------------------------------------------------------
 
-    async def _send(self, message: Mapping[str, object]) -> None:
-        data = _dumps(message)
+    async def _write(self, data: bytes) -> None:
         async with self._write_lock:
             try:
                 await self._transport.send(data)
             except (ConnectionError, RuntimeError) as exc:
                 raise ConnectionClosedError(f"the peer stopped reading: {exc}") from exc
 
+    def _check_size(self, data: bytes, what: str) -> None:
+        """Raise MessageTooLargeError if one message is over the peer's limit."""
+        limit = self.limits.peer_max_line_bytes
+        if len(data) > limit:
+            raise MessageTooLargeError(
+                f"{what} is {len(data)} bytes, over the peer's line limit of {limit} bytes "
+                "(ConnectionLimits.peer_max_line_bytes); nothing was sent"
+            )
+
     async def _reply(self, request_id: RequestId, result: object) -> None:
         try:
             data = _dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
-        except (TypeError, ValueError) as exc:
-            logger.error("result of request %r is not JSON: %s", request_id, exc)
+            self._check_size(data, f"the result of request {request_id!r}")
+        except (TypeError, ValueError) as exc:  # not JSON, or too large for the peer
+            logger.error("cannot answer request %r with its result: %s", request_id, exc)
             await self._reply_error(
-                request_id, RequestError.internal_error({"message": f"result is not JSON: {exc}"})
+                request_id,
+                RequestError.internal_error({"message": f"the result could not be sent: {exc}"}),
             )
             return
-        async with self._write_lock:
-            try:
-                await self._transport.send(data)
-            except (ConnectionError, RuntimeError) as exc:
-                logger.debug("could not answer request %r: %s", request_id, exc)
+        try:
+            await self._write(data)
+        except ConnectionClosedError as exc:
+            logger.debug("could not answer request %r: %s", request_id, exc)
 
     async def _reply_error(self, request_id: RequestId, error: RequestError) -> None:
         try:
-            await self._send({"jsonrpc": "2.0", "id": request_id, "error": error.to_json()})
+            data = _dumps({"jsonrpc": "2.0", "id": request_id, "error": error.to_json()})
+            if len(data) > self.limits.peer_max_line_bytes:
+                logger.warning(
+                    "error data for request %r is over the peer's line limit; sent without it",
+                    request_id,
+                )
+                data = _dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": request_id,
+                        "error": {"code": error.code, "message": error.message},
+                    }
+                )
+            await self._write(data)
         except (ConnectionClosedError, TypeError, ValueError) as exc:
             logger.debug("could not send error for request %r: %s", request_id, exc)
 
@@ -402,23 +642,84 @@ class Connection:
         try:
             while True:
                 try:
-                    data = await self._transport.receive()
-                except FrameError as exc:
+                    line = await self._transport.receive()
+                except OversizedMessageError as exc:
+                    await self._on_oversized(exc)
+                    continue
+                except FrameError as exc:  # read to its end: answered like a short bad line
                     await self._reply_error(None, RequestError.parse_error({"message": str(exc)}))
                     continue
                 except ConnectionError:
                     break
-                if data is None:
+                if line is None:
                     break
-                await self._receive(data)
+                if line.strip():
+                    await self._receive(line)
+                del line  # a large message is not kept while the next one is read
+        except _FatalError as exc:
+            self._close_reason = str(exc)
+            logger.error("closing the connection: %s", exc)
         finally:
             await self._shutdown()
 
-    async def _receive(self, line: bytes) -> None:
+    async def _on_oversized(self, line: OversizedMessageError) -> None:
+        head, following = _scan_head(line.prefix)
+        limit = line.limit
+        problem = str(line)
+        request_id = head.get("id")
+        answer = (
+            isinstance(request_id, int)
+            and "method" not in head
+            and following in ("result", "error")
+        )
+        pending = (
+            self._pending.pop(request_id, None) if answer and isinstance(request_id, int) else None
+        )
+        if pending is not None:
+            logger.warning("the answer to %r (id %r): %s", pending.method, request_id, problem)
+            self._settle(
+                pending,
+                ProtocolError(f"the answer to {pending.method!r} (id {request_id}): {problem}"),
+            )
+        elif "method" in head and "id" not in head:
+            logger.warning("dropped a %r notification: %s", head["method"], problem)
+        else:
+            rid = (
+                request_id if isinstance(request_id, (int, str)) and _valid_id(request_id) else None
+            )
+            await self._reply_error(
+                rid, RequestError.invalid_request({"message": problem, "limit": limit})
+            )
+
+    def _parse(self, line: bytes | str) -> object:
         try:
-            message = json.loads(line)
+            return json.loads(line)
         except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, too deep
+            if self._non_json_lines == "answer":
+                raise
+            start = line.find("{") if isinstance(line, str) else line.find(b"{")
+            if start > 0:  # escape codes or a log line glued before a frame
+                with contextlib.suppress(ValueError, RecursionError):
+                    message = json.loads(line[start:])
+                    logger.warning(
+                        "skipped %d bytes of noise before a message: %r", start, line[:start][:80]
+                    )
+                    return message
+            shown = line[:120] if isinstance(line, str) else line[:120].decode("utf-8", "replace")
+            if self._non_json_lines == "fail":
+                raise _FatalError(
+                    f"the peer wrote a line that is not JSON: {shown!r} ({exc})"
+                ) from None
+            logger.warning("skipped a line that is not JSON: %r", shown)
+            return _SKIP
+
+    async def _receive(self, line: bytes | str) -> None:
+        try:
+            message = self._parse(line)
+        except (ValueError, RecursionError) as exc:
             await self._reply_error(None, RequestError.parse_error({"message": str(exc)}))
+            return
+        if message is _SKIP:
             return
         if isinstance(message, list):
             await self._reply_error(
@@ -456,7 +757,9 @@ class Connection:
             )
             return
         if method is None and "method" not in message:
-            if has_id and ("result" in message or "error" in message):
+            if has_id and (
+                "result" in message or "error" in message or request_id in self._pending
+            ):
                 self._on_response(request_id, message)
             elif has_id:
                 await self._reply_error(
@@ -473,34 +776,46 @@ class Connection:
                 )
             return
         params = message.get("params")
+        del message
         if has_id:
-            self._start_request(request_id, method, params)
+            await self._accept_request(request_id, method, params)
         else:
-            self._received += 1
-            await self._queue.put((method, params))
+            await self._enqueue_notification(method, params)
 
     def _on_response(self, request_id: object, message: dict[str, Any]) -> None:
         pending = self._pending.pop(request_id, None) if isinstance(request_id, int) else None
         if pending is None:
-            logger.debug("ignoring a response to unknown request %r", request_id)
+            if request_id is None and isinstance(message.get("error"), dict):
+                logger.warning(
+                    "the peer reported an error not tied to a request: %s", message["error"]
+                )
+            else:
+                logger.debug("ignoring a response to unknown request %r", request_id)
             return
-        future = pending.future
+        where = f"the answer to {pending.method!r} (id {request_id})"
+        outcome: RequestError | JsonValue
         if "error" in message:
+            if "result" in message:
+                logger.warning("%s has both a result and an error; taken as the error", where)
             error = message["error"]
             if (
                 isinstance(error, dict)
                 and isinstance(error.get("code"), int)
                 and isinstance(error.get("message"), str)
             ):
-                outcome: RequestError | JsonValue = RequestError(
-                    error["code"], error["message"], error.get("data")
-                )
+                outcome = RequestError(error["code"], error["message"], error.get("data"))
             else:
-                outcome = RequestError.internal_error(
-                    {"message": "malformed error response", "error": error}
+                outcome = ProtocolError(
+                    f"{where} has a malformed error (it needs an integer code and a string message): {error!r:.200}"
                 )
-        else:
+        elif "result" in message:
             outcome = message["result"]
+        else:
+            outcome = ProtocolError(f"{where} has neither a result nor an error")
+        self._settle(pending, outcome)
+
+    def _settle(self, pending: _Pending, outcome: RequestError | JsonValue) -> None:
+        future = pending.future
 
         def deliver() -> None:
             if future.done():
@@ -510,7 +825,7 @@ class Connection:
             else:
                 future.set_result(outcome)
 
-        if self._handled >= self._received:
+        if pending.from_worker or self._handled >= self._received:
             deliver()
         else:
             self._deferred.append((self._received, deliver))
@@ -523,8 +838,8 @@ class Connection:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    def _start_request(self, request_id: RequestId, method: str, params: JsonValue) -> None:
-        if request_id in self._in_flight:
+    async def _accept_request(self, request_id: RequestId, method: str, params: JsonValue) -> None:
+        if request_id in self._in_flight or request_id in self._waiting:
             self._spawn(
                 self._reply_error(
                     request_id,
@@ -535,20 +850,51 @@ class Connection:
             )
             return
         session_id = params.get("sessionId") if isinstance(params, dict) else None
-        entry = _InFlight(
-            method, session_id, self._spawn(self._handle_request(request_id, method, params))
-        )
+        entry = _InFlight(method, session_id, params)
+        if len(self._in_flight) < self.limits.max_requests_in_flight:
+            self._start(request_id, entry)
+        elif len(self._waiting) < self.limits.request_backlog:
+            self._waiting[request_id] = entry
+        else:
+            # Awaited: a peer that floods requests and does not read its answers stops being read.
+            await self._reply_error(
+                request_id,
+                RequestError.server_busy(
+                    {
+                        "message": f"{len(self._in_flight)} requests are being handled and {len(self._waiting)} wait; try again later",
+                    }
+                ),
+            )
+
+    def _start(self, request_id: RequestId, entry: _InFlight) -> None:
+        params, entry.params = entry.params, None
+        entry.task = self._spawn(self._handle_request(request_id, entry, params))
         self._in_flight[request_id] = entry
         entry.task.add_done_callback(lambda _task: self._request_done(request_id, entry))
 
     def _request_done(self, request_id: RequestId, entry: _InFlight) -> None:
         if self._in_flight.get(request_id) is entry:
             del self._in_flight[request_id]
-        if entry.task.cancelled() and not self._closing:
+        if self._closing:
+            return
+        if entry.task is not None and entry.task.cancelled():
             # Cancelled before its handler ever ran: the request still gets its one answer.
-            self._spawn(self._reply_error(request_id, RequestError.request_cancelled()))
+            self._spawn(self._answer_cancelled(request_id, entry))
+        while self._waiting and len(self._in_flight) < self.limits.max_requests_in_flight:
+            next_id = next(iter(self._waiting))
+            self._start(next_id, self._waiting.pop(next_id))  # type: ignore[arg-type]
 
-    async def _handle_request(self, request_id: RequestId, method: str, params: JsonValue) -> None:
+    async def _answer_cancelled(self, request_id: RequestId, entry: _InFlight) -> None:
+        result = CANCELLED_RESULTS.get(entry.method) if entry.by_session_cancel else None
+        if result is not None:
+            await self._reply(request_id, dict(result))
+        else:
+            await self._reply_error(request_id, RequestError.request_cancelled())
+
+    async def _handle_request(
+        self, request_id: RequestId, entry: _InFlight, params: JsonValue
+    ) -> None:
+        method = entry.method
         try:
             result = await self._dispatch_request(method, params)
         except RequestError as error:
@@ -556,7 +902,16 @@ class Connection:
         except asyncio.CancelledError:
             if self._closing:
                 raise
-            await self._reply_error(request_id, RequestError.request_cancelled())
+            await self._answer_cancelled(request_id, entry)
+        except ConnectionClosedError as exc:
+            if self._closing:
+                logger.debug("handler of %r stopped: the connection closed (%s)", method, exc)
+            else:
+                logger.exception("handler of %r failed", method)
+                await self._reply_error(
+                    request_id,
+                    RequestError.internal_error({"message": f"{type(exc).__name__}: {exc}"}),
+                )
         except Exception as exc:
             logger.exception("handler of %r failed", method)
             await self._reply_error(
@@ -583,22 +938,53 @@ class Connection:
             raise RequestError.invalid_params(
                 {"path": "", "message": "nested too deeply"}
             ) from None
+        del params
         return encode_value(await handler(value))
 
+    async def _enqueue_notification(self, method: str, params: JsonValue) -> None:
+        backlog, cap = self._backlog, self.limits.notification_backlog
+        if method in (CANCEL_REQUEST, SESSION_CANCEL):
+            self._cancel_now(method, params)  # never held up behind a full backlog
+        while len(backlog.items) >= cap and self._worker_calls == 0:
+            backlog.room.clear()
+            await backlog.room.wait()
+        if len(backlog.items) >= 2 * cap:
+            raise _FatalError(
+                f"{len(backlog.items)} notifications wait while the notification handler waits for the peer "
+                "(ConnectionLimits.notification_backlog)"
+            )
+        self._received += 1
+        backlog.items.append((method, params))
+        backlog.ready.set()
+
     async def _handle_notifications(self) -> None:
+        backlog = self._backlog
         while True:
-            item = await self._queue.get()
-            if item is None:
-                return
-            method, params = item
+            while not backlog.items:
+                if backlog.stopped:
+                    return
+                backlog.ready.clear()
+                await backlog.ready.wait()
+            method, params = backlog.items.popleft()
+            backlog.room.set()
             try:
                 await self._dispatch_notification(method, params)
             except asyncio.CancelledError:
                 if self._closing:
                     raise
+            except ConnectionClosedError as exc:
+                if not self._closing:
+                    logger.exception("handler of notification %r failed", method)
+                else:
+                    logger.debug(
+                        "handler of notification %r stopped: the connection closed (%s)",
+                        method,
+                        exc,
+                    )
             except Exception:
                 logger.exception("handler of notification %r failed", method)
             finally:
+                del params
                 self._handled += 1
                 while self._deferred and self._deferred[0][0] <= self._handled:
                     self._deferred.popleft()[1]()
@@ -620,43 +1006,72 @@ class Connection:
             logger.warning("ignoring notification %r with invalid params: %s", method, exc)
             return
         if method == CANCEL_REQUEST:
-            self._cancel_request(getattr(value, "request_id", None))
             return
-        if method == SESSION_CANCEL:
-            self._cancel_session(getattr(value, "session_id", None))
         handler = getattr(self._handler, info.handler, None)
         if handler is not None:
             await handler(value)
 
-    def _cancel_request(self, request_id: object) -> None:
-        entry = self._in_flight.get(request_id) if _valid_id(request_id) else None
-        if entry is not None:
-            entry.task.cancel()
+    def _cancel_now(self, method: str, params: JsonValue) -> None:
+        """`$/cancel_request` and `session/cancel` act when read, ahead of queued notifications."""
+        info = self._methods.get(method)
+        if info is None or not info.notification:
+            return
+        try:
+            value = info.decode_params(params)
+        except (ValidationError, RecursionError):
+            return  # reported when the worker gets to it
+        if method == CANCEL_REQUEST:
+            request_id = getattr(value, "request_id", None)
+            if _valid_id(request_id):
+                self._cancel_entry(
+                    request_id,
+                    self._in_flight.get(request_id) or self._waiting.get(request_id),
+                    False,
+                )
+        else:
+            session_id = getattr(value, "session_id", None)
+            for rid, entry in [*self._in_flight.items(), *self._waiting.items()]:
+                if entry.method in CANCELLED_BY_SESSION and entry.session_id == session_id:
+                    self._cancel_entry(rid, entry, True)
+            if isinstance(session_id, str):
+                self.cancel_session_tasks(session_id)
 
-    def _cancel_session(self, session_id: object) -> None:
-        for entry in list(self._in_flight.values()):
-            if entry.method in CANCELLED_BY_SESSION and entry.session_id == session_id:
-                entry.task.cancel()
-        if isinstance(session_id, str):
-            self.cancel_session_tasks(session_id)
+    def _cancel_entry(self, request_id: object, entry: _InFlight | None, by_session: bool) -> None:
+        if entry is None:
+            return
+        entry.by_session_cancel = by_session
+        if entry.task is not None:
+            entry.task.cancel()
+        elif self._waiting.pop(request_id, None) is entry:
+            self._spawn(self._answer_cancelled(request_id, entry))  # type: ignore[arg-type]
 
     # -- ending -------------------------------------------------------------------------------
 
     async def _shutdown(self) -> None:
         self._closing = True
+        reason = self._close_reason or "the connection closed"
         for request_id, pending in list(self._pending.items()):
             if not pending.future.done():
                 pending.future.set_exception(
                     ConnectionClosedError(
-                        f"the connection closed before {pending.method!r} (id {request_id}) was answered"
+                        f"{reason} before {pending.method!r} (id {request_id}) was answered"
                     )
                 )
         self._pending.clear()
+        self._waiting.clear()
         # Notifications already received are still handled (and the responses queued behind them
-        # delivered); then the worker stops.
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._queue.put(None)
-            await asyncio.shield(self._worker)
+        # delivered), for at most `shutdown_grace` seconds; then the worker is cancelled.
+        self._backlog.stopped = True
+        self._backlog.ready.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._worker), self.limits.shutdown_grace)
+        except asyncio.TimeoutError:
+            logger.warning(
+                "a notification handler was still running %.1f s after the input ended; cancelled it",
+                self.limits.shutdown_grace,
+            )
+        except (asyncio.CancelledError, Exception):
+            pass
         for deferred in self._deferred:
             deferred[1]()
         self._deferred.clear()
@@ -693,26 +1108,39 @@ class _SyncWriter:
             self._stream.flush()
 
 
-async def stdio_streams(limit: int = MAX_LINE_BYTES) -> tuple[LineReader, LineWriter]:
-    """This process's stdin and stdout as an asyncio reader and writer."""
+async def stdio_streams(
+    limit: int = READ_CHUNK_BYTES, *, protect_stdout: bool = False
+) -> tuple[LineReader, LineWriter]:
+    """This process's stdin and stdout as an asyncio reader and writer. `limit` is the read buffer
+    (reading pauses at twice it; longer lines are still read, in pieces).
+
+    `protect_stdout`: the protocol keeps a private copy of stdout, and file descriptor 1 (so
+    `print()`, and the output of child processes) goes to stderr from then on: stray output can no
+    longer corrupt the protocol stream.
+    """
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=limit)
     try:
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     except (ValueError, OSError):
         # stdin is a regular file or a terminal: feed it from a thread.
+        stdin: Any = sys.stdin.buffer
+
         def pump() -> None:
-            while chunk := sys.stdin.buffer.readline():
+            while chunk := stdin.read1(limit):
                 loop.call_soon_threadsafe(reader.feed_data, chunk)
             loop.call_soon_threadsafe(reader.feed_eof)
 
         threading.Thread(target=pump, name="acp-stdin", daemon=True).start()
+    out: BinaryIO = sys.stdout.buffer
+    if protect_stdout:
+        sys.stdout.flush()
+        out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+        os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     writer: LineWriter
     try:
-        transport, protocol = await loop.connect_write_pipe(
-            asyncio.streams.FlowControlMixin, sys.stdout
-        )
+        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, out)
         writer = asyncio.StreamWriter(transport, protocol, None, loop)
     except (ValueError, OSError):
-        writer = _SyncWriter(sys.stdout.buffer)
+        writer = _SyncWriter(out)
     return reader, writer

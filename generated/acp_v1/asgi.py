@@ -43,7 +43,7 @@ from typing import Any, Final
 
 from .connections import AgentSideConnection
 from .interfaces import Agent
-from .rpc import RequestError
+from .rpc import ConnectionLimits, RequestError
 
 __all__ = [
     "CONNECTION_ID_HEADER",
@@ -240,7 +240,9 @@ class _Remote:
         self.last_active = time.monotonic()
         self.closed = False
         self.conn = AgentSideConnection(
-            to_agent, _ServerTransport(self), notification_backlog=self.limits.notification_backlog
+            to_agent,
+            _ServerTransport(self),
+            limits=ConnectionLimits(notification_backlog=self.limits.notification_backlog),
         )
         self.watchdog = asyncio.get_running_loop().create_task(self._watch())
 

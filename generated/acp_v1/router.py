@@ -45,7 +45,15 @@ from . import models
 from ._codec import JsonValue, ValidationError
 from .connections import AgentSideConnection, ClientSideConnection
 from .interfaces import Agent, Client
-from .rpc import MAX_LINE_BYTES, LineReader, LineWriter, stdio_streams
+from .rpc import (
+    READ_CHUNK_BYTES,
+    FrameError,
+    LineReader,
+    LineWriter,
+    OversizedMessageError,
+    StreamTransport,
+    stdio_streams,
+)
 
 __all__ = [
     "AgentRoute",
@@ -154,11 +162,14 @@ class _Replay:
         self._first: bytes | None = first
         self._reader = reader
 
-    async def readline(self) -> bytes:
+    async def readuntil(self, separator: bytes = b"\n") -> bytes:
         if self._first is not None:
             line, self._first = self._first, None
             return line
-        return await self._reader.readline()
+        return await self._reader.readuntil(separator)
+
+    async def readexactly(self, n: int) -> bytes:
+        return await self._reader.readexactly(n)
 
 
 def _error(code: int, message: str, data: JsonValue = None) -> dict[str, JsonValue]:
@@ -212,7 +223,7 @@ class AgentRouter:
         below = [r for r in self.routes if r.version <= requested]
         return below[-1] if below else None
 
-    def decide(self, line: bytes) -> _Reply | _Route:
+    def decide(self, line: bytes | str) -> _Reply | _Route:
         """What to do with one line received before routing."""
         try:
             message = json.loads(line)
@@ -311,24 +322,35 @@ class AgentRouter:
     async def serve(self, reader: LineReader, writer: LineWriter) -> Routed | None:
         """Read until a valid `initialize`, then connect its route and return the connection (None
         when the input ended first; the writer is closed then)."""
+        lines = StreamTransport(
+            reader, writer
+        )  # the framing and line limit the connection will use
         while True:
             try:
-                line = await reader.readline()
-            except (ValueError, asyncio.LimitOverrunError) as exc:
+                line = await lines.receive()
+            except OversizedMessageError as exc:
                 await self._send(
                     writer,
                     {
                         "jsonrpc": "2.0",
                         "id": None,
-                        "error": _error(
-                            -32700, "Parse error", {"message": f"line too long: {exc}"}
-                        ),
+                        "error": _error(-32600, "Invalid request", {"message": str(exc)}),
+                    },
+                )
+                continue
+            except FrameError as exc:
+                await self._send(
+                    writer,
+                    {
+                        "jsonrpc": "2.0",
+                        "id": None,
+                        "error": _error(-32700, "Parse error", {"message": str(exc)}),
                     },
                 )
                 continue
             except ConnectionError:
-                line = b""
-            if not line:
+                line = None
+            if line is None:
                 with contextlib.suppress(Exception):
                     writer.close()
                 return None
@@ -490,7 +512,14 @@ async def negotiate(
 
 async def _answer(reader: LineReader, probe_id: str, max_lines: int) -> dict[str, Any]:
     for _ in range(max_lines):
-        line = await reader.readline()
+        try:
+            line = await reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:
+            line = exc.partial
+        except asyncio.LimitOverrunError as exc:
+            raise NegotiationError(
+                f"the agent wrote a line over {exc.consumed} bytes during initialize"
+            ) from None
         if not line:
             raise NegotiationError("the agent closed the connection during initialize")
         try:
@@ -524,7 +553,7 @@ async def spawn_agent_negotiated(
         stdout=asyncio.subprocess.PIPE,
         env=dict(env) if env is not None else None,
         cwd=cwd,
-        limit=MAX_LINE_BYTES,
+        limit=READ_CHUNK_BYTES,
     )
     assert process.stdin is not None and process.stdout is not None
     negotiated: Negotiated | None = None

@@ -30,8 +30,12 @@ from .models import __all__ as _model_names
 if TYPE_CHECKING:
     from .asgi import AcpApp, Limits, bearer_token, serve_agent
     from .connections import (
+        SUPPORTED_PROTOCOL_VERSIONS,
         AgentSideConnection,
         ClientSideConnection,
+        ProtocolVersionError,
+        check_protocol_version,
+        negotiate_protocol_version,
         run_agent,
         spawn_agent,
     )
@@ -44,7 +48,13 @@ if TYPE_CHECKING:
         run_router,
         spawn_agent_negotiated,
     )
-    from .rpc import ConnectionClosedError, RequestError
+    from .rpc import (
+        ConnectionClosedError,
+        ConnectionLimits,
+        MessageTooLargeError,
+        ProtocolError,
+        RequestError,
+    )
 
 # The runtime (asyncio and all) is imported on first use, so that code which only decodes and
 # encodes messages does not pay for it.
@@ -56,15 +66,22 @@ _RUNTIME: Final = {
     "Client": "interfaces",
     "ClientSideConnection": "connections",
     "ConnectionClosedError": "rpc",
+    "ConnectionLimits": "rpc",
     "Limits": "asgi",
+    "MessageTooLargeError": "rpc",
+    "ProtocolError": "rpc",
+    "ProtocolVersionError": "connections",
     "RemoteAgentError": "remote",
     "RequestError": "rpc",
+    "SUPPORTED_PROTOCOL_VERSIONS": "connections",
     "UnstableAgent": "interfaces",
     "UnstableClient": "interfaces",
     "agent_route": "router",
     "bearer_token": "asgi",
     "client_route": "router",
+    "check_protocol_version": "connections",
     "connect_agent": "remote",
+    "negotiate_protocol_version": "connections",
     "run_agent": "connections",
     "run_router": "router",
     "serve_agent": "asgi",
@@ -100,6 +117,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "SCHEMA_SOURCES",
     "SCHEMA_TITLE",
+    "SUPPORTED_PROTOCOL_VERSIONS",
     "TYPES",
     "UNSET",
     "UNSTABLE_TYPES",
@@ -110,9 +128,13 @@ __all__ = [
     "Client",
     "ClientSideConnection",
     "ConnectionClosedError",
+    "ConnectionLimits",
     "JsonValue",
     "Limits",
+    "MessageTooLargeError",
     "MethodInfo",
+    "ProtocolError",
+    "ProtocolVersionError",
     "RemoteAgentError",
     "RequestError",
     "SkipHook",
@@ -123,10 +145,12 @@ __all__ = [
     "agent_route",
     "bearer_token",
     "client_route",
+    "check_protocol_version",
     "connect_agent",
     "decode",
     "encode",
     "encode_value",
+    "negotiate_protocol_version",
     "replace",
     "run_agent",
     "run_router",

@@ -9,6 +9,9 @@ A client: `async with spawn_agent(MyClient(), "my-agent", "--flag") as conn: awa
 Any reader/writer pair works too: `AgentSideConnection(to_agent, reader, writer)`, and so does any
 `MessageTransport`: `AgentSideConnection(to_agent, transport)`. Remote agents (WebSocket, Streamable
 HTTP): `asgi.py` serves one, `remote.py` connects to one.
+
+A proxy takes the params object or its fields as keywords:
+`await conn.session_update(session_id=sid, update=update)`.
 """
 
 from __future__ import annotations
@@ -16,22 +19,82 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Final, TypeVar
 
 from . import models
 from .interfaces import Agent, Client
 from .methods import AGENT_METHODS, CLIENT_METHODS
 from .rpc import (
-    MAX_LINE_BYTES,
+    READ_CHUNK_BYTES,
     Connection,
+    ConnectionLimits,
     LineReader,
     LineWriter,
     MessageTransport,
+    NonJsonLines,
     as_transport,
     stdio_streams,
 )
 
-__all__ = ["AgentSideConnection", "ClientSideConnection", "run_agent", "spawn_agent"]
+__all__ = [
+    "SUPPORTED_PROTOCOL_VERSIONS",
+    "AgentSideConnection",
+    "ClientSideConnection",
+    "ProtocolVersionError",
+    "check_protocol_version",
+    "negotiate_protocol_version",
+    "run_agent",
+    "spawn_agent",
+]
+
+P = TypeVar("P")
+
+SUPPORTED_PROTOCOL_VERSIONS: Final[tuple[int, ...]] = (2,)
+"""The `protocolVersion`s this package speaks."""
+
+
+class ProtocolVersionError(ConnectionError):
+    """The agent answered `initialize` with a protocol version this package does not speak."""
+
+
+def negotiate_protocol_version(requested: object) -> int:
+    """What an agent answers `initialize` with: the requested version if supported, else the latest
+    supported one (the client then decides whether it can go on)."""
+    supported = SUPPORTED_PROTOCOL_VERSIONS
+    if (
+        isinstance(requested, int)
+        and not isinstance(requested, bool)
+        and (requested in supported or not supported)
+    ):
+        return requested
+    return max(supported, default=1)
+
+
+def check_protocol_version(answered: object) -> int:
+    """The version an agent answered, if this package speaks it; else ProtocolVersionError."""
+    supported = SUPPORTED_PROTOCOL_VERSIONS
+    if (
+        isinstance(answered, int)
+        and not isinstance(answered, bool)
+        and (answered in supported or not supported)
+    ):
+        return answered
+    raise ProtocolVersionError(
+        f"the agent answered initialize with protocolVersion {answered!r}, which this package does not "
+        f"speak (it speaks {', '.join(map(str, supported))}); use a package generated for that version"
+    )
+
+
+def _params(cls: Callable[..., P], params: P | None, fields: dict[str, object]) -> P:
+    if params is None:
+        return cls(**fields)
+    if fields:
+        raise TypeError(
+            f"pass the params object or its fields as keywords, not both (got {sorted(fields)})"
+        )
+    return params
 
 
 class AgentSideConnection(Connection):
@@ -43,8 +106,9 @@ class AgentSideConnection(Connection):
         reader: LineReader | MessageTransport,
         writer: LineWriter | None = None,
         *,
-        notification_backlog: int = 4096,
+        limits: ConnectionLimits | None = None,
         send_cancel_requests: bool = True,
+        non_json_lines: NonJsonLines = "answer",
     ) -> None:
         """`to_agent` is the agent, or a function that makes it from this connection (so it can call
         the client). Pass a reader and a writer (stdio, pipes), or a `MessageTransport` alone (as the
@@ -54,20 +118,27 @@ class AgentSideConnection(Connection):
             self.agent,
             AGENT_METHODS,
             CLIENT_METHODS,
-            as_transport(reader, writer),
-            notification_backlog=notification_backlog,
+            as_transport(reader, writer, limits),
+            limits=limits,
             send_cancel_requests=send_cancel_requests,
+            non_json_lines=non_json_lines,
         )
 
-    async def cancel_request(self, params: models.CancelRequestNotification) -> None:
+    async def cancel_request(
+        self, params: models.CancelRequestNotification | None = None, /, **fields: object
+    ) -> None:
         """Send the `$/cancel_request` notification.
 
         Notification to cancel an ongoing request.
 
         See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/cancellation)"""
-        await self._notify("$/cancel_request", params)
+        await self._notify(
+            "$/cancel_request", _params(models.CancelRequestNotification, params, fields)
+        )
 
-    async def auth_status_update(self, params: models.AuthStatusUpdateNotification) -> None:
+    async def auth_status_update(
+        self, params: models.AuthStatusUpdateNotification | None = None, /, **fields: object
+    ) -> None:
         """Send the `auth/status_update` notification.
 
         **UNSTABLE**
@@ -79,15 +150,21 @@ class AgentSideConnection(Connection):
         Carries the same fields as the `auth/status` response. Agents that advertise the
         `auth.status` capability MAY send it at any time after `initialize`, and SHOULD only
         send it when the reported status differs from the last one sent on the connection."""
-        await self._notify("auth/status_update", params)
+        await self._notify(
+            "auth/status_update", _params(models.AuthStatusUpdateNotification, params, fields)
+        )
 
-    async def elicitation_complete(self, params: models.CompleteElicitationNotification) -> None:
+    async def elicitation_complete(
+        self, params: models.CompleteElicitationNotification | None = None, /, **fields: object
+    ) -> None:
         """Send the `elicitation/complete` notification.
 
         Notification sent by the agent when a URL-based elicitation is complete.
 
         This notification is not a foreground state update."""
-        await self._notify("elicitation/complete", params)
+        await self._notify(
+            "elicitation/complete", _params(models.CompleteElicitationNotification, params, fields)
+        )
 
     async def elicitation_create(
         self, params: models.CreateElicitationRequest
@@ -115,16 +192,22 @@ class AgentSideConnection(Connection):
             "elicitation/create", params, models._dec_create_elicitation_response
         )
 
-    async def mcp_message(self, params: models.MessageMcpRequest) -> models.MessageMcpResponse:
+    async def mcp_message(
+        self, params: models.MessageMcpRequest | None = None, /, **fields: object
+    ) -> models.MessageMcpResponse:
         """Send the `mcp/message` request.
 
         **UNSTABLE**
 
         Request parameters for `mcp/message`, sent from consumer to provider."""
-        return await self._call("mcp/message", params, models._dec_message_mcp_response)
+        return await self._call(
+            "mcp/message",
+            _params(models.MessageMcpRequest, params, fields),
+            models._dec_message_mcp_response,
+        )
 
     async def session_request_permission(
-        self, params: models.RequestPermissionRequest
+        self, params: models.RequestPermissionRequest | None = None, /, **fields: object
     ) -> models.RequestPermissionResponse:
         """Send the `session/request_permission` request.
 
@@ -134,10 +217,14 @@ class AgentSideConnection(Connection):
 
         See protocol docs: [Requesting Permission](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#requesting-permission)"""
         return await self._call(
-            "session/request_permission", params, models.RequestPermissionResponse.from_dict
+            "session/request_permission",
+            _params(models.RequestPermissionRequest, params, fields),
+            models.RequestPermissionResponse.from_dict,
         )
 
-    async def session_update(self, params: models.UpdateSessionNotification) -> None:
+    async def session_update(
+        self, params: models.UpdateSessionNotification | None = None, /, **fields: object
+    ) -> None:
         """Send the `session/update` notification.
 
         Notification containing a session update from the agent.
@@ -145,7 +232,9 @@ class AgentSideConnection(Connection):
         Agents can send session updates at any point while the session exists.
 
         See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#3-agent-reports-output)"""
-        await self._notify("session/update", params)
+        await self._notify(
+            "session/update", _params(models.UpdateSessionNotification, params, fields)
+        )
 
 
 class ClientSideConnection(Connection):
@@ -157,29 +246,38 @@ class ClientSideConnection(Connection):
         reader: LineReader | MessageTransport,
         writer: LineWriter | None = None,
         *,
-        notification_backlog: int = 4096,
+        limits: ConnectionLimits | None = None,
         send_cancel_requests: bool = True,
+        non_json_lines: NonJsonLines = "skip",
     ) -> None:
-        """`to_client` is the client, or a function that makes it from this connection."""
+        """`to_client` is the client, or a function that makes it from this connection. Lines from
+        the agent that are not JSON are skipped with a warning by default (`non_json_lines`)."""
         self.client: Client = to_client if isinstance(to_client, Client) else to_client(self)
         super().__init__(
             self.client,
             CLIENT_METHODS,
             AGENT_METHODS,
-            as_transport(reader, writer),
-            notification_backlog=notification_backlog,
+            as_transport(reader, writer, limits),
+            limits=limits,
             send_cancel_requests=send_cancel_requests,
+            non_json_lines=non_json_lines,
         )
 
-    async def cancel_request(self, params: models.CancelRequestNotification) -> None:
+    async def cancel_request(
+        self, params: models.CancelRequestNotification | None = None, /, **fields: object
+    ) -> None:
         """Send the `$/cancel_request` notification.
 
         Notification to cancel an ongoing request.
 
         See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/cancellation)"""
-        await self._notify("$/cancel_request", params)
+        await self._notify(
+            "$/cancel_request", _params(models.CancelRequestNotification, params, fields)
+        )
 
-    async def auth_login(self, params: models.LoginAuthRequest) -> models.LoginAuthResponse:
+    async def auth_login(
+        self, params: models.LoginAuthRequest | None = None, /, **fields: object
+    ) -> models.LoginAuthResponse:
         """Send the `auth/login` request.
 
         Request parameters for the `auth/login` method.
@@ -189,9 +287,15 @@ class ClientSideConnection(Connection):
         Agents MUST support this method when their `initialize` response included
         a non-empty `authMethods` list. Clients MUST NOT call this method
         when `authMethods` was omitted or empty."""
-        return await self._call("auth/login", params, models.LoginAuthResponse.from_dict)
+        return await self._call(
+            "auth/login",
+            _params(models.LoginAuthRequest, params, fields),
+            models.LoginAuthResponse.from_dict,
+        )
 
-    async def auth_logout(self, params: models.LogoutAuthRequest) -> models.LogoutAuthResponse:
+    async def auth_logout(
+        self, params: models.LogoutAuthRequest | None = None, /, **fields: object
+    ) -> models.LogoutAuthResponse:
         """Send the `auth/logout` request.
 
         Request parameters for the `auth/logout` method.
@@ -201,9 +305,15 @@ class ClientSideConnection(Connection):
         Agents MUST support this method when their `initialize` response included
         a non-empty `authMethods` list. Clients MUST NOT call this method
         when `authMethods` was omitted or empty."""
-        return await self._call("auth/logout", params, models.LogoutAuthResponse.from_dict)
+        return await self._call(
+            "auth/logout",
+            _params(models.LogoutAuthRequest, params, fields),
+            models.LogoutAuthResponse.from_dict,
+        )
 
-    async def auth_status(self, params: models.AuthStatusRequest) -> models.AuthStatusResponse:
+    async def auth_status(
+        self, params: models.AuthStatusRequest | None = None, /, **fields: object
+    ) -> models.AuthStatusResponse:
         """Send the `auth/status` request.
 
         **UNSTABLE**
@@ -216,9 +326,15 @@ class ClientSideConnection(Connection):
 
         Agents MUST NOT reject it with `auth_required` (`-32000`), since Clients call it to learn
         whether authentication is required."""
-        return await self._call("auth/status", params, models.AuthStatusResponse.from_dict)
+        return await self._call(
+            "auth/status",
+            _params(models.AuthStatusRequest, params, fields),
+            models.AuthStatusResponse.from_dict,
+        )
 
-    async def initialize(self, params: models.InitializeRequest) -> models.InitializeResponse:
+    async def initialize(
+        self, params: models.InitializeRequest | None = None, /, **fields: object
+    ) -> models.InitializeResponse:
         """Send the `initialize` request.
 
         Request parameters for the initialize method.
@@ -226,19 +342,31 @@ class ClientSideConnection(Connection):
         Sent by the client to establish connection and negotiate capabilities.
 
         See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/v2/draft/initialization)"""
-        return await self._call("initialize", params, models.InitializeResponse.from_dict)
+        result = await self._call(
+            "initialize",
+            _params(models.InitializeRequest, params, fields),
+            models.InitializeResponse.from_dict,
+        )
+        try:
+            check_protocol_version(result.protocol_version)
+        except ProtocolVersionError:
+            await self.close()  # the spec: a client that cannot speak the answered version closes
+            raise
+        return result
 
-    async def mcp_message(self, params: models.MessageMcpNotification) -> None:
+    async def mcp_message(
+        self, params: models.MessageMcpNotification | None = None, /, **fields: object
+    ) -> None:
         """Send the `mcp/message` notification.
 
         **UNSTABLE**
 
         Notification for an active request, sent from provider to consumer.
         Includes subscription acknowledgements and updates."""
-        await self._notify("mcp/message", params)
+        await self._notify("mcp/message", _params(models.MessageMcpNotification, params, fields))
 
     async def providers_disable(
-        self, params: models.DisableProviderRequest
+        self, params: models.DisableProviderRequest | None = None, /, **fields: object
     ) -> models.DisableProviderResponse:
         """Send the `providers/disable` request.
 
@@ -248,11 +376,13 @@ class ClientSideConnection(Connection):
 
         Request parameters for `providers/disable`."""
         return await self._call(
-            "providers/disable", params, models.DisableProviderResponse.from_dict
+            "providers/disable",
+            _params(models.DisableProviderRequest, params, fields),
+            models.DisableProviderResponse.from_dict,
         )
 
     async def providers_list(
-        self, params: models.ListProvidersRequest
+        self, params: models.ListProvidersRequest | None = None, /, **fields: object
     ) -> models.ListProvidersResponse:
         """Send the `providers/list` request.
 
@@ -261,9 +391,15 @@ class ClientSideConnection(Connection):
         This capability is not part of the spec yet, and may be removed or changed at any point.
 
         Request parameters for `providers/list`."""
-        return await self._call("providers/list", params, models.ListProvidersResponse.from_dict)
+        return await self._call(
+            "providers/list",
+            _params(models.ListProvidersRequest, params, fields),
+            models.ListProvidersResponse.from_dict,
+        )
 
-    async def providers_set(self, params: models.SetProviderRequest) -> models.SetProviderResponse:
+    async def providers_set(
+        self, params: models.SetProviderRequest | None = None, /, **fields: object
+    ) -> models.SetProviderResponse:
         """Send the `providers/set` request.
 
         **UNSTABLE**
@@ -273,10 +409,14 @@ class ClientSideConnection(Connection):
         Request parameters for `providers/set`.
 
         Replaces the full configuration for one provider ID."""
-        return await self._call("providers/set", params, models.SetProviderResponse.from_dict)
+        return await self._call(
+            "providers/set",
+            _params(models.SetProviderRequest, params, fields),
+            models.SetProviderResponse.from_dict,
+        )
 
     async def session_archive(
-        self, params: models.ArchiveSessionRequest
+        self, params: models.ArchiveSessionRequest | None = None, /, **fields: object
     ) -> models.ArchiveSessionResponse:
         """Send the `session/archive` request.
 
@@ -292,18 +432,26 @@ class ClientSideConnection(Connection):
         and saved history. If the session is active, the Agent MUST cancel any ongoing work and
         free the session's resources as if `session/close` had been called, then archive it.
         Archiving an archived session succeeds. A session that does not exist gets `-32002`."""
-        return await self._call("session/archive", params, models.ArchiveSessionResponse.from_dict)
+        return await self._call(
+            "session/archive",
+            _params(models.ArchiveSessionRequest, params, fields),
+            models.ArchiveSessionResponse.from_dict,
+        )
 
-    async def session_cancel(self, params: models.CancelSessionNotification) -> None:
+    async def session_cancel(
+        self, params: models.CancelSessionNotification | None = None, /, **fields: object
+    ) -> None:
         """Send the `session/cancel` notification.
 
         Notification to cancel a session's foreground work and its prompts not yet inserted.
 
         See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#cancellation)"""
-        await self._notify("session/cancel", params)
+        await self._notify(
+            "session/cancel", _params(models.CancelSessionNotification, params, fields)
+        )
 
     async def session_close(
-        self, params: models.CloseSessionRequest
+        self, params: models.CloseSessionRequest | None = None, /, **fields: object
     ) -> models.CloseSessionResponse:
         """Send the `session/close` request.
 
@@ -327,19 +475,29 @@ class ClientSideConnection(Connection):
         Agent MUST answer that request with `-32800` (Request Cancelled). If the message
         has already been inserted, the Agent MUST respond successfully with its
         `messageId`. Prompt responses need not precede the close response."""
-        return await self._call("session/close", params, models.CloseSessionResponse.from_dict)
+        return await self._call(
+            "session/close",
+            _params(models.CloseSessionRequest, params, fields),
+            models.CloseSessionResponse.from_dict,
+        )
 
     async def session_delete(
-        self, params: models.DeleteSessionRequest
+        self, params: models.DeleteSessionRequest | None = None, /, **fields: object
     ) -> models.DeleteSessionResponse:
         """Send the `session/delete` request.
 
         Request parameters for deleting an existing session from `session/list`.
 
         Only available if the Agent supports the `session.delete` capability."""
-        return await self._call("session/delete", params, models.DeleteSessionResponse.from_dict)
+        return await self._call(
+            "session/delete",
+            _params(models.DeleteSessionRequest, params, fields),
+            models.DeleteSessionResponse.from_dict,
+        )
 
-    async def session_fork(self, params: models.ForkSessionRequest) -> models.ForkSessionResponse:
+    async def session_fork(
+        self, params: models.ForkSessionRequest | None = None, /, **fields: object
+    ) -> models.ForkSessionResponse:
         """Send the `session/fork` request.
 
         **UNSTABLE**
@@ -352,23 +510,41 @@ class ClientSideConnection(Connection):
         operations like generating summaries without affecting the original session's history.
 
         Only available if the Agent supports the `session.fork` capability."""
-        return await self._call("session/fork", params, models.ForkSessionResponse.from_dict)
+        return await self._call(
+            "session/fork",
+            _params(models.ForkSessionRequest, params, fields),
+            models.ForkSessionResponse.from_dict,
+        )
 
-    async def session_list(self, params: models.ListSessionsRequest) -> models.ListSessionsResponse:
+    async def session_list(
+        self, params: models.ListSessionsRequest | None = None, /, **fields: object
+    ) -> models.ListSessionsResponse:
         """Send the `session/list` request.
 
         Request parameters for listing existing sessions."""
-        return await self._call("session/list", params, models.ListSessionsResponse.from_dict)
+        return await self._call(
+            "session/list",
+            _params(models.ListSessionsRequest, params, fields),
+            models.ListSessionsResponse.from_dict,
+        )
 
-    async def session_new(self, params: models.NewSessionRequest) -> models.NewSessionResponse:
+    async def session_new(
+        self, params: models.NewSessionRequest | None = None, /, **fields: object
+    ) -> models.NewSessionResponse:
         """Send the `session/new` request.
 
         Request parameters for creating a new session.
 
         See protocol docs: [Creating a Session](https://agentclientprotocol.com/protocol/v2/draft/session-setup#creating-a-session)"""
-        return await self._call("session/new", params, models.NewSessionResponse.from_dict)
+        return await self._call(
+            "session/new",
+            _params(models.NewSessionRequest, params, fields),
+            models.NewSessionResponse.from_dict,
+        )
 
-    async def session_prompt(self, params: models.PromptRequest) -> models.PromptResponse:
+    async def session_prompt(
+        self, params: models.PromptRequest | None = None, /, **fields: object
+    ) -> models.PromptResponse:
         """Send the `session/prompt` request.
 
         Request parameters for sending a user prompt to the agent.
@@ -376,10 +552,14 @@ class ClientSideConnection(Connection):
         Contains the user's message and any additional context.
 
         See protocol docs: [User Message](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#1-user-message)"""
-        return await self._call("session/prompt", params, models.PromptResponse.from_dict)
+        return await self._call(
+            "session/prompt",
+            _params(models.PromptRequest, params, fields),
+            models.PromptResponse.from_dict,
+        )
 
     async def session_resume(
-        self, params: models.ResumeSessionRequest
+        self, params: models.ResumeSessionRequest | None = None, /, **fields: object
     ) -> models.ResumeSessionResponse:
         """Send the `session/resume` request.
 
@@ -387,7 +567,11 @@ class ClientSideConnection(Connection):
 
         Resumes an existing session and optionally replays retained conversation
         history according to `replayFrom`."""
-        return await self._call("session/resume", params, models.ResumeSessionResponse.from_dict)
+        return await self._call(
+            "session/resume",
+            _params(models.ResumeSessionRequest, params, fields),
+            models.ResumeSessionResponse.from_dict,
+        )
 
     async def session_set_config_option(
         self, params: models.SetSessionConfigOptionRequest
@@ -406,7 +590,7 @@ class ClientSideConnection(Connection):
         )
 
     async def session_set_title(
-        self, params: models.SetSessionTitleRequest
+        self, params: models.SetSessionTitleRequest | None = None, /, **fields: object
     ) -> models.SetSessionTitleResponse:
         """Send the `session/set_title` request.
 
@@ -424,11 +608,13 @@ class ClientSideConnection(Connection):
         The Agent responds only after it has stored the title. After a successful response, the
         Agent SHOULD NOT replace the title with one it generates automatically."""
         return await self._call(
-            "session/set_title", params, models.SetSessionTitleResponse.from_dict
+            "session/set_title",
+            _params(models.SetSessionTitleRequest, params, fields),
+            models.SetSessionTitleResponse.from_dict,
         )
 
     async def session_status(
-        self, params: models.SessionStatusRequest
+        self, params: models.SessionStatusRequest | None = None, /, **fields: object
     ) -> models.SessionStatusResponse:
         """Send the `session/status` request.
 
@@ -443,10 +629,14 @@ class ClientSideConnection(Connection):
         `session/status` MUST NOT have side effects. The Agent does not load, resume, create,
         close, or change the session, and does not attach the requesting connection to it.
         A session the Agent does not know gets `-32002` with the requested `sessionId` in `data`."""
-        return await self._call("session/status", params, models.SessionStatusResponse.from_dict)
+        return await self._call(
+            "session/status",
+            _params(models.SessionStatusRequest, params, fields),
+            models.SessionStatusResponse.from_dict,
+        )
 
     async def session_unarchive(
-        self, params: models.UnarchiveSessionRequest
+        self, params: models.UnarchiveSessionRequest | None = None, /, **fields: object
     ) -> models.UnarchiveSessionResponse:
         """Send the `session/unarchive` request.
 
@@ -464,11 +654,13 @@ class ClientSideConnection(Connection):
         Unarchiving a session that is not archived succeeds. A session that does not exist
         gets `-32002`."""
         return await self._call(
-            "session/unarchive", params, models.UnarchiveSessionResponse.from_dict
+            "session/unarchive",
+            _params(models.UnarchiveSessionRequest, params, fields),
+            models.UnarchiveSessionResponse.from_dict,
         )
 
     async def terminal_cancel(
-        self, params: models.CancelTerminalRequest
+        self, params: models.CancelTerminalRequest | None = None, /, **fields: object
     ) -> models.CancelTerminalResponse:
         """Send the `terminal/cancel` request.
 
@@ -485,10 +677,14 @@ class ClientSideConnection(Connection):
         cancellable. Cancelling a terminal does not change the foreground state by itself.
 
         See protocol docs: [Cancelling Terminals](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#cancelling-terminals)"""
-        return await self._call("terminal/cancel", params, models.CancelTerminalResponse.from_dict)
+        return await self._call(
+            "terminal/cancel",
+            _params(models.CancelTerminalRequest, params, fields),
+            models.CancelTerminalResponse.from_dict,
+        )
 
     async def tool_call_cancel(
-        self, params: models.CancelToolCallRequest
+        self, params: models.CancelToolCallRequest | None = None, /, **fields: object
     ) -> models.CancelToolCallResponse:
         """Send the `tool_call/cancel` request.
 
@@ -504,14 +700,50 @@ class ClientSideConnection(Connection):
         cancellable. Cancelling a tool call does not change the foreground state by itself.
 
         See protocol docs: [Cancelling Tool Calls](https://agentclientprotocol.com/protocol/v2/draft/tool-calls#cancelling-tool-calls)"""
-        return await self._call("tool_call/cancel", params, models.CancelToolCallResponse.from_dict)
+        return await self._call(
+            "tool_call/cancel",
+            _params(models.CancelToolCallRequest, params, fields),
+            models.CancelToolCallResponse.from_dict,
+        )
 
 
-async def run_agent(to_agent: Callable[[AgentSideConnection], Agent] | Agent) -> None:
-    """Serve one client on this process's stdin/stdout until the client closes stdin."""
-    reader, writer = await stdio_streams()
-    connection = AgentSideConnection(to_agent, reader, writer)
-    await connection.wait_closed()
+async def run_agent(
+    to_agent: Callable[[AgentSideConnection], Agent] | Agent,
+    *,
+    limits: ConnectionLimits | None = None,
+    protect_stdout: bool = True,
+    handle_signals: bool = True,
+) -> None:
+    """Serve one client on this process's stdin/stdout until the client closes stdin, or until
+    SIGINT / SIGTERM (`handle_signals`), which close the connection and return without a traceback.
+
+    `protect_stdout`: from here on `print()` and child processes write to stderr, and only the
+    protocol writes to the real stdout. `limits`: see `ConnectionLimits`.
+    """
+    reader, writer = await stdio_streams(protect_stdout=protect_stdout)
+    connection = AgentSideConnection(to_agent, reader, writer, limits=limits)
+    loop = asyncio.get_running_loop()
+    installed: list[signal.Signals] = []
+    closing: list[asyncio.Task[None]] = []
+    if handle_signals:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(
+                    sig, lambda: closing.append(loop.create_task(connection.close()))
+                )
+            except (
+                NotImplementedError,
+                RuntimeError,
+                ValueError,
+            ):  # not the main thread, or Windows
+                continue
+            installed.append(sig)
+    try:
+        await connection.wait_closed()
+        await asyncio.gather(*closing)
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
 
 
 @contextlib.asynccontextmanager
@@ -522,10 +754,13 @@ async def spawn_agent(
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
     exit_timeout: float = 5.0,
+    limits: ConnectionLimits | None = None,
+    non_json_lines: NonJsonLines = "skip",
 ) -> AsyncIterator[ClientSideConnection]:
     """Start `command args...` as an agent (its stderr is inherited) and connect to its stdio.
 
     On exit the agent's stdin is closed; it gets `exit_timeout` seconds to exit, then it is killed.
+    `limits` and `non_json_lines` are `ClientSideConnection`'s.
     """
     process = await asyncio.create_subprocess_exec(
         command,
@@ -534,10 +769,12 @@ async def spawn_agent(
         stdout=asyncio.subprocess.PIPE,
         env=dict(env) if env is not None else None,
         cwd=cwd,
-        limit=MAX_LINE_BYTES,
+        limit=READ_CHUNK_BYTES,
     )
     assert process.stdin is not None and process.stdout is not None
-    connection = ClientSideConnection(to_client, process.stdout, process.stdin)
+    connection = ClientSideConnection(
+        to_client, process.stdout, process.stdin, limits=limits, non_json_lines=non_json_lines
+    )
     try:
         yield connection
     finally:
