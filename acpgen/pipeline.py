@@ -7,6 +7,7 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from acpgen.config import Target
 from acpgen.diagnostics import Diagnostic, Diagnostics
@@ -33,18 +34,19 @@ class Result:
 # documents nested deeper than acpgen.load.MAX_DEPTH, so RecursionError is never reached in practice.
 STACK_BYTES = 512 * 1024 * 1024
 RECURSION_LIMIT = 60_000
+T = TypeVar("T")
 
 
-def guarded(target: Target, stage: Callable[[], Result]) -> Result:
-    """Run a stage so that no exception becomes a traceback: a deep stack, and any failure
-    reported as a diagnostic on the schema file (the previous output is untouched)."""
-    outcome: list[Result] = []
+def run_deep(stage: Callable[[], T]) -> T:
+    """Run `stage` in a thread with a deep stack and a high recursion limit; return what it
+    returns, or raise what it raised."""
+    outcome: list[T] = []
     failure: list[BaseException] = []
 
     def run() -> None:
         try:
             outcome.append(stage())
-        except BaseException as exc:  # reported below, as a diagnostic
+        except BaseException as exc:  # raised again in the calling thread
             failure.append(exc)
 
     old_limit = sys.getrecursionlimit()
@@ -60,17 +62,31 @@ def guarded(target: Target, stage: Callable[[], Result]) -> Result:
         sys.setrecursionlimit(old_limit)
     if outcome:
         return outcome[0]
-    exc = failure[0] if failure else RuntimeError("the build thread ended without a result")
+    raise failure[0] if failure else RuntimeError("the build thread ended without a result")
+
+
+def failure_diagnostics(file: str, exc: BaseException) -> list[Diagnostic]:
+    """An exception that escaped a stage, as the diagnostic the CLI prints instead of a traceback
+    (KeyboardInterrupt is raised again)."""
     if isinstance(exc, KeyboardInterrupt):
         raise exc
-    diags = Diagnostics(str(target.schema))
+    diags = Diagnostics(file)
     if isinstance(exc, RecursionError):
         diags.error("too-deep", "", "the schema nests too deeply to generate code for",
                     "flatten the schema: move nested object schemas into `$defs` and reference them")
     else:
         diags.error("internal-error", "", f"acpgen failed on this schema: {type(exc).__name__}: {exc}",
                     "this is a bug in acpgen; please report it with the schema (the previous output is untouched)")
-    return Result(target, None, diags.items)
+    return diags.items
+
+
+def guarded(target: Target, stage: Callable[[], Result]) -> Result:
+    """Run a stage so that no exception becomes a traceback: a deep stack, and any failure
+    reported as a diagnostic on the schema file (the previous output is untouched)."""
+    try:
+        return run_deep(stage)
+    except BaseException as exc:  # reported as a diagnostic
+        return Result(target, None, failure_diagnostics(str(target.schema), exc))
 
 
 def generate(target: Target) -> Result:

@@ -161,3 +161,22 @@ def test_readme_excerpt_is_real_output() -> None:
     assert len(lines) >= 8
     for line in lines:
         assert line in output, line
+
+
+@pytest.mark.parametrize("failure", [RuntimeError("boom"), RecursionError("maximum recursion depth exceeded")])
+def test_a_failure_inside_the_comparison_is_a_diagnostic_not_a_traceback(
+        failure: BaseException, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As `acpgen build`, `acpgen diff` turns whatever escapes its stages into a located diagnostic
+    (exit 2) instead of a traceback."""
+    import acpgen.diff
+
+    def broken(old: Package, new: Package) -> list[object]:
+        raise failure
+
+    monkeypatch.setattr(acpgen.diff, "diff_packages", broken)
+    result = in_process(["diff", "acp_v0_4", "acp_v1"], monkeypatch)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    code = "too-deep" if isinstance(failure, RecursionError) else "internal-error"
+    assert f"error[{code}]" in result.stderr, result.stderr
+    assert "schema/v0_4/schema.json -> " in result.stderr and "schema/v1/schema.json" in result.stderr

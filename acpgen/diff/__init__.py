@@ -84,7 +84,18 @@ def sources_of(package: Package) -> tuple[tuple[str, str], ...]:
 
 def diff_targets(old: Target, new: Target, old_label: str, new_label: str,
                  ignore_unstable: bool = False) -> tuple[Report | None, list[Diagnostic]]:
-    """Build both sides and compare them; None and the diagnostics when either side fails."""
+    """Build both sides and compare them; None and the diagnostics when either side fails. As
+    `acpgen build`, no exception becomes a traceback: it is a diagnostic naming both files."""
+    from acpgen.pipeline import failure_diagnostics, run_deep
+
+    try:
+        return run_deep(lambda: diff_targets_unguarded(old, new, old_label, new_label, ignore_unstable))
+    except BaseException as exc:  # reported as a diagnostic
+        return None, failure_diagnostics(f"{old.schema} -> {new.schema}", exc)
+
+
+def diff_targets_unguarded(old: Target, new: Target, old_label: str, new_label: str,
+                           ignore_unstable: bool = False) -> tuple[Report | None, list[Diagnostic]]:
     if ignore_unstable:
         old = dataclasses.replace(old, include_unstable=False, find_unstable=False, unstable=None)
         new = dataclasses.replace(new, include_unstable=False, find_unstable=False, unstable=None)
