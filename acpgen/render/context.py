@@ -66,6 +66,12 @@ class MethodView:
     result_decoder: str  # a callable `object -> result`; "" for a notification
     doc: str  # the params type's description
     params_class: bool = False  # the params are one model class, so a proxy also takes its fields as keywords
+    result_empty: bool = False  # the result is an object with no required field: `null` decodes as `{}`
+
+    @property
+    def result_call(self) -> str:
+        """The callable that decodes the wire `result` (`null_as_empty` around an empty result's)."""
+        return f"null_as_empty({self.result_decoder})" if self.result_empty else self.result_decoder
 
 
 # x-side values whose methods each side handles (`protocol` methods, such as `$/cancel_request`,
@@ -214,7 +220,18 @@ class ContextBuilder:
         if m.params:
             t = self.emit.resolve(types[m.params])
             params_class = t.kind == "named" and isinstance(self.emit.node(t), Struct)
-        return MethodView(m, params_type, params_decoder, result_type, result_decoder, m.description, params_class)
+        result_empty = not m.notification and m.result is not None and self.accepts_empty(types[m.result])
+        return MethodView(m, params_type, params_decoder, result_type, result_decoder, m.description, params_class,
+                          result_empty)
+
+    def accepts_empty(self, t: TypeRef) -> bool:
+        """Whether `t` is an object type that `{}` satisfies: no required field and no tag, here or
+        in what it flattens."""
+        t = self.emit.resolve(t)
+        node = self.emit.node(t) if t.kind == "named" else None
+        if not isinstance(node, Struct) or node.tag is not None:
+            return False
+        return all(not f.required if not f.flatten else self.accepts_empty(f.type) for f in node.fields)
 
     def cancelled_results(self, views: list[MethodView]) -> list[tuple[str, str, str]]:
         """(method, result field, value) for each request whose result can itself say it was
@@ -261,11 +278,14 @@ class ContextBuilder:
             "cancelled_results": self.cancelled_results(views),
             "codec_decoders": sorted(
                 {d for v in views for d in (v.params_decoder, v.result_decoder) if d.startswith("decode_")}
+                | ({"null_as_empty"} if any(v.result_empty for v in views) else set())
             ),
             "result_codec_decoders": sorted(
                 {v.result_decoder for v in views if v.method.side in AGENT_SIDES + CLIENT_SIDES}
                 - {""}
                 - {v.result_decoder for v in views if not v.result_decoder.startswith("decode_")}
+                | ({"null_as_empty"} if any(v.result_empty for v in views if v.method.side in AGENT_SIDES + CLIENT_SIDES)
+                   else set())
             ),
             "keep_unknown": bool(dict(p.options).get("keep_unknown")),
             "package": p,

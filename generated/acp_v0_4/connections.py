@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Final, TypeVar
 
 from . import models
+from ._codec import null_as_empty
 from .interfaces import Agent, Client
 from .methods import AGENT_METHODS, CLIENT_METHODS
 from .rpc import (
@@ -149,7 +150,7 @@ class AgentSideConnection(Connection):
         return await self._call(
             "fs/write_text_file",
             _params(models.WriteTextFileRequest, params, fields),
-            models.WriteTextFileResponse.from_dict,
+            null_as_empty(models.WriteTextFileResponse.from_dict),
         )
 
     async def session_request_permission(
@@ -201,7 +202,7 @@ class AgentSideConnection(Connection):
         return await self._call(
             "terminal/kill",
             _params(models.KillTerminalCommandRequest, params, fields),
-            models.KillTerminalCommandResponse.from_dict,
+            null_as_empty(models.KillTerminalCommandResponse.from_dict),
         )
 
     async def terminal_output(
@@ -225,7 +226,7 @@ class AgentSideConnection(Connection):
         return await self._call(
             "terminal/release",
             _params(models.ReleaseTerminalRequest, params, fields),
-            models.ReleaseTerminalResponse.from_dict,
+            null_as_empty(models.ReleaseTerminalResponse.from_dict),
         )
 
     async def terminal_wait_for_exit(
@@ -237,7 +238,7 @@ class AgentSideConnection(Connection):
         return await self._call(
             "terminal/wait_for_exit",
             _params(models.WaitForTerminalExitRequest, params, fields),
-            models.WaitForTerminalExitResponse.from_dict,
+            null_as_empty(models.WaitForTerminalExitResponse.from_dict),
         )
 
 
@@ -278,7 +279,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "authenticate",
             _params(models.AuthenticateRequest, params, fields),
-            models.AuthenticateResponse.from_dict,
+            null_as_empty(models.AuthenticateResponse.from_dict),
         )
 
     async def initialize(
@@ -326,7 +327,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "session/load",
             _params(models.LoadSessionRequest, params, fields),
-            models.LoadSessionResponse.from_dict,
+            null_as_empty(models.LoadSessionResponse.from_dict),
         )
 
     async def session_new(
@@ -368,7 +369,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "session/set_mode",
             _params(models.SetSessionModeRequest, params, fields),
-            models.SetSessionModeResponse.from_dict,
+            null_as_empty(models.SetSessionModeResponse.from_dict),
         )
 
     async def session_set_model(
@@ -384,7 +385,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "session/set_model",
             _params(models.SetSessionModelRequest, params, fields),
-            models.SetSessionModelResponse.from_dict,
+            null_as_empty(models.SetSessionModelResponse.from_dict),
         )
 
 

@@ -12,6 +12,7 @@ from types import MappingProxyType
 from typing import Final
 
 from . import models
+from ._codec import null_as_empty
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +54,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.AuthenticateRequest.from_dict,
-        decode_result=models.AuthenticateResponse.from_dict,
+        decode_result=null_as_empty(models.AuthenticateResponse.from_dict),
     ),
     MethodInfo(
         method="fs/read_text_file",
@@ -79,7 +80,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.WriteTextFileRequest.from_dict,
-        decode_result=models.WriteTextFileResponse.from_dict,
+        decode_result=null_as_empty(models.WriteTextFileResponse.from_dict),
     ),
     MethodInfo(
         method="initialize",
@@ -118,7 +119,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.LoadSessionRequest.from_dict,
-        decode_result=models.LoadSessionResponse.from_dict,
+        decode_result=null_as_empty(models.LoadSessionResponse.from_dict),
     ),
     MethodInfo(
         method="session/new",
@@ -170,7 +171,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.SetSessionModeRequest.from_dict,
-        decode_result=models.SetSessionModeResponse.from_dict,
+        decode_result=null_as_empty(models.SetSessionModeResponse.from_dict),
     ),
     MethodInfo(
         method="session/set_model",
@@ -183,7 +184,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.SetSessionModelRequest.from_dict,
-        decode_result=models.SetSessionModelResponse.from_dict,
+        decode_result=null_as_empty(models.SetSessionModelResponse.from_dict),
     ),
     MethodInfo(
         method="session/update",
@@ -222,7 +223,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.KillTerminalCommandRequest.from_dict,
-        decode_result=models.KillTerminalCommandResponse.from_dict,
+        decode_result=null_as_empty(models.KillTerminalCommandResponse.from_dict),
     ),
     MethodInfo(
         method="terminal/output",
@@ -248,7 +249,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.ReleaseTerminalRequest.from_dict,
-        decode_result=models.ReleaseTerminalResponse.from_dict,
+        decode_result=null_as_empty(models.ReleaseTerminalResponse.from_dict),
     ),
     MethodInfo(
         method="terminal/wait_for_exit",
@@ -261,7 +262,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.WaitForTerminalExitRequest.from_dict,
-        decode_result=models.WaitForTerminalExitResponse.from_dict,
+        decode_result=null_as_empty(models.WaitForTerminalExitResponse.from_dict),
     ),
 )
 """All methods in wire-name order (a method that is both a request and a notification is listed twice)."""

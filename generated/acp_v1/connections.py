@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Final, TypeVar
 
 from . import models
+from ._codec import null_as_empty
 from .interfaces import Agent, Client
 from .methods import AGENT_METHODS, CLIENT_METHODS
 from .rpc import (
@@ -203,7 +204,7 @@ class AgentSideConnection(Connection):
         return await self._call(
             "fs/write_text_file",
             _params(models.WriteTextFileRequest, params, fields),
-            models.WriteTextFileResponse.from_dict,
+            null_as_empty(models.WriteTextFileResponse.from_dict),
         )
 
     async def mcp_message(
@@ -271,7 +272,7 @@ class AgentSideConnection(Connection):
         return await self._call(
             "terminal/kill",
             _params(models.KillTerminalRequest, params, fields),
-            models.KillTerminalResponse.from_dict,
+            null_as_empty(models.KillTerminalResponse.from_dict),
         )
 
     async def terminal_output(
@@ -295,7 +296,7 @@ class AgentSideConnection(Connection):
         return await self._call(
             "terminal/release",
             _params(models.ReleaseTerminalRequest, params, fields),
-            models.ReleaseTerminalResponse.from_dict,
+            null_as_empty(models.ReleaseTerminalResponse.from_dict),
         )
 
     async def terminal_wait_for_exit(
@@ -307,7 +308,7 @@ class AgentSideConnection(Connection):
         return await self._call(
             "terminal/wait_for_exit",
             _params(models.WaitForTerminalExitRequest, params, fields),
-            models.WaitForTerminalExitResponse.from_dict,
+            null_as_empty(models.WaitForTerminalExitResponse.from_dict),
         )
 
 
@@ -381,7 +382,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "authenticate",
             _params(models.AuthenticateRequest, params, fields),
-            models.AuthenticateResponse.from_dict,
+            null_as_empty(models.AuthenticateResponse.from_dict),
         )
 
     async def initialize(
@@ -415,7 +416,9 @@ class ClientSideConnection(Connection):
 
         Terminates the current authenticated session."""
         return await self._call(
-            "logout", _params(models.LogoutRequest, params, fields), models.LogoutResponse.from_dict
+            "logout",
+            _params(models.LogoutRequest, params, fields),
+            null_as_empty(models.LogoutResponse.from_dict),
         )
 
     async def mcp_message(
@@ -446,7 +449,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "providers/disable",
             _params(models.DisableProviderRequest, params, fields),
-            models.DisableProviderResponse.from_dict,
+            null_as_empty(models.DisableProviderResponse.from_dict),
         )
 
     async def providers_list(
@@ -480,7 +483,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "providers/set",
             _params(models.SetProviderRequest, params, fields),
-            models.SetProviderResponse.from_dict,
+            null_as_empty(models.SetProviderResponse.from_dict),
         )
 
     async def session_archive(
@@ -503,7 +506,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "session/archive",
             _params(models.ArchiveSessionRequest, params, fields),
-            models.ArchiveSessionResponse.from_dict,
+            null_as_empty(models.ArchiveSessionResponse.from_dict),
         )
 
     async def session_cancel(
@@ -531,7 +534,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "session/close",
             _params(models.CloseSessionRequest, params, fields),
-            models.CloseSessionResponse.from_dict,
+            null_as_empty(models.CloseSessionResponse.from_dict),
         )
 
     async def session_delete(
@@ -545,7 +548,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "session/delete",
             _params(models.DeleteSessionRequest, params, fields),
-            models.DeleteSessionResponse.from_dict,
+            null_as_empty(models.DeleteSessionResponse.from_dict),
         )
 
     async def session_fork(
@@ -596,7 +599,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "session/load",
             _params(models.LoadSessionRequest, params, fields),
-            models.LoadSessionResponse.from_dict,
+            null_as_empty(models.LoadSessionResponse.from_dict),
         )
 
     async def session_new(
@@ -643,7 +646,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "session/resume",
             _params(models.ResumeSessionRequest, params, fields),
-            models.ResumeSessionResponse.from_dict,
+            null_as_empty(models.ResumeSessionResponse.from_dict),
         )
 
     async def session_set_config_option(
@@ -665,7 +668,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "session/set_mode",
             _params(models.SetSessionModeRequest, params, fields),
-            models.SetSessionModeResponse.from_dict,
+            null_as_empty(models.SetSessionModeResponse.from_dict),
         )
 
     async def session_set_title(
@@ -735,7 +738,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "session/unarchive",
             _params(models.UnarchiveSessionRequest, params, fields),
-            models.UnarchiveSessionResponse.from_dict,
+            null_as_empty(models.UnarchiveSessionResponse.from_dict),
         )
 
 

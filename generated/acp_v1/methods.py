@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Final
 
 from . import models
-from ._codec import decode_any
+from ._codec import decode_any, null_as_empty
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +93,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.AuthenticateRequest.from_dict,
-        decode_result=models.AuthenticateResponse.from_dict,
+        decode_result=null_as_empty(models.AuthenticateResponse.from_dict),
     ),
     MethodInfo(
         method="elicitation/complete",
@@ -145,7 +145,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.WriteTextFileRequest.from_dict,
-        decode_result=models.WriteTextFileResponse.from_dict,
+        decode_result=null_as_empty(models.WriteTextFileResponse.from_dict),
     ),
     MethodInfo(
         method="initialize",
@@ -171,7 +171,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.LogoutRequest.from_dict,
-        decode_result=models.LogoutResponse.from_dict,
+        decode_result=null_as_empty(models.LogoutResponse.from_dict),
     ),
     MethodInfo(
         method="mcp/message",
@@ -210,7 +210,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=True,
         decode_params=models.DisableProviderRequest.from_dict,
-        decode_result=models.DisableProviderResponse.from_dict,
+        decode_result=null_as_empty(models.DisableProviderResponse.from_dict),
     ),
     MethodInfo(
         method="providers/list",
@@ -236,7 +236,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=True,
         decode_params=models.SetProviderRequest.from_dict,
-        decode_result=models.SetProviderResponse.from_dict,
+        decode_result=null_as_empty(models.SetProviderResponse.from_dict),
     ),
     MethodInfo(
         method="proxy/initialize",
@@ -288,7 +288,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=True,
         decode_params=models.ArchiveSessionRequest.from_dict,
-        decode_result=models.ArchiveSessionResponse.from_dict,
+        decode_result=null_as_empty(models.ArchiveSessionResponse.from_dict),
     ),
     MethodInfo(
         method="session/cancel",
@@ -314,7 +314,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.CloseSessionRequest.from_dict,
-        decode_result=models.CloseSessionResponse.from_dict,
+        decode_result=null_as_empty(models.CloseSessionResponse.from_dict),
     ),
     MethodInfo(
         method="session/delete",
@@ -327,7 +327,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.DeleteSessionRequest.from_dict,
-        decode_result=models.DeleteSessionResponse.from_dict,
+        decode_result=null_as_empty(models.DeleteSessionResponse.from_dict),
     ),
     MethodInfo(
         method="session/fork",
@@ -366,7 +366,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.LoadSessionRequest.from_dict,
-        decode_result=models.LoadSessionResponse.from_dict,
+        decode_result=null_as_empty(models.LoadSessionResponse.from_dict),
     ),
     MethodInfo(
         method="session/new",
@@ -418,7 +418,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.ResumeSessionRequest.from_dict,
-        decode_result=models.ResumeSessionResponse.from_dict,
+        decode_result=null_as_empty(models.ResumeSessionResponse.from_dict),
     ),
     MethodInfo(
         method="session/set_config_option",
@@ -444,7 +444,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.SetSessionModeRequest.from_dict,
-        decode_result=models.SetSessionModeResponse.from_dict,
+        decode_result=null_as_empty(models.SetSessionModeResponse.from_dict),
     ),
     MethodInfo(
         method="session/set_title",
@@ -483,7 +483,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=True,
         decode_params=models.UnarchiveSessionRequest.from_dict,
-        decode_result=models.UnarchiveSessionResponse.from_dict,
+        decode_result=null_as_empty(models.UnarchiveSessionResponse.from_dict),
     ),
     MethodInfo(
         method="session/update",
@@ -522,7 +522,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.KillTerminalRequest.from_dict,
-        decode_result=models.KillTerminalResponse.from_dict,
+        decode_result=null_as_empty(models.KillTerminalResponse.from_dict),
     ),
     MethodInfo(
         method="terminal/output",
@@ -548,7 +548,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.ReleaseTerminalRequest.from_dict,
-        decode_result=models.ReleaseTerminalResponse.from_dict,
+        decode_result=null_as_empty(models.ReleaseTerminalResponse.from_dict),
     ),
     MethodInfo(
         method="terminal/wait_for_exit",
@@ -561,7 +561,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.WaitForTerminalExitRequest.from_dict,
-        decode_result=models.WaitForTerminalExitResponse.from_dict,
+        decode_result=null_as_empty(models.WaitForTerminalExitResponse.from_dict),
     ),
 )
 """All methods in wire-name order (a method that is both a request and a notification is listed twice)."""

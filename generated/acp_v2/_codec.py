@@ -668,6 +668,16 @@ def decode_null(data: object) -> None:
         raise expected("null", data)
 
 
+def null_as_empty(decode: Callable[[object], _T]) -> Callable[[object], _T]:
+    """The decoder of a result with no required field, taking `null` as `{}`: peers answer such
+    requests with either (the spec's examples showed `null` before they showed `{}`)."""
+
+    def decode_result(data: object) -> _T:
+        return decode({} if data is None else data)
+
+    return decode_result
+
+
 def decode_object(data: object) -> dict[str, JsonValue]:
     if not isinstance(data, dict):
         raise expected("an object", data)

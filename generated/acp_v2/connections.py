@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Final, TypeVar
 
 from . import models
+from ._codec import null_as_empty
 from .interfaces import Agent, Client
 from .methods import AGENT_METHODS, CLIENT_METHODS
 from .rpc import (
@@ -290,7 +291,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "auth/login",
             _params(models.LoginAuthRequest, params, fields),
-            models.LoginAuthResponse.from_dict,
+            null_as_empty(models.LoginAuthResponse.from_dict),
         )
 
     async def auth_logout(
@@ -308,7 +309,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "auth/logout",
             _params(models.LogoutAuthRequest, params, fields),
-            models.LogoutAuthResponse.from_dict,
+            null_as_empty(models.LogoutAuthResponse.from_dict),
         )
 
     async def auth_status(
@@ -378,7 +379,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "providers/disable",
             _params(models.DisableProviderRequest, params, fields),
-            models.DisableProviderResponse.from_dict,
+            null_as_empty(models.DisableProviderResponse.from_dict),
         )
 
     async def providers_list(
@@ -412,7 +413,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "providers/set",
             _params(models.SetProviderRequest, params, fields),
-            models.SetProviderResponse.from_dict,
+            null_as_empty(models.SetProviderResponse.from_dict),
         )
 
     async def session_archive(
@@ -435,7 +436,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "session/archive",
             _params(models.ArchiveSessionRequest, params, fields),
-            models.ArchiveSessionResponse.from_dict,
+            null_as_empty(models.ArchiveSessionResponse.from_dict),
         )
 
     async def session_cancel(
@@ -478,7 +479,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "session/close",
             _params(models.CloseSessionRequest, params, fields),
-            models.CloseSessionResponse.from_dict,
+            null_as_empty(models.CloseSessionResponse.from_dict),
         )
 
     async def session_delete(
@@ -492,7 +493,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "session/delete",
             _params(models.DeleteSessionRequest, params, fields),
-            models.DeleteSessionResponse.from_dict,
+            null_as_empty(models.DeleteSessionResponse.from_dict),
         )
 
     async def session_fork(
@@ -570,7 +571,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "session/resume",
             _params(models.ResumeSessionRequest, params, fields),
-            models.ResumeSessionResponse.from_dict,
+            null_as_empty(models.ResumeSessionResponse.from_dict),
         )
 
     async def session_set_config_option(
@@ -656,7 +657,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "session/unarchive",
             _params(models.UnarchiveSessionRequest, params, fields),
-            models.UnarchiveSessionResponse.from_dict,
+            null_as_empty(models.UnarchiveSessionResponse.from_dict),
         )
 
     async def terminal_cancel(
@@ -680,7 +681,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "terminal/cancel",
             _params(models.CancelTerminalRequest, params, fields),
-            models.CancelTerminalResponse.from_dict,
+            null_as_empty(models.CancelTerminalResponse.from_dict),
         )
 
     async def tool_call_cancel(
@@ -703,7 +704,7 @@ class ClientSideConnection(Connection):
         return await self._call(
             "tool_call/cancel",
             _params(models.CancelToolCallRequest, params, fields),
-            models.CancelToolCallResponse.from_dict,
+            null_as_empty(models.CancelToolCallResponse.from_dict),
         )
 
 

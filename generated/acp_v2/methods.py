@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Final
 
 from . import models
-from ._codec import decode_any
+from ._codec import decode_any, null_as_empty
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +67,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.LoginAuthRequest.from_dict,
-        decode_result=models.LoginAuthResponse.from_dict,
+        decode_result=null_as_empty(models.LoginAuthResponse.from_dict),
     ),
     MethodInfo(
         method="auth/logout",
@@ -80,7 +80,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.LogoutAuthRequest.from_dict,
-        decode_result=models.LogoutAuthResponse.from_dict,
+        decode_result=null_as_empty(models.LogoutAuthResponse.from_dict),
     ),
     MethodInfo(
         method="auth/status",
@@ -184,7 +184,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=True,
         decode_params=models.DisableProviderRequest.from_dict,
-        decode_result=models.DisableProviderResponse.from_dict,
+        decode_result=null_as_empty(models.DisableProviderResponse.from_dict),
     ),
     MethodInfo(
         method="providers/list",
@@ -210,7 +210,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=True,
         decode_params=models.SetProviderRequest.from_dict,
-        decode_result=models.SetProviderResponse.from_dict,
+        decode_result=null_as_empty(models.SetProviderResponse.from_dict),
     ),
     MethodInfo(
         method="proxy/initialize",
@@ -262,7 +262,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=True,
         decode_params=models.ArchiveSessionRequest.from_dict,
-        decode_result=models.ArchiveSessionResponse.from_dict,
+        decode_result=null_as_empty(models.ArchiveSessionResponse.from_dict),
     ),
     MethodInfo(
         method="session/cancel",
@@ -288,7 +288,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.CloseSessionRequest.from_dict,
-        decode_result=models.CloseSessionResponse.from_dict,
+        decode_result=null_as_empty(models.CloseSessionResponse.from_dict),
     ),
     MethodInfo(
         method="session/delete",
@@ -301,7 +301,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.DeleteSessionRequest.from_dict,
-        decode_result=models.DeleteSessionResponse.from_dict,
+        decode_result=null_as_empty(models.DeleteSessionResponse.from_dict),
     ),
     MethodInfo(
         method="session/fork",
@@ -379,7 +379,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.ResumeSessionRequest.from_dict,
-        decode_result=models.ResumeSessionResponse.from_dict,
+        decode_result=null_as_empty(models.ResumeSessionResponse.from_dict),
     ),
     MethodInfo(
         method="session/set_config_option",
@@ -431,7 +431,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=True,
         decode_params=models.UnarchiveSessionRequest.from_dict,
-        decode_result=models.UnarchiveSessionResponse.from_dict,
+        decode_result=null_as_empty(models.UnarchiveSessionResponse.from_dict),
     ),
     MethodInfo(
         method="session/update",
@@ -457,7 +457,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.CancelTerminalRequest.from_dict,
-        decode_result=models.CancelTerminalResponse.from_dict,
+        decode_result=null_as_empty(models.CancelTerminalResponse.from_dict),
     ),
     MethodInfo(
         method="tool_call/cancel",
@@ -470,7 +470,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         notification=False,
         unstable=False,
         decode_params=models.CancelToolCallRequest.from_dict,
-        decode_result=models.CancelToolCallResponse.from_dict,
+        decode_result=null_as_empty(models.CancelToolCallResponse.from_dict),
     ),
 )
 """All methods in wire-name order (a method that is both a request and a notification is listed twice)."""
