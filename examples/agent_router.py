@@ -4,9 +4,10 @@ v2 one (examples/agent_v2.py) behind the version router of the generated package
 
     python examples/agent_router.py   # stdin/stdout; the first `initialize` picks the version
 
-A client asking for protocol 2 or later gets the v2 agent, one asking for 1 the v1 agent, one
-asking for 0 gets -32022 with `{"requested": 0, "supported": [1, 2]}`. Before that `initialize`,
-other requests get -32600 and notifications are ignored; the connection stays open.
+A client asking for protocol 2 or later gets the v2 agent, one asking for 1 the v1 agent, and so
+does one asking for 0: v1 has no version error, so the v1 agent answers with its own version and
+the client decides (a v2-only router would answer -32022). Before that `initialize`, other requests
+get -32600 and notifications are ignored; the connection stays open.
 """
 
 from __future__ import annotations

@@ -86,6 +86,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, dict[
         "py-client": ("client", [sys.executable, str(PEERS / "py_client.py")], ("--cancel-args=--cancel",)),
         "v2-agent": ("agent", [sys.executable, str(ROOT / "examples" / "agent_v2.py")], ("--target", "v2")),
         "v1-agent-as-v2": ("agent", [sys.executable, str(ROOT / "examples" / "agent.py")], ("--target", "v2")),
+        "router-as-v1": ("agent", [sys.executable, str(ROOT / "examples" / "agent_router.py")], ()),
+        "router-as-v2": ("agent", [sys.executable, str(ROOT / "examples" / "agent_router.py")], ("--target", "v2")),
     }
     for fault in AGENT_FAULTS:
         jobs[f"agent:{fault}"] = ("agent", [*FAULTY_AGENT, fault], ())
@@ -169,6 +171,17 @@ def test_conform_agent_runs_the_protocol_level_checks_with_the_v2_binding(runs: 
     # A v1 agent checked against v2 answers version 1 and cannot read v2's initialize.
     code, report, table, _ = runs["v1-agent-as-v2"]
     assert code == 1 and statuses(report)["init.version.requested"] == "fail", table
+
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_the_v1_v2_router_passes_every_must_in_either_version(runs: dict[str, Any], version: str) -> None:
+    # Asked for 0 (v1) or 1 (v2) it answers version 1; asked for version + 1000 in v1's shape, the
+    # v1 agent answers 1 (v2 cannot read v1's params) and in v2's shape the v2 agent answers 2.
+    code, report, table, _ = runs[f"router-as-{version}"]
+    assert code == 0 and report["ok"], table
+    got = statuses(report)
+    for rule in ("init.version.requested", "init.version.older", "init.version.newer", "init.version.invalid"):
+        assert got[rule] == "pass", (rule, table)
 
 
 def test_conform_client_refuses_a_v2_binding() -> None:

@@ -11,6 +11,7 @@ import asyncio
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -208,9 +209,6 @@ def test_router_before_initialize() -> None:
             r.peer.send(init(6, bad))
             answer = await r.peer.recv()
             assert (answer["id"], answer["error"]["code"]) == (6, -32602), bad
-        r.peer.send(init(7, {"protocolVersion": 0}))
-        assert await r.peer.recv() == {"jsonrpc": "2.0", "id": 7, "error": {
-            "code": -32022, "message": "Unsupported protocol version", "data": {"requested": 0, "supported": [1, 2]}}}
         r.peer.send(init(8, {"protocolVersion": 2}))  # no `info`: fails under v2, stays unrouted
         answer = await r.peer.recv()
         assert (answer["id"], answer["error"]["code"]) == (8, -32602) and "info" in answer["error"]["data"]["message"]
@@ -226,7 +224,8 @@ def test_router_before_initialize() -> None:
 
 
 @pytest.mark.parametrize(("versions", "requested", "selected"), [
-    ((1, 2), 1, 1), ((1, 2), 2, 2), ((1, 2), 9, 2), ((1,), 0, 1), ((1,), 1, 1), ((1,), 2, 1), ((2,), 5, 2),
+    ((1, 2), 0, 1), ((1, 2), 1, 1), ((1, 2), 2, 2), ((1, 2), 9, 2), ((1,), 0, 1), ((1,), 1, 1), ((1,), 2, 1),
+    ((2,), 5, 2),
 ])
 def test_router_selects_the_highest_version_at_or_below(versions: tuple[int, ...], requested: int, selected: int) -> None:
     async def body() -> None:
@@ -248,9 +247,70 @@ def test_router_selects_the_highest_version_at_or_below(versions: tuple[int, ...
 def test_v2_only_router_answers_v1_with_32022() -> None:
     async def body() -> None:
         r = Routed(2)
-        r.peer.send(init(1, V1_INIT))
-        assert (await r.peer.recv())["error"] == {
-            "code": -32022, "message": "Unsupported protocol version", "data": {"requested": 1, "supported": [2]}}
+        for request_id, version in ((1, 1), (2, 0)):
+            r.peer.send(init(request_id, dict(V1_INIT, protocolVersion=version)))
+            assert (await r.peer.recv())["error"] == {"code": -32022, "message": "Unsupported protocol version",
+                                                      "data": {"requested": version, "supported": [2]}}
+        assert not r.v2
+        await r.finish()
+
+    run(body)
+
+
+def test_below_every_version_the_lowest_route_follows_its_own_schema() -> None:
+    # v1 (the lowest here) has no version error: the agent answers with a version it supports and
+    # the client decides. The v1 spec's rule, which the TS router's -32022 (a v2 rule) would break.
+    async def body() -> None:
+        r = Routed(1, 2)
+        r.peer.send(init(7, dict(V1_INIT, protocolVersion=0)))
+        answer = await r.peer.recv()
+        assert (answer["id"], answer["result"]["protocolVersion"]) == (7, 1)
+        assert (len(r.v1), len(r.v2)) == (1, 0) and r.v1[0].seen[0]["protocolVersion"] == 1
+        await r.finish()
+
+    run(body)
+
+
+@dataclass(frozen=True)
+class StubRoute:
+    version: int
+    rejects_lower: bool
+
+
+@pytest.mark.parametrize(("routes", "picks"), [
+    # (version, rejects a lower request with an error of its own); requested -> selected version
+    (((1, False), (2, True)), {0: 1, 1: 1, 2: 2, 9: 2}),
+    (((2, True),), {0: None, 1: None, 2: 2, 3: 2}),
+    (((1, False),), {0: 1, 1: 1, 5: 1}),
+    (((2, True), (3, False)), {0: None, 1: None, 2: 2, 3: 3, 7: 3}),
+    (((1, False), (3, False)), {0: 3, 2: 3, 4: 3}),  # v1 everywhere: the latest answers all
+])
+def test_router_select_per_route_rules(routes: tuple[tuple[int, bool], ...], picks: dict[int, int | None]) -> None:
+    router = acp_v2.AgentRouter(*(StubRoute(v, r) for v, r in routes))  # type: ignore[arg-type]
+    for requested, expected in picks.items():
+        chosen = router.select(requested)
+        assert (chosen.version if chosen is not None else None) == expected, requested
+
+
+def test_a_newer_initialize_in_an_older_shape_goes_to_the_version_that_reads_it() -> None:
+    async def body() -> None:
+        r = Routed(1, 2)  # v1 params asking for a future version: v2 cannot read them (no `info`)
+        r.peer.send(init(1, dict(V1_INIT, protocolVersion=1001)))
+        answer = await r.peer.recv()
+        assert answer["result"]["protocolVersion"] == 1, answer
+        assert (len(r.v1), len(r.v2)) == (1, 0)
+        forwarded = r.v1[0].seen[0]  # what v1 reads of it, defaults filled in
+        assert (forwarded["protocolVersion"], forwarded["clientInfo"]) == (1, V1_INIT["clientInfo"])
+        await r.finish()
+        r = Routed(1, 2)  # the same version in v2's shape stays with v2
+        r.peer.send(init(1, dict(V2_INIT, protocolVersion=1001)))
+        assert (await r.peer.recv())["result"]["protocolVersion"] == 2
+        assert (len(r.v1), len(r.v2)) == (0, 1)
+        await r.finish()
+        r = Routed(1, 2)  # asked for exactly v2: checked strictly, never handed down
+        r.peer.send(init(1, dict(V1_INIT, protocolVersion=2)))
+        assert (await r.peer.recv())["error"]["code"] == -32602
+        assert not r.v1 and not r.v2
         await r.finish()
 
     run(body)
@@ -342,6 +402,60 @@ def test_router_works_from_vendored_packages_of_any_name(tmp_path: Path) -> None
                             text=True, timeout=60)
     assert run_it.returncode == 0, run_it.stderr
     zero, one, two, three = json.loads(run_it.stdout)
-    assert zero["error"] == {"code": -32022, "message": "Unsupported protocol version",
-                             "data": {"requested": 0, "supported": [1, 2]}}
-    assert (one["result"]["protocolVersion"], two["result"]["protocolVersion"], three["result"]["protocolVersion"]) == (1, 2, 2)
+    assert [a["result"]["protocolVersion"] for a in (zero, one, two, three)] == [1, 1, 2, 2]
+
+
+# -- the client route calls `initialize` by its handler name -------------------------------------
+
+
+def handshake_schema(wire: str) -> dict[str, Any]:
+    version = {"type": "integer", "format": "uint16"}
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": {
+        "HelloRequest": {"type": "object", "x-method": wire, "x-side": "agent",
+                         "properties": {"protocolVersion": version}, "required": ["protocolVersion"]},
+        "HelloResponse": {"type": "object", "x-method": wire, "x-side": "agent",
+                          "properties": {"protocolVersion": version}, "required": ["protocolVersion"]},
+        "ClientRequest": {"anyOf": [{"$ref": "#/$defs/HelloRequest"}]},
+        "AgentResponse": {"anyOf": [{"$ref": "#/$defs/HelloResponse"}]},
+    }}
+
+
+@pytest.mark.parametrize(("wire", "handler"), [("close", "close_"), ("acp/startSession", "acp_start_session")])
+def test_a_client_route_initializes_through_the_handler_name(tmp_path: Path, wire: str, handler: str) -> None:
+    # `close` is a connection member, so its proxy is `close_`; a camelCase wire name is snake_cased.
+    # Either way the proxy is not the wire name with "/" replaced, which is what open() once called.
+    import importlib
+    import uuid
+
+    from acpgen.config import Target
+    from acpgen.pipeline import build
+
+    package = "handshake_" + uuid.uuid4().hex[:8]
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(handshake_schema(wire)), encoding="utf-8")
+    result = build(Target(name=package, schema=schema, output=tmp_path / package, package=package,
+                          include_unstable=False, find_unstable=False, protocol_version=1, command="test"))
+    assert result.ok, [d.render() for d in result.diagnostics]
+    sys.path.insert(0, str(tmp_path))
+    try:
+        importlib.invalidate_caches()
+        pkg = importlib.import_module(package)
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert pkg.AGENT_METHODS[wire].handler == handler
+
+    async def answer(self: object, params: Any) -> Any:
+        return pkg.HelloResponse(protocol_version=1)
+
+    agent = type("HandshakeAgent", (pkg.Agent,), {handler: answer})()
+
+    async def body() -> None:
+        (a_in, a_out), (b_in, b_out) = duplex()
+        serving = pkg.AgentSideConnection(agent, a_in, a_out)
+        route = pkg.client_route(pkg.Client(), pkg.HelloRequest(protocol_version=1))
+        connection, response = await route.open(b_in, b_out, None)
+        assert response == pkg.HelloResponse(protocol_version=1)
+        await connection.close()
+        await serving.wait_closed()
+
+    run(body)

@@ -69,6 +69,7 @@ class ProtocolView:
     negotiation: Negotiation | None
     cancelled_by_session: tuple[str, ...]  # requests `session/cancel` cancels
     initialize: str  # wire name of the request that negotiates the version ("" if none)
+    initialize_handler: str  # its handler: the interface method, and the proxy that sends it
     version_field: str  # its params field holding the version
     initialize_params: str  # class of its params
     initialize_result: str  # class of its result
@@ -151,8 +152,9 @@ def error_helpers(package: Package, emit: Emitter) -> tuple[tuple[tuple[str, int
     return codes, helpers
 
 
-def _initialize(package: Package) -> tuple[str, str, str, str]:
-    """The request whose params and result carry the protocol version (`initialize`)."""
+def _initialize(package: Package) -> tuple[str, str, str, str, str]:
+    """The request whose params and result carry the protocol version (`initialize`): its wire
+    name, handler name, version field, params class and result class."""
     for m in package.methods:
         if m.notification or m.side != "agent":
             continue
@@ -162,13 +164,13 @@ def _initialize(package: Package) -> tuple[str, str, str, str]:
         if any(f.required and f.wire == "protocolVersion" for f in params.fields) and any(
             f.required and f.wire == "protocolVersion" for f in result.fields
         ):
-            return m.wire, "protocolVersion", params.name, result.name
-    return "", "", "", ""
+            return m.wire, m.handler, "protocolVersion", params.name, result.name
+    return "", "", "", "", ""
 
 
 def protocol_view(package: Package, emit: Emitter) -> ProtocolView:
     codes, helpers = error_helpers(package, emit)
-    method, field, params_class, result_class = _initialize(package)
+    method, handler, field, params_class, result_class = _initialize(package)
     negotiation = None
     unsupported = next((h for h in helpers if h.constant == "UNSUPPORTED_PROTOCOL_VERSION"), None)
     if method and unsupported is not None and package.protocol_version is not None:
@@ -190,6 +192,6 @@ def protocol_view(package: Package, emit: Emitter) -> ProtocolView:
     null_id = True
     if isinstance(request_id, Union_):
         null_id = any(v.type.kind in ("null", "nullable") for v in request_id.variants)
-    return ProtocolView(codes, helpers, negotiation, tuple(sorted(set(cancelled))), method, field,
+    return ProtocolView(codes, helpers, negotiation, tuple(sorted(set(cancelled))), method, handler, field,
                         params_class, result_class, null_id,
                         bool(method) and package.protocol_version is not None)

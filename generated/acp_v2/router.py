@@ -7,16 +7,19 @@
 The agent side: `AgentRouter(acp_v1.agent_route(V1Agent), acp_v2.agent_route(V2Agent))` reads a
 connection until a valid `initialize` arrives and hands the connection, that `initialize` first,
 to the implementation of the version it selects (the rules of the TypeScript SDK's
-`AgentProtocolRouter`):
+`AgentProtocolRouter`, except where the selected version's schema says otherwise):
 
-- the highest configured version at or below the requested one; when no configured version
-  rejects a lower request with an error of its own (v1 answers with its own version instead), the
-  highest configured version takes any request;
+- the highest configured version at or below the requested one; below every configured version,
+  the lowest one when its schema answers any version with its own (v1: the client then decides),
+  else the version error of the routes that have one (v2: -32022 with `{requested, supported}`);
+  when no configured version rejects a lower request with an error of its own, the highest
+  configured version takes any request (v1: the agent answers with the latest version it supports);
+- an `initialize` for a newer version whose params the selected version cannot read goes to the
+  highest lower version that can (a later client written in an older shape);
 - before routing, notifications and responses are ignored, other requests get -32600, a batch
   (a JSON array) one -32600 with id null, a line that is not JSON -32700; an `initialize` whose
-  version is not a version -32602, one no configured version can serve the version error of the
-  routes that have one (v2: -32022 with `{requested, supported}`), one whose params do not decode
-  under the selected version -32602. None of these close the connection;
+  version is not a version -32602, one whose params decode under no version it may go to -32602.
+  None of these close the connection;
 - a request id must suit the selected version (v2 ids are strings or integers);
 - an `initialize` for a newer version than the selected one keeps what decodes under the selected
   version; one for the selected version is checked strictly. The forwarded `initialize` asks for
@@ -218,11 +221,18 @@ class AgentRouter:
         return [r.version for r in self.routes]
 
     def select(self, requested: int) -> AgentRoute | None:
-        """The route for a client that asks for `requested`, or None."""
+        """The route for a client that asks for `requested`, or None (the version error then).
+
+        Each route's schema has its say: a route whose `initialize` answers any version with its
+        own (v1) takes what no route at or below serves; one whose schema has a version error
+        (v2: -32022) leaves a lower request unserved."""
         if not any(r.rejects_lower for r in self.routes):
-            return self.routes[-1]
+            return self.routes[-1]  # v1 everywhere: the latest version answers every request
         below = [r for r in self.routes if r.version <= requested]
-        return below[-1] if below else None
+        if below:
+            return below[-1]
+        lowest = self.routes[0]
+        return None if lowest.rejects_lower else lowest
 
     def decide(self, line: bytes | str) -> _Reply | _Route:
         """What to do with one line received before routing."""
@@ -314,11 +324,30 @@ class AgentRouter:
         try:
             forwarded = route.initialize_params(params, requested)
         except ValueError as exc:
-            return _Reply(
-                request_id,
-                _error(-32602, "Invalid params", {"message": f"invalid initialize params: {exc}"}),
-            )
+            fallback = self._fallback(route, params, requested, request_id)
+            if fallback is None:
+                return _Reply(
+                    request_id,
+                    _error(
+                        -32602, "Invalid params", {"message": f"invalid initialize params: {exc}"}
+                    ),
+                )
+            route, forwarded = fallback
         return _Route(route, {**message, "params": forwarded})
+
+    def _fallback(
+        self, selected: AgentRoute, params: dict[str, Any], requested: int, request_id: JsonValue
+    ) -> tuple[AgentRoute, Mapping[str, object]] | None:
+        """For a request newer than `selected` whose params it cannot read (a client of a later
+        version, written in an older shape): the highest lower route that reads them."""
+        if requested <= selected.version:
+            return None  # asked for exactly this version: its params are checked strictly
+        for route in reversed([r for r in self.routes if r.version < selected.version]):
+            if request_id is None and not route.null_request_id:
+                continue
+            with contextlib.suppress(ValueError):
+                return route, route.initialize_params(params, requested)
+        return None
 
     async def serve(self, reader: LineReader, writer: LineWriter) -> Routed | None:
         """Read until a valid `initialize`, then connect its route and return the connection (None
