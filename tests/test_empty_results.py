@@ -54,6 +54,7 @@ def test_null_decodes_as_empty_exactly_for_results_with_nothing_required(package
             continue
         assert info.result_def is not None and info.decode_result is not None
         definition = defs[info.result_def]
+        assert info.empty_result == empty_by_schema(definition), info.method
         if not any(key in definition for key in ("type", "oneOf", "anyOf", "allOf", "$ref", "properties")):
             assert info.decode_result(None) is None  # any JSON (`proxy/successor`): passed through as is
         elif empty_by_schema(definition):
@@ -135,6 +136,9 @@ class EmptyAgent(acp_v1.Agent):
     async def authenticate(self, params: acp_v1.AuthenticateRequest) -> acp_v1.AuthenticateResponse:
         return acp_v1.AuthenticateResponse()
 
+    async def logout(self, params: acp_v1.LogoutRequest) -> acp_v1.LogoutResponse:
+        return None  # type: ignore[return-value]  # what an untyped handler often does
+
     async def session_set_mode(self, params: acp_v1.SetSessionModeRequest) -> acp_v1.SetSessionModeResponse:
         return acp_v1.SetSessionModeResponse()
 
@@ -149,6 +153,8 @@ def test_our_side_sends_an_empty_result_as_an_empty_object() -> None:
         peer.send({"jsonrpc": "2.0", "id": 2, "method": "session/set_mode",
                    "params": {"sessionId": "s", "modeId": "m"}})
         assert await peer.recv() == {"jsonrpc": "2.0", "id": 2, "result": {}}
+        peer.send({"jsonrpc": "2.0", "id": 3, "method": "logout", "params": {}})
+        assert await peer.recv() == {"jsonrpc": "2.0", "id": 3, "result": {}}  # None is answered {}, not null
         peer.close()
         await conn.wait_closed()
 

@@ -40,6 +40,9 @@ class MethodInfo:
     """Turns the wire `params` into `params` (raises ValidationError)."""
     decode_result: Callable[[object], object] | None
     """Turns the wire `result` into `result`; None for a notification."""
+    empty_result: bool
+    """True when the result is an object with no required field: `null` decodes as `{}`, and a
+    handler that returns None is answered `{}`."""
 
 
 METHODS: Final[tuple[MethodInfo, ...]] = (
@@ -55,6 +58,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.AuthenticateRequest.from_dict,
         decode_result=null_as_empty(models.AuthenticateResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="fs/read_text_file",
@@ -68,6 +72,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.ReadTextFileRequest.from_dict,
         decode_result=models.ReadTextFileResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="fs/write_text_file",
@@ -81,6 +86,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.WriteTextFileRequest.from_dict,
         decode_result=null_as_empty(models.WriteTextFileResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="initialize",
@@ -94,6 +100,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.InitializeRequest.from_dict,
         decode_result=models.InitializeResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/cancel",
@@ -107,6 +114,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.CancelNotification.from_dict,
         decode_result=None,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/load",
@@ -120,6 +128,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.LoadSessionRequest.from_dict,
         decode_result=null_as_empty(models.LoadSessionResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="session/new",
@@ -133,6 +142,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.NewSessionRequest.from_dict,
         decode_result=models.NewSessionResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/prompt",
@@ -146,6 +156,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.PromptRequest.from_dict,
         decode_result=models.PromptResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/request_permission",
@@ -159,6 +170,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.RequestPermissionRequest.from_dict,
         decode_result=models.RequestPermissionResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/set_mode",
@@ -172,6 +184,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.SetSessionModeRequest.from_dict,
         decode_result=null_as_empty(models.SetSessionModeResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="session/set_model",
@@ -185,6 +198,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.SetSessionModelRequest.from_dict,
         decode_result=null_as_empty(models.SetSessionModelResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="session/update",
@@ -198,6 +212,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.SessionNotification.from_dict,
         decode_result=None,
+        empty_result=False,
     ),
     MethodInfo(
         method="terminal/create",
@@ -211,6 +226,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.CreateTerminalRequest.from_dict,
         decode_result=models.CreateTerminalResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="terminal/kill",
@@ -224,6 +240,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.KillTerminalCommandRequest.from_dict,
         decode_result=null_as_empty(models.KillTerminalCommandResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="terminal/output",
@@ -237,6 +254,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.TerminalOutputRequest.from_dict,
         decode_result=models.TerminalOutputResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="terminal/release",
@@ -250,6 +268,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.ReleaseTerminalRequest.from_dict,
         decode_result=null_as_empty(models.ReleaseTerminalResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="terminal/wait_for_exit",
@@ -263,6 +282,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.WaitForTerminalExitRequest.from_dict,
         decode_result=null_as_empty(models.WaitForTerminalExitResponse.from_dict),
+        empty_result=True,
     ),
 )
 """All methods in wire-name order (a method that is both a request and a notification is listed twice)."""

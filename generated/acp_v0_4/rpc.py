@@ -939,7 +939,10 @@ class Connection:
                 {"path": "", "message": "nested too deeply"}
             ) from None
         del params
-        return encode_value(await handler(value))
+        result = await handler(value)
+        if result is None and info.empty_result:
+            return {}  # an empty result is `{}` on the wire, whatever the handler returned for it
+        return encode_value(result)
 
     async def _enqueue_notification(self, method: str, params: JsonValue) -> None:
         backlog, cap = self._backlog, self.limits.notification_backlog

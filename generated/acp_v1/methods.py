@@ -40,6 +40,9 @@ class MethodInfo:
     """Turns the wire `params` into `params` (raises ValidationError)."""
     decode_result: Callable[[object], object] | None
     """Turns the wire `result` into `result`; None for a notification."""
+    empty_result: bool
+    """True when the result is an object with no required field: `null` decodes as `{}`, and a
+    handler that returns None is answered `{}`."""
 
 
 METHODS: Final[tuple[MethodInfo, ...]] = (
@@ -55,6 +58,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.CancelRequestNotification.from_dict,
         decode_result=None,
+        empty_result=False,
     ),
     MethodInfo(
         method="auth/status",
@@ -68,6 +72,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.AuthStatusRequest.from_dict,
         decode_result=models.AuthStatusResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="auth/status_update",
@@ -81,6 +86,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.AuthStatusUpdateNotification.from_dict,
         decode_result=None,
+        empty_result=False,
     ),
     MethodInfo(
         method="authenticate",
@@ -94,6 +100,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.AuthenticateRequest.from_dict,
         decode_result=null_as_empty(models.AuthenticateResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="elicitation/complete",
@@ -107,6 +114,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.CompleteElicitationNotification.from_dict,
         decode_result=None,
+        empty_result=False,
     ),
     MethodInfo(
         method="elicitation/create",
@@ -120,6 +128,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models._dec_create_elicitation_request,
         decode_result=models._dec_create_elicitation_response,
+        empty_result=False,
     ),
     MethodInfo(
         method="fs/read_text_file",
@@ -133,6 +142,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.ReadTextFileRequest.from_dict,
         decode_result=models.ReadTextFileResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="fs/write_text_file",
@@ -146,6 +156,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.WriteTextFileRequest.from_dict,
         decode_result=null_as_empty(models.WriteTextFileResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="initialize",
@@ -159,6 +170,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.InitializeRequest.from_dict,
         decode_result=models.InitializeResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="logout",
@@ -172,6 +184,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.LogoutRequest.from_dict,
         decode_result=null_as_empty(models.LogoutResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="mcp/message",
@@ -185,6 +198,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.MessageMcpRequest.from_dict,
         decode_result=models._dec_message_mcp_response,
+        empty_result=False,
     ),
     MethodInfo(
         method="mcp/message",
@@ -198,6 +212,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.MessageMcpNotification.from_dict,
         decode_result=None,
+        empty_result=False,
     ),
     MethodInfo(
         method="providers/disable",
@@ -211,6 +226,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.DisableProviderRequest.from_dict,
         decode_result=null_as_empty(models.DisableProviderResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="providers/list",
@@ -224,6 +240,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.ListProvidersRequest.from_dict,
         decode_result=models.ListProvidersResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="providers/set",
@@ -237,6 +254,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.SetProviderRequest.from_dict,
         decode_result=null_as_empty(models.SetProviderResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="proxy/initialize",
@@ -250,6 +268,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.InitializeRequest.from_dict,
         decode_result=models.InitializeResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="proxy/successor",
@@ -263,6 +282,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.ProxySuccessorRequest.from_dict,
         decode_result=decode_any,
+        empty_result=False,
     ),
     MethodInfo(
         method="proxy/successor",
@@ -276,6 +296,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.ProxySuccessorNotification.from_dict,
         decode_result=None,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/archive",
@@ -289,6 +310,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.ArchiveSessionRequest.from_dict,
         decode_result=null_as_empty(models.ArchiveSessionResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="session/cancel",
@@ -302,6 +324,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.CancelNotification.from_dict,
         decode_result=None,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/close",
@@ -315,6 +338,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.CloseSessionRequest.from_dict,
         decode_result=null_as_empty(models.CloseSessionResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="session/delete",
@@ -328,6 +352,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.DeleteSessionRequest.from_dict,
         decode_result=null_as_empty(models.DeleteSessionResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="session/fork",
@@ -341,6 +366,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.ForkSessionRequest.from_dict,
         decode_result=models.ForkSessionResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/list",
@@ -354,6 +380,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.ListSessionsRequest.from_dict,
         decode_result=models.ListSessionsResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/load",
@@ -367,6 +394,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.LoadSessionRequest.from_dict,
         decode_result=null_as_empty(models.LoadSessionResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="session/new",
@@ -380,6 +408,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.NewSessionRequest.from_dict,
         decode_result=models.NewSessionResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/prompt",
@@ -393,6 +422,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.PromptRequest.from_dict,
         decode_result=models.PromptResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/request_permission",
@@ -406,6 +436,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.RequestPermissionRequest.from_dict,
         decode_result=models.RequestPermissionResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/resume",
@@ -419,6 +450,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.ResumeSessionRequest.from_dict,
         decode_result=null_as_empty(models.ResumeSessionResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="session/set_config_option",
@@ -432,6 +464,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models._dec_set_session_config_option_request,
         decode_result=models.SetSessionConfigOptionResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/set_mode",
@@ -445,6 +478,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.SetSessionModeRequest.from_dict,
         decode_result=null_as_empty(models.SetSessionModeResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="session/set_title",
@@ -458,6 +492,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.SetSessionTitleRequest.from_dict,
         decode_result=models.SetSessionTitleResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/status",
@@ -471,6 +506,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.SessionStatusRequest.from_dict,
         decode_result=models.SessionStatusResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/unarchive",
@@ -484,6 +520,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.UnarchiveSessionRequest.from_dict,
         decode_result=null_as_empty(models.UnarchiveSessionResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="session/update",
@@ -497,6 +534,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.SessionNotification.from_dict,
         decode_result=None,
+        empty_result=False,
     ),
     MethodInfo(
         method="terminal/create",
@@ -510,6 +548,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.CreateTerminalRequest.from_dict,
         decode_result=models.CreateTerminalResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="terminal/kill",
@@ -523,6 +562,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.KillTerminalRequest.from_dict,
         decode_result=null_as_empty(models.KillTerminalResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="terminal/output",
@@ -536,6 +576,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.TerminalOutputRequest.from_dict,
         decode_result=models.TerminalOutputResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="terminal/release",
@@ -549,6 +590,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.ReleaseTerminalRequest.from_dict,
         decode_result=null_as_empty(models.ReleaseTerminalResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="terminal/wait_for_exit",
@@ -562,6 +604,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.WaitForTerminalExitRequest.from_dict,
         decode_result=null_as_empty(models.WaitForTerminalExitResponse.from_dict),
+        empty_result=True,
     ),
 )
 """All methods in wire-name order (a method that is both a request and a notification is listed twice)."""

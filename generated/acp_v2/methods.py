@@ -40,6 +40,9 @@ class MethodInfo:
     """Turns the wire `params` into `params` (raises ValidationError)."""
     decode_result: Callable[[object], object] | None
     """Turns the wire `result` into `result`; None for a notification."""
+    empty_result: bool
+    """True when the result is an object with no required field: `null` decodes as `{}`, and a
+    handler that returns None is answered `{}`."""
 
 
 METHODS: Final[tuple[MethodInfo, ...]] = (
@@ -55,6 +58,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.CancelRequestNotification.from_dict,
         decode_result=None,
+        empty_result=False,
     ),
     MethodInfo(
         method="auth/login",
@@ -68,6 +72,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.LoginAuthRequest.from_dict,
         decode_result=null_as_empty(models.LoginAuthResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="auth/logout",
@@ -81,6 +86,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.LogoutAuthRequest.from_dict,
         decode_result=null_as_empty(models.LogoutAuthResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="auth/status",
@@ -94,6 +100,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.AuthStatusRequest.from_dict,
         decode_result=models.AuthStatusResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="auth/status_update",
@@ -107,6 +114,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.AuthStatusUpdateNotification.from_dict,
         decode_result=None,
+        empty_result=False,
     ),
     MethodInfo(
         method="elicitation/complete",
@@ -120,6 +128,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.CompleteElicitationNotification.from_dict,
         decode_result=None,
+        empty_result=False,
     ),
     MethodInfo(
         method="elicitation/create",
@@ -133,6 +142,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models._dec_create_elicitation_request,
         decode_result=models._dec_create_elicitation_response,
+        empty_result=False,
     ),
     MethodInfo(
         method="initialize",
@@ -146,6 +156,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.InitializeRequest.from_dict,
         decode_result=models.InitializeResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="mcp/message",
@@ -159,6 +170,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.MessageMcpRequest.from_dict,
         decode_result=models._dec_message_mcp_response,
+        empty_result=False,
     ),
     MethodInfo(
         method="mcp/message",
@@ -172,6 +184,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.MessageMcpNotification.from_dict,
         decode_result=None,
+        empty_result=False,
     ),
     MethodInfo(
         method="providers/disable",
@@ -185,6 +198,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.DisableProviderRequest.from_dict,
         decode_result=null_as_empty(models.DisableProviderResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="providers/list",
@@ -198,6 +212,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.ListProvidersRequest.from_dict,
         decode_result=models.ListProvidersResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="providers/set",
@@ -211,6 +226,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.SetProviderRequest.from_dict,
         decode_result=null_as_empty(models.SetProviderResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="proxy/initialize",
@@ -224,6 +240,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.InitializeRequest.from_dict,
         decode_result=models.InitializeResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="proxy/successor",
@@ -237,6 +254,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.ProxySuccessorRequest.from_dict,
         decode_result=decode_any,
+        empty_result=False,
     ),
     MethodInfo(
         method="proxy/successor",
@@ -250,6 +268,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.ProxySuccessorNotification.from_dict,
         decode_result=None,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/archive",
@@ -263,6 +282,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.ArchiveSessionRequest.from_dict,
         decode_result=null_as_empty(models.ArchiveSessionResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="session/cancel",
@@ -276,6 +296,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.CancelSessionNotification.from_dict,
         decode_result=None,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/close",
@@ -289,6 +310,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.CloseSessionRequest.from_dict,
         decode_result=null_as_empty(models.CloseSessionResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="session/delete",
@@ -302,6 +324,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.DeleteSessionRequest.from_dict,
         decode_result=null_as_empty(models.DeleteSessionResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="session/fork",
@@ -315,6 +338,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.ForkSessionRequest.from_dict,
         decode_result=models.ForkSessionResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/list",
@@ -328,6 +352,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.ListSessionsRequest.from_dict,
         decode_result=models.ListSessionsResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/new",
@@ -341,6 +366,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.NewSessionRequest.from_dict,
         decode_result=models.NewSessionResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/prompt",
@@ -354,6 +380,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.PromptRequest.from_dict,
         decode_result=models.PromptResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/request_permission",
@@ -367,6 +394,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.RequestPermissionRequest.from_dict,
         decode_result=models.RequestPermissionResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/resume",
@@ -380,6 +408,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.ResumeSessionRequest.from_dict,
         decode_result=null_as_empty(models.ResumeSessionResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="session/set_config_option",
@@ -393,6 +422,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models._dec_set_session_config_option_request,
         decode_result=models.SetSessionConfigOptionResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/set_title",
@@ -406,6 +436,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.SetSessionTitleRequest.from_dict,
         decode_result=models.SetSessionTitleResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/status",
@@ -419,6 +450,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.SessionStatusRequest.from_dict,
         decode_result=models.SessionStatusResponse.from_dict,
+        empty_result=False,
     ),
     MethodInfo(
         method="session/unarchive",
@@ -432,6 +464,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=True,
         decode_params=models.UnarchiveSessionRequest.from_dict,
         decode_result=null_as_empty(models.UnarchiveSessionResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="session/update",
@@ -445,6 +478,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.UpdateSessionNotification.from_dict,
         decode_result=None,
+        empty_result=False,
     ),
     MethodInfo(
         method="terminal/cancel",
@@ -458,6 +492,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.CancelTerminalRequest.from_dict,
         decode_result=null_as_empty(models.CancelTerminalResponse.from_dict),
+        empty_result=True,
     ),
     MethodInfo(
         method="tool_call/cancel",
@@ -471,6 +506,7 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
         unstable=False,
         decode_params=models.CancelToolCallRequest.from_dict,
         decode_result=null_as_empty(models.CancelToolCallResponse.from_dict),
+        empty_result=True,
     ),
 )
 """All methods in wire-name order (a method that is both a request and a notification is listed twice)."""
