@@ -8,9 +8,11 @@ targets; unions too long for a flat `A | B | ...`.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import json
+import keyword
 import os
 import shutil
 import subprocess
@@ -28,7 +30,9 @@ from typer.testing import CliRunner
 from acpgen.cli import app
 from acpgen.config import Target
 from acpgen.pipeline import build
+from acpgen.ir.naming import BUILTIN_CLASS_NAMES, PACKAGE_EXPORTS
 from acpgen.render.codegen import NAME_SOURCES
+from tests.conftest import GENERATED, ROOT
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 S = {"type": "string"}
@@ -115,27 +119,112 @@ def test_random_text_in_every_slot_builds_imports_passes_ruff_and_stays_text(
 # -- nothing generator-internal is reserved ---------------------------------------------------------
 
 
-def test_no_name_the_package_defines_can_be_shadowed_by_a_schema(tmp_path: Path) -> None:
-    """Every public name of a generated package (its exports and what its modules import) used as a
-    `$defs` key: the build succeeds, the package's own names still mean what they meant, the models
-    are reachable through TYPES under the schema's names, and mypy --strict passes."""
-    probe, _ = build_and_import(tmp_path / "probe", {"$schema": DRAFT, "$defs": {"Anything": S}})
-    # what a models.py may import: the names NAME_SOURCES places, and what _codec defines
-    may_import = [*NAME_SOURCES, *(n for n, v in vars(probe._codec).items() if not isinstance(v, ModuleType))]
-    names = {n for n in [*probe.__all__, *vars(probe), *vars(probe.models), *vars(probe._registry), *may_import]
-             if n.isidentifier() and not n.startswith("_") and n != "Anything"}
-    originals = {n: getattr(probe, n) for n in probe.__all__ if n != "Anything"}
-    defs = {n: {"type": "object", "properties": {"a": S}} for n in sorted(names)}
-    pkg, out = build_and_import(tmp_path / "shadow", {"$schema": DRAFT, "$defs": defs})
-    for name, original in originals.items():
-        mine = getattr(pkg, name)  # the package's own object, not the model of that name
-        assert type(mine).__name__ == type(original).__name__, name
-        assert getattr(mine, "__name__", None) == getattr(original, "__name__", None), name
-    for name in names:
-        assert pkg.encode(pkg.decode(name, {"a": "v"})) == {"a": "v"}, name
-    assert pkg.TYPES["Literal"].__name__ == "Literal_" and pkg.TYPES["SCHEMA_TITLE"].__name__ == "SCHEMA_TITLE_"
+def names_the_package_uses() -> set[str]:
+    """Every name a model class could take from the generated package: what the committed acp_v1's
+    models.py and __init__.py use or import (typing names, codec helpers, builtins, enum members,
+    whatever a future template adds), what its _codec defines, and the package's exports. Only
+    capitalised names: a class name never starts lowercase (naming.is_class_name)."""
+    names = set(PACKAGE_EXPORTS) | set(NAME_SOURCES) | set(BUILTIN_CLASS_NAMES)
+    models = ast.parse((GENERATED / "acp_v1" / "models.py").read_text(encoding="utf-8"))
+    own = {n.name for n in models.body if isinstance(n, ast.ClassDef)} | {
+        t.id for n in models.body if isinstance(n, ast.AnnAssign | ast.Assign)
+        for t in ([n.target] if isinstance(n, ast.AnnAssign) else n.targets) if isinstance(t, ast.Name)}
+    for module in ("models.py", "__init__.py", "_codec.py"):
+        tree = ast.parse((GENERATED / "acp_v1" / module).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                names.add(node.id)
+            elif isinstance(node, ast.alias):
+                names.add(node.asname or node.name)
+            elif isinstance(node, ast.ClassDef | ast.FunctionDef) and module == "_codec.py":
+                names.add(node.name)
+    return {n for n in names - own if n[:1].isupper() and not keyword.iskeyword(n)}
+
+
+def every_name_schema(names: list[str], defs: dict[str, Any]) -> dict[str, Any]:
+    """The definitions `defs` plus one per name, each kind in turn: an object (a list default, a
+    closed-enum field), a closed enum, a tagged union, an object of literal / JSON / map fields."""
+    out = dict(defs)
+    for index, name in enumerate(names):
+        kind = index % 4
+        if kind == 0:
+            out[name] = {"type": "object", "required": ["a"], "properties": {
+                "a": S, "b": {"type": "array", "items": {"type": "integer"}, "default": []},
+                "c": {"$ref": "#/$defs/StopReason"}}}
+        elif kind == 1:
+            out[name] = {"oneOf": [{"const": "x"}, {"const": "y"}]}
+        elif kind == 2:
+            out[name] = {"anyOf": [
+                {"type": "object", "properties": {"kind": {"const": "p"}, "v": S}, "required": ["kind"]},
+                {"type": "object", "properties": {"kind": {"const": "q"}}, "required": ["kind"]}]}
+        else:
+            out[name] = {"type": "object", "required": ["lit"], "properties": {
+                "lit": {"const": "k"}, "any": {}, "o": {"type": "object"},
+                "m": {"type": "object", "additionalProperties": {"$ref": f"#/$defs/{names[index - 1]}"}}}}
+    return out
+
+
+EVERY_NAME_WIRE = ({"a": "v", "b": [1], "c": "end_turn"}, "y", {"kind": "p", "v": "w"},
+                   {"lit": "k", "any": [1, None], "o": {"z": 1}, "m": {"k": {"kind": "q"}}})
+
+
+def test_a_schema_may_use_every_name_the_package_uses(tmp_path: Path) -> None:
+    """The v1 schema (stable and unstable) plus a definition for every name the package uses or
+    exports: it builds with a warning for each export only, models keep their names (builtins get
+    a `_`), the package's own names keep meaning what they meant, every model and every v1 fixture
+    round-trips, and mypy --strict and ruff pass. What a module prints after `use()` (`tag is
+    UNSET`, `field(...)`, `Literal[...]`) is then an alias wherever a class took the name."""
+    v1 = json.loads((ROOT / "schema" / "v1" / "schema.json").read_text(encoding="utf-8"))
+    unstable = json.loads((ROOT / "schema" / "v1" / "schema.unstable.json").read_text(encoding="utf-8"))
+    names = sorted(names_the_package_uses() - set(unstable["$defs"]))
+    assert {"Literal", "Final", "TypeAlias", "Callable", "Enum", "Model", "Tagged", "Self",
+            "TYPE_CHECKING", "JsonValue", "Unset", "UNSET", "KeyError", "RequestError", "TYPES"} <= set(names)
+    package = "every_" + uuid.uuid4().hex[:8]
+    (tmp_path / "schema.json").write_text(json.dumps({**v1, "$defs": every_name_schema(names, v1["$defs"])}), encoding="utf-8")
+    (tmp_path / "schema.unstable.json").write_text(
+        json.dumps({**unstable, "$defs": every_name_schema(names, unstable["$defs"])}), encoding="utf-8")
+    target = Target(name=package, schema=tmp_path / "schema.json", output=tmp_path / package, package=package,
+                    protocol_version=1, command="test")
+    result = build(target)
+    assert result.ok, [d.render() for d in result.diagnostics if d.level == "error"]
+    renamed = {d.pointer.rsplit("/", 1)[1] for d in result.diagnostics if d.code == "export-renamed"}
+    assert renamed == {n for n in PACKAGE_EXPORTS if n[:1].isupper()}  # `decode` & co.: no class is lowercase
+    sys.path.insert(0, str(tmp_path))
+    try:
+        importlib.invalidate_caches()
+        pkg = importlib.import_module(package)
+        # The package's exports are its own (the runtime's RequestError, the codec's UNSET, ...), and
+        # exactly naming.PACKAGE_EXPORTS: a future export that the list misses fails here.
+        assert set(pkg.__all__) - set(pkg.models.__all__) == PACKAGE_EXPORTS
+        for name in renamed:
+            model = pkg.models.__dict__[name]
+            assert getattr(pkg, name) is not model and getattr(pkg, name + "_") is model, name
+        assert pkg.RequestError.__module__ == f"{package}.rpc" and pkg.UNSET is pkg._codec.UNSET
+        for index, name in enumerate(names):
+            py = name + "_" if name in BUILTIN_CLASS_NAMES else name
+            model = pkg.TYPES[name]
+            assert pkg.models.__dict__[py] is model, name
+            if index % 4 != 2:  # a union is a type alias, not a class
+                assert model.__name__ == py, name
+            wire = EVERY_NAME_WIRE[index % 4]
+            assert pkg.encode(pkg.decode(name, wire)) == wire, name
+        with pytest.raises(pkg.ValidationError, match="required key is missing"):
+            pkg.decode(names[0], {})
+        # The v1 messages take every path of the templates (tag-only subclasses, open unions, defaults).
+        for path in sorted((ROOT / "tests" / "fixtures" / "messages" / "v1").glob("*.json")):
+            for instance in json.loads(path.read_text(encoding="utf-8")):
+                encoded = pkg.encode(pkg.decode(path.stem, instance))
+                assert pkg.encode(pkg.decode(path.stem, encoded)) == encoded, path.stem
+        other = pkg.decode("MultiSelectItems", {"type": "novel", "x": 1})
+        assert type(other).__name__ == "OtherMultiSelectItems" and pkg.encode(other) == {"type": "novel", "x": 1}
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+            del sys.modules[name]
+    ruff = ruff_check(tmp_path / package)
+    assert ruff.returncode == 0, ruff.stdout[-3000:]
     mypy = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull,
-                           out.name], cwd=out.parent, capture_output=True, text=True, timeout=600)
+                           package], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert mypy.returncode == 0, mypy.stdout[-3000:]
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acpgen.diagnostics import Diagnostics
-from acpgen.ir.build import Builder, StableIndex, check_keywords
+from acpgen.ir.build import Builder, StableIndex, check_keywords, export_aliases
 from acpgen.ir.cycles import check_required_cycles
 from acpgen.ir.methods import collect_methods
 from acpgen.ir.model import Package, SchemaSource
@@ -48,6 +48,7 @@ def build_package(loaded: LoadedSchema, options: IrOptions) -> tuple[Package | N
         methods = collect_methods(stable_file.document, stable.defs_key, diags, meta=loaded.meta)
     check_required_cycles(builder.nodes, diags)
     check_keywords(chosen.document, diags)
+    aliases = export_aliases(builder.nodes, diags)
     if diags.errors:
         return None, diags
     sources = [SchemaSource(stable_file.name, stable_file.sha256)]
@@ -63,6 +64,7 @@ def build_package(loaded: LoadedSchema, options: IrOptions) -> tuple[Package | N
         methods=tuple(methods),
         protocol_version=options.protocol_version,
         options=(("keep_unknown", options.keep_unknown),),
+        export_aliases=aliases,
     )
     return package, diags
 

@@ -164,19 +164,15 @@ class Builder:
         if pointer in self.renames:
             name, given = self.renames[pointer], True
             self.used_renames.add(pointer)
-            if not naming.is_safe_identifier(name):
-                self.diags.error("bad-rename", pointer, f"{name!r} is not a Python identifier (or is a keyword)",
-                                 "pick a valid class name")
+            if not naming.is_class_name(name):
+                self.diags.error("bad-rename", pointer,
+                                 f"{name!r} is not a class name: a Python identifier, not a keyword, that does "
+                                 "not start with a lowercase letter or `_`",
+                                 "pick a CapWords name, e.g. `MyType`")
         elif pointer in self.by_pointer:
             return self.by_pointer[pointer]
         if given:
-            if name in naming.RESERVED_CLASS_NAMES:
-                self.diags.error(
-                    "reserved-name", pointer,
-                    f"the name {name!r} is used by the generated package itself",
-                    RENAME_HINT.format(pointer=pointer),
-                )
-            elif name in self.claims and self.claims[name] != pointer:
+            if name in self.claims and self.claims[name] != pointer:
                 other = self.claims[name]
                 self.diags.error(
                     "name-collision", pointer,
@@ -190,13 +186,13 @@ class Builder:
         return name
 
     def free_name(self, name: str, pointer: str) -> str:
-        """`name`, or `name2`, `name3`, ... when a type already holds it (or it is reserved)."""
-        if name not in self.claims and name not in naming.RESERVED_CLASS_NAMES:
+        """`name`, or `name2`, `name3`, ... when a type already holds it (or it is a builtin's)."""
+        if name not in self.claims and name not in naming.BUILTIN_CLASS_NAMES:
             return name
         for number in range(2, len(self.claims) + 3):
             candidate = f"{name}{number}"
-            if candidate not in self.claims and candidate not in naming.RESERVED_CLASS_NAMES:
-                holder = self.claims.get(name, "the generated package")
+            if candidate not in self.claims:
+                holder = self.claims.get(name, "a Python builtin")
                 self.diags.warning(
                     "name-suffixed", pointer,
                     f"the derived name {name!r} is taken by {holder}; this type is named {candidate!r}",
@@ -210,7 +206,7 @@ class Builder:
         one with a numeric suffix."""
         if pointer not in self.renames:
             for name in candidates:
-                if name not in self.claims and name not in naming.RESERVED_CLASS_NAMES:
+                if name not in self.claims and name not in naming.BUILTIN_CLASS_NAMES:
                     return self.claim(name, pointer)
         return self.claim(candidates[0], pointer)
 
@@ -886,6 +882,23 @@ class Builder:
 
 
 SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
+
+
+def export_aliases(nodes: Mapping[str, Node], diags: Diagnostics) -> tuple[tuple[str, str], ...]:
+    """(class name, package-level name) for each model named like one of the package's own exports
+    (`RequestError`, `UNSET`, `TYPES`): the class keeps its name in models.py, the package exports
+    it with a trailing `_` (the first free one), and a warning says so."""
+    out = []
+    for name in sorted(n for n in nodes if n in naming.PACKAGE_EXPORTS):
+        alias = naming.export_name(name, nodes)
+        out.append((name, alias))
+        diags.warning(
+            "export-renamed", nodes[name].pointer,
+            f"the class {name!r} meets the package's own export {name!r}: the package exports this class as "
+            f"{alias!r} (in models.py it keeps its name: `models.{name}`, and TYPES has it under its schema name)",
+            RENAME_HINT.format(pointer=nodes[name].pointer) + " to choose the name yourself",
+        )
+    return tuple(out)
 
 
 def check_keywords(node: Any, diags: Diagnostics, pointer: str = "", seen: set[str] | None = None) -> None:

@@ -194,6 +194,9 @@ class Package:
     methods: tuple[Method, ...]
     protocol_version: int | None = None
     options: tuple[tuple[str, object], ...] = ()
+    # (class name, package-level name) of each model whose name is one of the package's own
+    # exports (naming.PACKAGE_EXPORTS): models.py keeps the class name, the package exports the other.
+    export_aliases: tuple[tuple[str, str], ...] = ()
 
     def node(self, name: str) -> Node:
         return self._index[name]

@@ -13,40 +13,51 @@ from __future__ import annotations
 import keyword
 import re
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-# Names the generated package defines, exports or imports next to the models (its `__init__`
-# re-exports every model beside them, and models.py imports the typing and codec names): a `$defs`
-# key with one of these names gets a trailing `_` (TYPES / DECODERS still use the schema's name),
-# so no schema can shadow them. tests/test_hostile_schemas.py checks this list against a built
-# package.
-RESERVED_CLASS_NAMES = frozenset(
+# The names the generated package's `__init__` exports besides the models (its `__all__` minus the
+# models' names; tests/test_schema_safety.py checks this list against a built package). These are
+# the only names a model cannot take at package level: such a model keeps its name in models.py
+# (`pkg.models.RequestError`, and `TYPES` under the schema's name) and the package exports it as
+# `export_name(...)` (`RequestError_`), with an `export-renamed` warning. Every other name a
+# generated module uses for itself (`Literal`, `field`, `Model`, `KeyError`, ...) is imported under a
+# private alias where a class takes it (acpgen.render.codegen.Imports), so nothing else is reserved.
+PACKAGE_EXPORTS = frozenset(
     {
-        "UNSET", "Unset", "ValidationError", "JsonValue", "TYPES", "DECODERS", "METHODS",
-        "AGENT_METHODS", "CLIENT_METHODS", "MethodInfo", "decode", "encode", "dataclass", "field",
-        "Literal", "Any", "Callable", "TypeAlias", "Enum", "Final", "Agent", "Client",
-        "ACPGEN_VERSION", "PROTOCOL_VERSION", "SCHEMA_SOURCES", "SCHEMA_TITLE", "UNSTABLE_TYPES",
-        "AgentSideConnection", "ClientSideConnection", "ConnectionClosedError", "RequestError",
-        "SkipHook", "UnstableAgent", "UnstableClient", "TYPE_CHECKING", "Mapping", "annotations",
-        "encode_value", "replace", "set_skip_hook", "run_agent", "spawn_agent", "importlib",
-        "AcpApp", "AgentRouter", "Limits", "RemoteAgentError", "Model", "ModelType", "Tagged", "Self",
-        "ConnectionLimits", "MessageTooLargeError", "ProtocolError", "ProtocolVersionError",
-        "SUPPORTED_PROTOCOL_VERSIONS", "agent_route", "bearer_token", "check_protocol_version",
-        "client_route", "connect_agent", "negotiate_protocol_version", "run_router", "serve_agent",
-        "spawn_agent_negotiated",
+        "ACPGEN_VERSION", "AGENT_METHODS", "CLIENT_METHODS", "DECODERS", "METHODS", "PROTOCOL_VERSION",
+        "SCHEMA_SOURCES", "SCHEMA_TITLE", "SUPPORTED_PROTOCOL_VERSIONS", "TYPES", "UNSET", "UNSTABLE_TYPES",
+        "AcpApp", "Agent", "AgentRouter", "AgentSideConnection", "Client", "ClientSideConnection",
+        "ConnectionClosedError", "ConnectionLimits", "JsonValue", "Limits", "MessageTooLargeError",
+        "MethodInfo", "ProtocolError", "ProtocolVersionError", "RemoteAgentError", "RequestError",
+        "SkipHook", "Unset", "UnstableAgent", "UnstableClient", "ValidationError", "agent_route",
+        "bearer_token", "client_route", "check_protocol_version", "connect_agent", "decode", "encode",
+        "encode_value", "negotiate_protocol_version", "replace", "run_agent", "run_router", "serve_agent",
+        "set_skip_hook", "spawn_agent", "spawn_agent_negotiated",
     }
 )
-# Builtins a generated module may use that a class name could shadow (`except KeyError:` must
-# still mean the builtin), plus the keywords that look like class names. A fixed list, so the
-# output does not depend on the Python version acpgen runs on.
+# The capitalised names of Python's builtins (3.10 to 3.14, all platforms; a fixed list, so the
+# output does not depend on the Python acpgen runs on). A class of one of these names is a real
+# clash, not a generator-internal one: type checkers read a reference to a class defined further
+# down the module as the builtin (mypy types `x: KeyError` as builtins.KeyError), so the class gets
+# a trailing `_`, as a keyword does.
 BUILTIN_CLASS_NAMES = frozenset(
     {
-        "None", "True", "False", "NotImplemented", "Ellipsis", "BaseException", "Exception",
-        "ArithmeticError", "AssertionError", "AttributeError", "ConnectionError", "IndexError",
-        "KeyError", "LookupError", "NameError", "OSError", "OverflowError", "RecursionError",
-        "RuntimeError", "StopIteration", "TypeError", "UnicodeDecodeError", "UnicodeError",
-        "ValueError", "Warning",
+        "ArithmeticError", "AssertionError", "AttributeError", "BaseException", "BaseExceptionGroup",
+        "BlockingIOError", "BrokenPipeError", "BufferError", "BytesWarning", "ChildProcessError",
+        "ConnectionAbortedError", "ConnectionError", "ConnectionRefusedError", "ConnectionResetError",
+        "DeprecationWarning", "EOFError", "Ellipsis", "EncodingWarning", "EnvironmentError", "Exception",
+        "ExceptionGroup", "False", "FileExistsError", "FileNotFoundError", "FloatingPointError",
+        "FutureWarning", "GeneratorExit", "IOError", "ImportError", "ImportWarning", "IndentationError",
+        "IndexError", "InterruptedError", "IsADirectoryError", "KeyError", "KeyboardInterrupt", "LookupError",
+        "MemoryError", "ModuleNotFoundError", "NameError", "None", "NotADirectoryError", "NotImplemented",
+        "NotImplementedError", "OSError", "OverflowError", "PendingDeprecationWarning", "PermissionError",
+        "ProcessLookupError", "PythonFinalizationError", "RecursionError", "ReferenceError",
+        "ResourceWarning", "RuntimeError", "RuntimeWarning", "StopAsyncIteration", "StopIteration",
+        "SyntaxError", "SyntaxWarning", "SystemError", "SystemExit", "TabError", "TimeoutError", "True",
+        "TypeError", "UnboundLocalError", "UnicodeDecodeError", "UnicodeEncodeError", "UnicodeError",
+        "UnicodeTranslateError", "UnicodeWarning", "UserWarning", "ValueError", "Warning", "WindowsError",
+        "ZeroDivisionError",
     }
 )
 # Attribute names that would shadow a name the generated class bodies use in annotations, or a
@@ -94,16 +105,34 @@ def snake(text: str) -> str:
 
 
 def class_name(text: str) -> str:
-    """A `$defs` key as a class name: kept as it is when it is already a valid identifier; a
-    trailing `_` when it would be a keyword or shadow a builtin the generated code uses."""
+    """A `$defs` key as a class name: kept as it is when it is already a valid identifier that
+    starts with a capital (or uncased) letter, else in PascalCase; a trailing `_` only where the
+    language or the linters refuse the name itself (`None`: a keyword; `KeyError`: a builtin, see
+    BUILTIN_CLASS_NAMES; `O`, `I`: ambiguous). A name the generated code uses for itself
+    (`Literal`, `field`, `Model`, `ValidationError`) is kept: the modules reach their own names
+    through private aliases."""
     if text.isidentifier() and not keyword.iskeyword(text) and text[:1].isupper():
         out = unicodedata.normalize("NFKC", text)
     else:
         out = pascal(text) or "Definition"
-    # `None` (a $defs key), `KeyError` or `Literal` would break or shadow what the generated code uses.
-    reserved = (out in BUILTIN_CLASS_NAMES or out in RESERVED_CLASS_NAMES or keyword.iskeyword(out)
-                or out in AMBIGUOUS)
-    return out + "_" if reserved else out
+    return out + "_" if not is_class_name(out) else out
+
+
+def is_class_name(name: str) -> bool:
+    """A name a class may have (and a `rename` may give): a safe identifier starting with a capital
+    or an uncased letter that is neither a builtin nor ambiguous. Lowercase and `_` names are the
+    generated code's locals, builtins and private helpers (`data`, `str`, `_dec_x`)."""
+    return (is_safe_identifier(name) and not name[:1].islower() and not name.startswith("_")
+            and name not in BUILTIN_CLASS_NAMES and name not in AMBIGUOUS)
+
+
+def export_name(name: str, taken: Collection[str]) -> str:
+    """The package-level name of a model whose name is one of PACKAGE_EXPORTS: `name_`, or
+    `name__`, ... until it is neither an export nor in `taken` (the package's class names)."""
+    out = name + "_"
+    while out in PACKAGE_EXPORTS or out in taken:
+        out += "_"
+    return out
 
 
 def member_name(value: str | int, title: str = "") -> str:

@@ -20,7 +20,7 @@ from acpgen import __version__
 from acpgen.diagnostics import Diagnostic, Diagnostics
 from acpgen.ir.model import Package, Struct
 from acpgen.render.cache import bytecode_cache
-from acpgen.render.codegen import constant_name, decoder_name, hook_alias, isort_key
+from acpgen.render.codegen import PrivateNames, constant_name, hook_alias, isort_key
 from acpgen.render.context import ContextBuilder, docstring
 from acpgen.render.text import comment_text, fstring_text
 
@@ -114,7 +114,10 @@ def make_environment(user_templates: Path | None = None) -> Environment:
     env.filters["docstring"] = docstring
     env.filters["comment"] = comment_text
     env.filters["fstring"] = fstring_text
-    env.filters["decoder"] = decoder_name
+    names = PrivateNames()  # render_package binds the package's own
+    env.filters["decoder"] = names.decoder
+    env.filters["wire_table"] = names.wire_table
+    env.filters["encoders_table"] = names.encoders_table
     env.filters["constant"] = constant_name
     env.filters["hook_alias"] = hook_alias
     return env
@@ -173,7 +176,10 @@ def render_package(
     if user_templates is not None and not check_user_templates(user_templates, diags):
         return None
     env = make_environment(user_templates)
-    ctx: dict[str, Any] = ContextBuilder(package).context()
+    builder = ContextBuilder(package)
+    ctx: dict[str, Any] = builder.context()
+    names = builder.emit.private  # the module-private names, unique per package
+    env.filters.update(decoder=names.decoder, wire_table=names.wire_table, encoders_table=names.encoders_table)
     def_class = {def_name: ref.name for def_name, ref in package.defs}
     ctx["registry"] = [
         (d, py, call if call.startswith("decode_") else f"models.{call}") for d, py, call in ctx["registry"]

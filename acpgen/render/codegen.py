@@ -9,18 +9,18 @@ needs is recorded in `Imports` by the function that prints it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cmp_to_key
 
 from acpgen.ir.model import Alias, Enum, Field, Node, Package, Struct, TypeRef, Union_
 from acpgen.ir.naming import snake
 
-SCALAR_ANN = {"str": "str", "int": "int", "float": "float", "bool": "bool", "null": "None",
-              "any": "JsonValue", "object": "dict[str, JsonValue]"}
+SCALAR_ANN = {"str": "str", "int": "int", "float": "float", "bool": "bool", "null": "None"}
 SCALAR_WORD = {"str": "a string", "int": "an integer", "float": "a number", "bool": "a boolean",
                "null": "null", "object": "an object"}
 
-# Where each name the generated models may use comes from.
+# Where each name the generated models may use comes from (the rest come from `._codec`).
 NAME_SOURCES = {
     "Callable": "collections.abc", "Enum": "enum",
     "Final": "typing", "Literal": "typing", "TypeAlias": "typing", "cast": "typing",
@@ -50,15 +50,132 @@ def isort_key(name: str) -> tuple[int, str]:
     return kind, name
 
 
+def _natural_compare(a: str, b: str) -> int:
+    """ruff's natural order (the `natord` crate): characters compare by code point, except that runs
+    of ASCII digits compare as numbers (right-aligned; left-aligned, as fractions, when either run
+    starts with `0`), and whitespace is skipped."""
+    i = j = 0
+    while True:
+        while i < len(a) and a[i].isspace():
+            i += 1
+        while j < len(b) and b[j].isspace():
+            j += 1
+        if i == len(a) or j == len(b):
+            return (i < len(a)) - (j < len(b))
+        x, y = a[i], b[j]
+        if x in _DIGITS and y in _DIGITS:
+            i2, j2 = i, j
+            while i2 < len(a) and a[i2] in _DIGITS:
+                i2 += 1
+            while j2 < len(b) and b[j2] in _DIGITS:
+                j2 += 1
+            left, right = a[i:i2], b[j:j2]
+            if x == "0" or y == "0":
+                # left-aligned: digit by digit, then the longer run is greater
+                for p, q in zip(left, right):
+                    if p != q:
+                        return -1 if p < q else 1
+                if len(left) != len(right):
+                    return -1 if len(left) < len(right) else 1
+            elif len(left) != len(right):
+                return -1 if len(left) < len(right) else 1
+            elif left != right:
+                return -1 if left < right else 1
+            i, j = i2, j2
+            continue
+        if x != y:
+            return -1 if x < y else 1
+        i, j = i + 1, j + 1
+
+
+_DIGITS = frozenset("0123456789")
+
+
+def _casing(name: str) -> int:
+    """ruff's isort-style category: SCREAMING_CASE (longer than one UTF-8 byte), CamelCase, other."""
+    cased = False
+    for ch in name:
+        if ch.islower():
+            return 1 if name[:1].isupper() else 2
+        cased = cased or ch.isupper()
+    if cased and len(name.encode("utf-8", "surrogatepass")) > 1:
+        return 0
+    return 1 if name[:1].isupper() else 2
+
+
+def dunder_all_order(names: Iterable[str]) -> list[str]:
+    """`names` in the order ruff's RUF022 wants an `__all__` in: by casing category, then naturally
+    (`Name2` before `Name10`)."""
+    by_casing: dict[int, list[str]] = {}
+    for name in names:
+        by_casing.setdefault(_casing(name), []).append(name)
+    return [n for kind in sorted(by_casing) for n in sorted(by_casing[kind], key=cmp_to_key(_natural_compare))]
+
+
+@dataclass
+class PrivateNames:
+    """The module-private names models.py derives from class names and type keys: decoders
+    (`_dec_content_block`), closed-enum tables (`_STOP_REASON_WIRE`), union encoder tables
+    (`_CONTENT_BLOCK_ENCODERS`). Derivation folds case and punctuation (`UNSET` and `Unset`, `a-b`
+    and `a_b`, a class `ListFoo` and the helper of `list[Foo]`), so each key gets its own name:
+    the derived one, or the first free `_2`, `_3`, ... (the classes are registered first, in
+    sorted order, so the result is deterministic)."""
+
+    names: dict[tuple[str, str], str] = field(default_factory=dict)
+    taken: set[str] = field(default_factory=set)
+
+    def _name(self, kind: str, key: str, derived: str) -> str:
+        out = self.names.get((kind, key))
+        if out is None:
+            out, number = derived, 2
+            while out in self.taken:
+                out, number = f"{derived}_{number}", number + 1
+            self.names[kind, key] = out
+            self.taken.add(out)
+        return out
+
+    def decoder(self, key: str) -> str:
+        """The decoder of a class (`ContentBlock`) or a type key (`list_ContentBlock`)."""
+        return self._name("decoder", key, decoder_name(key))
+
+    def wire_table(self, name: str) -> str:
+        """A closed enum's member -> wire value table."""
+        return self._name("wire", name, f"_{constant_name(name)}_WIRE")
+
+    def encoders_table(self, name: str) -> str:
+        """A union's variant class -> encoder table."""
+        return self._name("encoders", name, f"_{constant_name(name)}_ENCODERS")
+
+
 @dataclass
 class Imports:
-    """The names a generated module uses, recorded as the code that uses them is built."""
+    """The names a generated module uses, recorded as the code that uses them is built.
 
+    `taken` holds the names the module defines itself (its classes). A name the module imports that
+    a class of it has taken (`Literal`, `field`, `Model`) is imported under a private alias
+    (`from typing import Literal as _Literal`) and `use` returns the alias, so the module's own
+    names never shadow what its code relies on and no schema name is reserved. (Builtins need no
+    alias: no class is named like one, see naming.BUILTIN_CLASS_NAMES.)"""
+
+    taken: frozenset[str] = frozenset()
     names: set[str] = field(default_factory=set)
 
     def use(self, name: str) -> str:
+        """Record `name` as used and return what the module calls it."""
         self.names.add(name)
-        return name
+        return self.local(name)
+
+    def local(self, name: str) -> str:
+        """What the module calls `name` (without recording a use)."""
+        return "_" + name if name in self.taken else name
+
+    def statements(self, module: str, names: list[str]) -> list[str]:
+        """`from module import a, b` plus one `from module import x as _x` per aliased name, in the
+        order ruff's isort wants (by the first name; a plain statement before an aliased one)."""
+        plain = sorted({n for n in names if n not in self.taken}, key=isort_key)
+        keyed = [((*isort_key(plain[0]), 0), f"from {module} import {', '.join(plain)}")] if plain else []
+        keyed += [((*isort_key(n), 1), f"from {module} import {n} as _{n}") for n in set(names) if n in self.taken]
+        return [line for _, line in sorted(keyed)]
 
     def lines(self, third_party: tuple[str, ...] | list[str] = ()) -> str:
         """The import block: the standard library, `third_party` lines, the package's own
@@ -73,16 +190,17 @@ class Imports:
         stdlib = [m for m in sorted(by_module) if not m.startswith(".")]
         local = [m for m in sorted(by_module) if m.startswith(".")]
 
-        def line(module: str, names: list[str]) -> str:
-            return f"from {module} import {', '.join(sorted(set(names), key=isort_key))}"
+        def block(modules: list[str]) -> str:
+            return "\n".join(line for m in modules for line in self.statements(m, by_module[m]))
 
-        blocks = ["\n".join(line(m, by_module[m]) for m in stdlib)] if stdlib else []
+        blocks = [block(stdlib)] if stdlib else []
         if third_party:
             blocks.append("\n".join(third_party))
         if local:
-            blocks.append("\n".join(line(m, by_module[m]) for m in local))
+            blocks.append(block(local))
         if checking:
-            blocks.append("if TYPE_CHECKING:\n    " + line(TYPING_ONLY, checking))
+            guarded = "\n    ".join(self.statements(TYPING_ONLY, checking))
+            blocks.append(f"if {self.local('TYPE_CHECKING')}:\n    {guarded}")
         return "\n\n".join(blocks)
 
 
@@ -203,6 +321,8 @@ class Default:
     value: str = ""  # source of the value (`False`, `ToolKind.OTHER`, `'x'`)
     factory: str = ""  # source of a callable making a fresh one (`list`, `lambda: X.from_dict(...)`)
     fresh: str = ""  # source that builds a fresh one inline (`[]`, `X.from_dict(...)`)
+    field: str = ""  # what the module calls the codec's `field` (for a factory)
+    unset: bool = False  # the value is UNSET: an optional field without a schema default
 
     @property
     def expr(self) -> str:
@@ -230,11 +350,11 @@ class FieldPlan:
         """The right-hand side in the class body ("" for a required field)."""
         if self.default is None:
             return ""
-        return self.default.value or f"field(default_factory={self.default.factory})"
+        return self.default.value or f"{self.default.field}(default_factory={self.default.factory})"
 
     @property
     def may_be_unset(self) -> bool:
-        return self.default is not None and self.default.value == "UNSET"
+        return self.default is not None and self.default.unset
 
     @property
     def stored(self) -> str:
@@ -252,6 +372,17 @@ class Emitter:
     imports: Imports = field(default_factory=Imports)
     helpers: dict[str, Helper] = field(default_factory=dict)
     variant_classes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # union -> its classes
+    private: PrivateNames = field(default_factory=PrivateNames)
+
+    def __post_init__(self) -> None:
+        # Classes first, in sorted order: their names do not depend on which helpers exist.
+        for node in sorted(self.package.nodes, key=lambda n: n.name):
+            if isinstance(node, Enum | Union_):
+                self.private.decoder(node.name)
+            if isinstance(node, Enum) and not node.open:
+                self.private.wire_table(node.name)
+            if isinstance(node, Union_):
+                self.private.encoders_table(node.name)
 
     def use(self, name: str) -> str:
         return self.imports.use(name)
@@ -303,13 +434,13 @@ class Emitter:
             node = self.node(r)
             if isinstance(node, Struct):
                 return Decode(call=Call(f"{node.name}.from_dict"))
-            return Decode(call=Call(decoder_name(node.name)))
+            return Decode(call=Call(self.private.decoder(node.name)))
         if r.kind == "any":
             return Decode()
         if r.kind in ("str", "int", "float", "bool", "null", "object", "literal"):
             return Decode(check=self.scalar(r))
         assert r.item is not None
-        name = decoder_name(self.key(r))
+        name = self.private.decoder(self.key(r))
         if name not in self.helpers:
             kind = {"list": "list", "map": "map", "nullable": "opt"}[r.kind]
             self.helpers[name] = Helper(name, kind, self.ann(r), self.decode(r.item), r.constraints.min_items)
@@ -320,7 +451,7 @@ class Emitter:
         r = self.resolve(t)
         if r.kind != "list" or r.item is None:
             return self.decode(t)
-        name = decoder_name("skip_" + self.key(r))
+        name = self.private.decoder("skip_" + self.key(r))
         if name not in self.helpers:
             self.use("report_skipped")
             self.helpers[name] = Helper(name, "list_skip", self.ann(r), self.decode(r.item), r.constraints.min_items)
@@ -355,7 +486,7 @@ class Emitter:
         dec = self.decode(t)
         if dec.call is not None and not dec.call.args:
             return dec.call.callee
-        name = decoder_name(self.key(r))
+        name = self.private.decoder(self.key(r))
         if name not in self.helpers:
             self.helpers[name] = Helper(name, "scalar", self.ann(r), dec)
         return name
@@ -368,7 +499,7 @@ class Emitter:
         if f.required:
             return None
         if not f.has_default:
-            return Default(value=self.use("UNSET"))
+            return Default(value=self.use("UNSET"), unset=True)
         value = f.default
         r = self.resolve(f.type)
         if value is None and (f.nullable or r.kind in ("null", "any")):
@@ -381,13 +512,13 @@ class Emitter:
             return Default(value=repr(value))  # an open enum's other value
         if not isinstance(value, (list, dict)) and node is None:
             return Default(value=repr(value))
-        self.use("field")
+        spec = self.use("field")
         if value == [] and r.kind in ("list", "any"):
-            return Default(factory="list", fresh="[]")
+            return Default(factory="list", fresh="[]", field=spec)
         if value == {} and r.kind in ("map", "object", "any"):
-            return Default(factory="dict", fresh="{}")
+            return Default(factory="dict", fresh="{}", field=spec)
         fresh = self.decode(f.type).expr(repr(value))
-        return Default(factory=f"lambda: {fresh}", fresh=fresh)
+        return Default(factory=f"lambda: {fresh}", fresh=fresh, field=spec)
 
     def fallback(self, f: Field, default: Default | None) -> str:
         """What `x-deserialize-default-on-error` puts in place of an invalid value ("" = none)."""
@@ -416,13 +547,13 @@ class Emitter:
                     return f"({v}._value_ if isinstance({v}, {node.name}) else {v})"
                 # A closed enum takes a member or its plain value; anything else is a KeyError.
                 key = f"{self.use('not_bool')}({v})" if node.base == "int" else v
-                return f"_{constant_name(node.name)}_WIRE[{key}]"
+                return f"{self.private.wire_table(node.name)}[{key}]"
             if isinstance(node, Union_):
                 classes = self.struct_variants(node)
                 if classes:
                     self.variant_classes[node.name] = classes
                     # By the value's class: only a variant class writes the tag the peer dispatches on.
-                    return f"_{constant_name(node.name)}_ENCODERS[type({v})]({v})"
+                    return f"{self.private.encoders_table(node.name)}[type({v})]({v})"
             return f"{self.use('encode_value')}({v})"
         if r.kind == "nullable" and r.item is not None:
             inner = self.encode(r.item, v, depth)
@@ -539,19 +670,18 @@ def indent(lines: list[str]) -> list[str]:
     return ["    " + line for line in lines]
 
 
-def annotation(nodes: Mapping[str, Node], t: TypeRef, use: Callable[[str], object] | None = None,
+def annotation(nodes: Mapping[str, Node], t: TypeRef, use: Callable[[str], str] | None = None,
                resolve_aliases: bool = False) -> str:
     """The Python annotation of a type expression: the one function for it (the models and
     `acpgen diff` both print types with it). `nodes` tells open enums (`X | str`) and, with
     `resolve_aliases`, what each alias stands for; `use` records each name printed."""
+    if t.kind in ("any", "object"):
+        json = use("JsonValue") if use is not None else "JsonValue"
+        return json if t.kind == "any" else f"dict[str, {json}]"
     if t.kind in SCALAR_ANN:
-        if use is not None and t.kind in ("any", "object"):
-            use("JsonValue")
         return SCALAR_ANN[t.kind]
     if t.kind == "literal":
-        if use is not None:
-            use("Literal")
-        return f"Literal[{t.const!r}]"
+        return f"{use('Literal') if use is not None else 'Literal'}[{t.const!r}]"
     if t.kind == "named":
         node = nodes.get(t.name)
         if resolve_aliases and isinstance(node, Alias):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from acpgen.ir.model import Alias, Enum, Method, Package, Struct, TypeRef, Union_
-from acpgen.render.codegen import Decode, Emitter, FieldPlan, hook_alias
+from acpgen.render.codegen import Decode, Emitter, FieldPlan, Imports, dunder_all_order, hook_alias
 from acpgen.render.protocol import protocol_view
 from acpgen.render.text import docstring_body
 
@@ -126,7 +126,7 @@ def docstring(text: str, unstable: bool = False) -> str:
 class ContextBuilder:
     def __init__(self, package: Package) -> None:
         self.package = package
-        self.emit = Emitter(package)
+        self.emit = Emitter(package, Imports(frozenset(n.name for n in package.nodes)))
         self.module_names = frozenset(n.name for n in package.nodes)
         self.bases = {n.base for n in package.nodes if isinstance(n, Struct) and n.base}
 
@@ -257,6 +257,12 @@ class ContextBuilder:
     def decoder_callable(self, t: TypeRef) -> str:
         return self.emit.decoder_callable(t)
 
+    def public(self) -> list[str]:
+        """models.py's `__all__` (what the package re-exports): its public classes, a class named
+        like one of the package's own exports under the name the package exports it as."""
+        exported = dict(self.package.export_aliases)
+        return dunder_all_order(exported.get(n.name, n.name) for n in self.package.nodes if not n.name.startswith("_"))
+
     def context(self) -> dict[str, Any]:
         p = self.package
         # A variant that adds only a tag subclasses its `$defs` type, so it comes after all of them.
@@ -292,7 +298,9 @@ class ContextBuilder:
             "structs": structs,
             "enums": enums,
             "imports": self.emit.imports,
-            "public": sorted(n.name for n in p.nodes if not n.name.startswith("_")),
+            "public": self.public(),
+            "export_aliases": p.export_aliases,
+            "init_imports": Imports(frozenset(n.name for n in p.nodes)),
             "enum_checks": {e.name: self.emit.scalar(e.other) for e in enums
                             if e.other is not None and e.other.kind in ("int", "str") and e.other.constraints},
             "unions": unions,

@@ -51,6 +51,12 @@ class ErrorHelper:
     data_class: str = ""  # models class of the data ("" = free JSON data)
     args: tuple[ErrorArg, ...] = ()
 
+    @property
+    def data_local(self) -> str:
+        """What the helper imports the data class as: its name, unless that is a name the helper's
+        body uses (its code's constant, `RequestError`): then a private alias."""
+        return "_" + self.data_class if self.data_class in (self.constant, "RequestError") else self.data_class
+
 
 @dataclass(frozen=True)
 class Negotiation:
