@@ -9,6 +9,7 @@ targets; unions too long for a flat `A | B | ...`.
 from __future__ import annotations
 
 import ast
+import asyncio
 import importlib
 import inspect
 import json
@@ -30,6 +31,7 @@ from typer.testing import CliRunner
 from acpgen.cli import app
 from acpgen.config import Target
 from acpgen.pipeline import build
+from acpgen.ir.methods import CONNECTION_MEMBERS
 from acpgen.ir.naming import BUILTIN_CLASS_NAMES, PACKAGE_EXPORTS
 from acpgen.render.codegen import NAME_SOURCES
 from tests.conftest import GENERATED, ROOT
@@ -341,3 +343,63 @@ def test_a_config_default_of_the_wrong_type_is_an_error(tmp_path: Path, monkeypa
     assert ("schema.json#/$defs/A/properties/a: error[bad-default]: the `defaults` entry default 3 is not a valid "
             "value of this property: 3 is not of type 'string'") in result.stderr
     assert not (tmp_path / "gen").exists()
+
+
+# -- handler and proxy names -------------------------------------------------------------------------
+
+
+def public_members(tree: ast.Module, classes: set[str]) -> set[str]:
+    """The public methods of `classes` in a module, and the attributes their `__init__` sets."""
+    out: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name in classes:
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                    out.add(item.name)
+                    if item.name == "__init__":
+                        out |= {t.attr for t in ast.walk(item) if isinstance(t, ast.Attribute)
+                                and isinstance(t.ctx, ast.Store) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+    return {n for n in out if not n.startswith("_")}
+
+
+def test_handler_names_never_meet_the_connections_own_members_nor_each_other(tmp_path: Path) -> None:
+    """tests/hostile/handler_names.json (wire methods `close`, `wait_closed`, `limits`, `agent`,
+    `client`, `a/b` beside `a_b`, ...): every method reaches its own handler through its own proxy,
+    and the connection's own `close` still closes. CONNECTION_MEMBERS is checked against the
+    members the built classes define, so a member added to a template cannot be missed."""
+    document = json.loads((ROOT / "tests" / "hostile" / "handler_names.json").read_text(encoding="utf-8"))
+    pkg, out = build_and_import(tmp_path, document)
+    handlers = {m.handler for m in pkg.METHODS}
+    own = public_members(ast.parse((out / "rpc.py").read_text(encoding="utf-8")), {"Connection"})
+    own |= public_members(ast.parse((out / "connections.py").read_text(encoding="utf-8")),
+                          {"AgentSideConnection", "ClientSideConnection"}) - handlers
+    own |= public_members(ast.parse((out / "interfaces.py").read_text(encoding="utf-8")), {"Agent", "Client"}) - handlers
+    assert own <= CONNECTION_MEMBERS and {"close", "limits", "agent", "client", "ext_method"} <= own
+    assert not handlers & CONNECTION_MEMBERS
+    by_wire = {m.method: m.handler for m in pkg.METHODS}
+    assert by_wire["close"] == "close_" and by_wire["a/b"] == "a_b" and by_wire["a_b"] == "a_b_2"
+    assert by_wire["$/cancel_request"] == "cancel_request" and by_wire["cancel/request"] == "cancel_request_2"
+    agent_side = [m for m in pkg.METHODS if m.side == "agent"]
+
+    def answer(name: str) -> Any:
+        async def handler(self: object, params: object) -> object:
+            return {"handled_by": name}
+        return handler
+
+    MyAgent = type("MyAgent", (pkg.Agent,), {m.handler: answer(m.handler) for m in agent_side})
+
+    async def main() -> None:
+        from tests.runtime_support import duplex
+
+        (a_in, a_out), (c_in, c_out) = duplex()
+        agent_conn = pkg.AgentSideConnection(MyAgent(), a_in, a_out)
+        client_conn = pkg.ClientSideConnection(pkg.Client(), c_in, c_out)
+        for m in agent_side:
+            got = await asyncio.wait_for(getattr(client_conn, m.handler)({}), 10)
+            assert got == {"handled_by": m.handler}, m.method
+        assert not client_conn.closed
+        await asyncio.wait_for(client_conn.close(), 10)
+        assert client_conn.closed
+        await asyncio.wait_for(agent_conn.close(), 10)
+
+    asyncio.run(main())

@@ -894,9 +894,9 @@ def export_aliases(nodes: Mapping[str, Node], diags: Diagnostics) -> tuple[tuple
         out.append((name, alias))
         diags.warning(
             "export-renamed", nodes[name].pointer,
-            f"the class {name!r} meets the package's own export {name!r}: the package exports this class as "
-            f"{alias!r} (in models.py it keeps its name: `models.{name}`, and TYPES has it under its schema name)",
-            RENAME_HINT.format(pointer=nodes[name].pointer) + " to choose the name yourself",
+            f"the class {name!r} has the name of one of the package's own exports: the package exports the class "
+            f"as {alias!r} (`models.{name}` keeps the name)",
+            RENAME_HINT.format(pointer=nodes[name].pointer) + " to name the class yourself",
         )
     return tuple(out)
 

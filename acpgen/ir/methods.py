@@ -113,9 +113,12 @@ def collect_methods(
     return methods
 
 
-# What the generated connection classes define besides the proxies (rpc.py.j2's public members):
-# a handler of that name would override them.
-CONNECTION_MEMBERS = frozenset({"close", "closed", "wait_closed", "ext_method", "ext_notification"})
+# What the generated connection and interface classes define besides the handlers and proxies
+# (rpc.py.j2's `Connection`, connections.py.j2's `agent` / `client` attributes, interfaces.py.j2's
+# extension methods): a handler or proxy of that name would override them. tests/test_schema_safety.py
+# checks this list against a built package.
+CONNECTION_MEMBERS = frozenset({"agent", "cancel_session_tasks", "client", "close", "closed", "ext_method",
+                                "ext_notification", "limits", "start_session_task", "wait_closed"})
 
 
 def handling_classes(side: str) -> tuple[str, ...]:
@@ -127,8 +130,9 @@ def handling_classes(side: str) -> tuple[str, ...]:
 
 
 def unique_handlers(methods: list[Method], defs_key: str, diags: Diagnostics) -> list[Method]:
-    """Handler names that neither shadow the connection's own members (a trailing `_`) nor each
-    other (`a/b` and `a_b`: the later in wire order gets `_2`, with a warning naming both)."""
+    """Handler names that neither shadow the connection's own members (a trailing `_`, with a
+    warning) nor each other (`a/b` and `a_b`: the later in wire order gets `_2`, with a warning
+    naming both)."""
     taken: dict[str, dict[str, Method]] = {}  # handling class -> handler name -> method
 
     def holder(name: str, groups: tuple[str, ...]) -> Method | None:
@@ -138,6 +142,13 @@ def unique_handlers(methods: list[Method], defs_key: str, diags: Diagnostics) ->
     for m in methods:
         groups = handling_classes(m.side)
         name = m.handler + "_" if m.handler in CONNECTION_MEMBERS else m.handler
+        if name != m.handler and not any(o.wire == m.wire for o in out):
+            diags.warning(
+                "handler-renamed", pointer_join("", defs_key, m.params),
+                f"method {m.wire!r} maps to the handler name {m.handler!r}, which the connection classes use "
+                f"themselves; its handler and proxy are named {name!r}",
+                "implement that name on your Agent / Client; rename the wire method if you control the schema",
+            )
         other = holder(name, groups)
         if other is not None:
             number = 2
