@@ -35,11 +35,29 @@ def test_snake_and_pascal(text: str, snake: str, pascal: str) -> None:
     ("PromptRequest", "PromptRequest"),
     ("prompt-request", "PromptRequest"),
     ("None", "None_"),
-    ("KeyError", "KeyError_"),
+    ("KeyError", "KeyError_"),  # a builtin: type checkers read a later class of that name as the builtin
+    ("BytesWarning", "BytesWarning_"),
+    ("O", "O_"),
     ("lowercase", "Lowercase"),
+    # Names the generated modules use for themselves are not reserved: they import them under aliases.
+    ("Literal", "Literal"),
+    ("Model", "Model"),
+    ("RequestError", "RequestError"),
+    ("TYPE_CHECKING", "TYPE_CHECKING"),
 ])
 def test_class_names(key: str, name: str) -> None:
     assert naming.class_name(key) == name
+
+
+@pytest.mark.parametrize(("rename", "ok"), [
+    ("Prompt", True), ("日本", True), ("Literal", True), ("RequestError", True),
+    ("prompt", False), ("str", False), ("_Prompt", False), ("KeyError", False), ("class", False), ("O", False),
+])
+def test_a_class_rename_must_be_a_class_name(rename: str, ok: bool) -> None:
+    """Lowercase and `_` names are the generated code's locals, builtins and private helpers."""
+    b = Builder({"$defs": {"A": OBJ}}, Diagnostics("test.json"), {"/$defs/A": rename})
+    b.build()
+    assert [d.code for d in b.diags.items if d.level == "error"] == ([] if ok else ["bad-rename"])
 
 
 def builder(defs: dict[str, Any]) -> Builder:

@@ -73,6 +73,11 @@ class MethodView:
         """The callable that decodes the wire `result` (`null_as_empty` around an empty result's)."""
         return f"null_as_empty({self.result_decoder})" if self.result_empty else self.result_decoder
 
+    @property
+    def uses_models(self) -> bool:
+        """Whether its annotations name a class of models.py (`models.X`): typed params or result."""
+        return bool(self.method.params) or (not self.method.notification and bool(self.method.result))
+
 
 # x-side values whose methods each side handles (`protocol` methods, such as `$/cancel_request`,
 # are handled by both; `both` is v2's spelling of a method either side may receive).
