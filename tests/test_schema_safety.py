@@ -31,9 +31,9 @@ from typer.testing import CliRunner
 
 from acpgen.cli import app
 from acpgen.config import Target
-from acpgen.pipeline import build
 from acpgen.ir.methods import CONNECTION_MEMBERS
 from acpgen.ir.naming import BUILTIN_CLASS_NAMES, PACKAGE_EXPORTS, class_name
+from acpgen.pipeline import build
 from acpgen.render.codegen import NAME_SOURCES, dunder_all_order
 from tests.conftest import GENERATED, ROOT
 

@@ -72,7 +72,7 @@ def _natural_compare(a: str, b: str) -> int:
             left, right = a[i:i2], b[j:j2]
             if x == "0" or y == "0":
                 # left-aligned: digit by digit, then the longer run is greater
-                for p, q in zip(left, right):
+                for p, q in zip(left, right, strict=False):
                     if p != q:
                         return -1 if p < q else 1
                 if len(left) != len(right):
