@@ -421,3 +421,29 @@ def test_dunder_all_is_in_the_order_ruff_wants(tmp_path: Path) -> None:
     ruff = subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", "--no-cache", "--select", "RUF022", "."],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert ruff.returncode == 0, ruff.stdout[-3000:]
+
+
+# -- no silent loss: a union inside an object variant -------------------------------------------------
+
+
+def test_a_union_inside_an_object_is_honoured(tmp_path: Path) -> None:
+    """tests/hostile/nested_union.json: a JSON-RPC response variant `{id, oneOf: [{result}, {error}]}`
+    (as ACP 0.5.1's AgentOutgoingMessage is) and an `allOf` member `{color, oneOf: [circle, square]}`:
+    the inner alternatives are read from the same object, written back into it, and a value that
+    matches none of them is an error (its keys used to be dropped with a warning)."""
+    document = json.loads((ROOT / "tests" / "hostile" / "nested_union.json").read_text(encoding="utf-8"))
+    pkg, _ = build_and_import(tmp_path, document)
+    for wire in ({"jsonrpc": "2.0", "id": 1, "method": "m"}, {"jsonrpc": "2.0", "id": 2, "result": {"x": [1]}},
+                 {"jsonrpc": "2.0", "id": 3, "error": {"code": -1, "message": "no"}}):
+        assert pkg.encode(pkg.decode("Message", wire)) == wire
+    response = pkg.decode("Message", {"jsonrpc": "2.0", "id": 3, "error": {"code": -1, "message": "no"}})
+    assert type(response.one_of).__name__ == "ResponseMessageOneOfError" and response.one_of.error.code == -1
+    with pytest.raises(pkg.ValidationError, match="matches no variant of ResponseMessageOneOf"):
+        pkg.decode("Message", {"jsonrpc": "2.0", "id": 4})
+    built = pkg.models.ResponseMessage(id=5, jsonrpc="2.0", one_of=pkg.models.ResponseMessageOneOfResult(result=None))
+    assert pkg.encode(built) == {"jsonrpc": "2.0", "id": 5, "result": None}
+    for wire in ({"name": "c", "color": "red", "kind": "circle", "radius": 1.5}, {"name": "s", "kind": "square", "side": 2}):
+        assert pkg.encode(pkg.decode("Shape", wire)) == wire
+    with pytest.raises(pkg.ValidationError) as info:
+        pkg.decode("Shape", {"name": "t", "kind": "circle"})
+    assert info.value.path == "radius"

@@ -644,11 +644,48 @@ class Builder:
                 if key == skip:
                     continue
                 fields.append(self.make_field(key, p, key in required, pointer_join(pointer, "properties", key), owner))
-        if union_alternatives(s) is not None and s is not None and "not" not in s:
-            self.diags.warning("nested-union", pointer,
-                               "a union nested inside an object variant is not flattened; its keys are ignored",
-                               "give the inner union its own $defs entry and reference it with allOf")
+        if union_alternatives(s) is not None and "not" not in s:
+            fields += self.inner_union_field(s, pointer, owner, {f.py for f in fields})
         return self.dedupe(fields, owner)
+
+    def inner_union_field(self, s: dict[str, Any], pointer: str, owner: str, taken: set[str]) -> list[Field]:
+        """An object (a union variant, an `allOf` member) that has `oneOf` / `anyOf` of its own
+        beside its properties: its value is also one of those alternatives. The alternatives become
+        a union of their own (`<Owner>OneOf`, renamable at the keyword's pointer) and the object a
+        flattened field of it (`one_of`, as `allOf` with a union `$ref` is): decoding reads the
+        same object as that union, encoding merges the member's keys in. Alternatives that are not
+        objects could not be merged into one: an error."""
+        keyword = "oneOf" if "oneOf" in s else "anyOf"
+        union_pointer = pointer_join(pointer, keyword)
+        alts = s[keyword]
+        odd = [i for i, a in enumerate(alts) if not self.plain_object(a)]
+        if odd:
+            self.diags.error(
+                "nested-union", pointer_join(union_pointer, odd[0]),
+                f"this object has `{keyword}` alternatives beside its properties, and alternative {odd[0]} is not "
+                "an object without alternatives of its own, so its keys cannot be merged into the object",
+                "make each alternative an object (`properties`, `required`, or a `$ref` to an object type)",
+            )
+            return []
+        t = self.inline(owner + naming.pascal(keyword), {keyword: alts}, union_pointer)
+        py, number = naming.snake(keyword), 2
+        while py in taken:
+            py, number = f"{naming.snake(keyword)}_{number}", number + 1
+        description = (f"Which of the `{keyword}` alternatives this object also is: their keys sit beside the "
+                       "others on the wire.")
+        return [Field("", py, t, True, False, description, union_pointer, flatten=True)]
+
+    def plain_object(self, a: Any) -> bool:
+        """An object schema with no alternatives of its own (inline, or a `$ref` to an object type)."""
+        if not isinstance(a, dict):
+            return False
+        target = self.resolve_def(a) if "$ref" in a else None
+        if target is not None:
+            return self.is_object_def(target[1]) and not set(a) - {"$ref", "title", "description"}
+        if union_alternatives(a) is not None or "enum" in a or "const" in a or "$ref" in a:
+            return False
+        kind = a.get("type", "object")
+        return kind == "object" and ("properties" in a or "required" in a or "allOf" in a or "type" in a)
 
     def keeps_extra(self, s: Any, depth: int = 0) -> bool:
         """`additionalProperties: true` on the object or on what it merges through `allOf`: the
