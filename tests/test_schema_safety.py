@@ -220,6 +220,12 @@ def test_a_schema_may_use_every_name_the_package_uses(tmp_path: Path) -> None:
                 assert pkg.encode(pkg.decode(path.stem, encoded)) == encoded, path.stem
         other = pkg.decode("MultiSelectItems", {"type": "novel", "x": 1})
         assert type(other).__name__ == "OtherMultiSelectItems" and pkg.encode(other) == {"type": "novel", "x": 1}
+        # The error paths use the codec's own UNSET and ValidationError, not the classes of those names.
+        with pytest.raises(pkg.ValidationError, match="type: required key is missing"):
+            pkg.models.OtherMultiSelectItems.from_dict({})
+        with pytest.raises(pkg.ValidationError) as info:
+            pkg.decode("PromptRequest", {"sessionId": "s", "prompt": [{"type": "text"}]})
+        assert info.value.path == "prompt[0].text"
     finally:
         sys.path.remove(str(tmp_path))
         for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
