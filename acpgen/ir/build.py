@@ -677,15 +677,12 @@ class Builder:
 
     def plain_object(self, a: Any) -> bool:
         """An object schema with no alternatives of its own (inline, or a `$ref` to an object type)."""
-        if not isinstance(a, dict):
+        if not isinstance(a, dict) or union_alternatives(a) is not None or "enum" in a or "const" in a:
             return False
-        target = self.resolve_def(a) if "$ref" in a else None
-        if target is not None:
-            return self.is_object_def(target[1]) and not set(a) - {"$ref", "title", "description"}
-        if union_alternatives(a) is not None or "enum" in a or "const" in a or "$ref" in a:
-            return False
-        kind = a.get("type", "object")
-        return kind == "object" and ("properties" in a or "required" in a or "allOf" in a or "type" in a)
+        if "$ref" in a:  # a `$ref` to an object type, maybe with more properties beside it
+            target = self.resolve_def({"$ref": a["$ref"]})
+            return target is not None and self.is_object_def(target[1]) and a.get("type", "object") == "object"
+        return a.get("type", "object") == "object" and bool({"properties", "required", "allOf", "type"} & set(a))
 
     def keeps_extra(self, s: Any, depth: int = 0) -> bool:
         """`additionalProperties: true` on the object or on what it merges through `allOf`: the
