@@ -166,8 +166,8 @@ class Builder:
             self.used_renames.add(pointer)
             if not naming.is_class_name(name):
                 self.diags.error("bad-rename", pointer,
-                                 f"{name!r} is not a class name: a Python identifier, not a keyword, that does "
-                                 "not start with a lowercase letter or `_`",
+                                 f"{name!r} is not a class name: an identifier that is no keyword or builtin and "
+                                 "does not start with a lowercase letter or `_` (the generated code's own names)",
                                  "pick a CapWords name, e.g. `MyType`")
         elif pointer in self.by_pointer:
             return self.by_pointer[pointer]

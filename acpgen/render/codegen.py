@@ -152,7 +152,7 @@ class Imports:
     """The names a generated module uses, recorded as the code that uses them is built.
 
     `taken` holds the names the module defines itself (its classes). A name the module imports that
-    a class of it has taken (`Literal`, `field`, `Model`) is imported under a private alias
+    a class of it has taken (`Literal`, `Final`, `Model`) is imported under a private alias
     (`from typing import Literal as _Literal`) and `use` returns the alias, so the module's own
     names never shadow what its code relies on and no schema name is reserved. (Builtins need no
     alias: no class is named like one, see naming.BUILTIN_CLASS_NAMES.)"""
