@@ -285,3 +285,29 @@ def test_check_exits_2_on_a_broken_schema_and_leaves_the_output(tmp_path: Path, 
         assert result.exit_code == 2
         assert "schema/schema.json: error[invalid-json]: invalid JSON at line 1, column 35" in result.stderr, result.stderr
     assert {p.name: p.read_bytes() for p in (tmp_path / "src/acp").iterdir()} == before
+
+
+def test_two_hook_targets_that_derive_one_alias_get_their_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`hk.mod:fix` and `hk_mod:fix` both derive `_hook_hk_mod_fix`: the second in sorted order
+    takes `_2`, and each field still runs its own function."""
+    import subprocess
+    import sys
+
+    project(tmp_path, TARGET + 'hooks = { "/$defs/ToolCall/properties/kind" = "hk.mod:fix", '
+                               '"/$defs/ToolCall/properties/title" = "hk_mod:fix" }\n')
+    (tmp_path / "src/hk").mkdir(parents=True)
+    (tmp_path / "src/hk/__init__.py").write_text("")
+    (tmp_path / "src/hk/mod.py").write_text("def fix(value: object) -> object:\n    return 'other'\n")
+    (tmp_path / "src/hk_mod.py").write_text("def fix(value: object) -> object:\n    return 'from hk_mod'\n")
+    result = acpgen(["build"], tmp_path, monkeypatch)
+    assert result.exit_code == 0, result.stderr
+    models = (tmp_path / "src/acp/models.py").read_text()
+    assert "from hk.mod import fix as _hook_hk_mod_fix\n" in models
+    assert "from hk_mod import fix as _hook_hk_mod_fix_2\n" in models
+    code = ("import acp; t = acp.decode('ToolCall', {'toolCallId': 't', 'title': 'x', 'kind': 'browse'});"
+            "print(t.kind.value, '|', t.title)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path / "src", capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "other | from hk_mod"

@@ -20,7 +20,7 @@ from acpgen import __version__
 from acpgen.diagnostics import Diagnostic, Diagnostics
 from acpgen.ir.model import Package, Struct
 from acpgen.render.cache import bytecode_cache
-from acpgen.render.codegen import PrivateNames, constant_name, hook_alias, isort_key
+from acpgen.render.codegen import PrivateNames, constant_name, isort_key
 from acpgen.render.context import ContextBuilder, docstring
 from acpgen.render.text import comment_text, fstring_text
 
@@ -119,14 +119,14 @@ def make_environment(user_templates: Path | None = None) -> Environment:
     env.filters["wire_table"] = names.wire_table
     env.filters["encoders_table"] = names.encoders_table
     env.filters["constant"] = constant_name
-    env.filters["hook_alias"] = hook_alias
+    env.filters["hook_alias"] = names.hook
     return env
 
 
-def hook_imports(package: Package) -> list[str]:
+def hook_imports(package: Package, names: PrivateNames) -> list[str]:
     """Import lines for the user functions the `hooks` config key routes raw values through."""
     targets = sorted({f.hook for n in package.nodes if isinstance(n, Struct) for f in n.fields if f.hook})
-    return [f"from {t.split(':')[0]} import {t.split(':')[1]} as {hook_alias(t)}" for t in targets]
+    return [f"from {t.split(':')[0]} import {t.split(':')[1]} as {names.hook(t)}" for t in targets]
 
 
 def uses_name(body: str, name: str) -> bool:
@@ -179,7 +179,8 @@ def render_package(
     builder = ContextBuilder(package)
     ctx: dict[str, Any] = builder.context()
     names = builder.emit.private  # the module-private names, unique per package
-    env.filters.update(decoder=names.decoder, wire_table=names.wire_table, encoders_table=names.encoders_table)
+    env.filters.update(decoder=names.decoder, wire_table=names.wire_table, encoders_table=names.encoders_table,
+                       hook_alias=names.hook)
     def_class = {def_name: ref.name for def_name, ref in package.defs}
     ctx["registry"] = [
         (d, py, call if call.startswith("decode_") else f"models.{call}") for d, py, call in ctx["registry"]
@@ -193,7 +194,7 @@ def render_package(
     )
     codec = ("encode_value", *sorted({c for _, _, c in ctx["registry"] if c.startswith("decode_")}))
     ctx["use"] = ctx["imports"].use
-    ctx["hook_imports"] = hook_imports(package)
+    ctx["hook_imports"] = hook_imports(package, names)
 
     def registry_imports(body: str) -> str:
         return "from . import models\n" + used_imports(body, (("._codec", codec),))

@@ -146,6 +146,10 @@ class PrivateNames:
         """A union's variant class -> encoder table."""
         return self._name("encoders", name, f"_{constant_name(name)}_ENCODERS")
 
+    def hook(self, target: str) -> str:
+        """The local name of a `hooks` function (`a.b:c` and `a_b:c` both derive `_hook_a_b_c`)."""
+        return self._name("hook", target, hook_alias(target))
+
 
 @dataclass
 class Imports:
@@ -383,6 +387,8 @@ class Emitter:
                 self.private.wire_table(node.name)
             if isinstance(node, Union_):
                 self.private.encoders_table(node.name)
+        for target in sorted({f.hook for n in self.package.nodes if isinstance(n, Struct) for f in n.fields if f.hook}):
+            self.private.hook(target)
 
     def use(self, name: str) -> str:
         return self.imports.use(name)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from acpgen.ir.model import Alias, Enum, Method, Package, Struct, TypeRef, Union_
-from acpgen.render.codegen import Decode, Emitter, FieldPlan, Imports, dunder_all_order, hook_alias
+from acpgen.render.codegen import Decode, Emitter, FieldPlan, Imports, dunder_all_order
 from acpgen.render.protocol import protocol_view
 from acpgen.render.text import docstring_body
 
@@ -141,7 +141,7 @@ class ContextBuilder:
 
     def struct_view(self, s: Struct) -> StructView:
         e = self.emit
-        plans = tuple(e.field_plan(f, s.name, local_name(f.py, self.module_names), hook_alias(f.hook) if f.hook else "") for f in s.fields)
+        plans = tuple(e.field_plan(f, s.name, local_name(f.py, self.module_names), e.private.hook(f.hook) if f.hook else "") for f in s.fields)
         statements = tuple(line for p in plans for line in e.decode_statements(p))
         if any(f.required and not f.flatten for f in s.fields):
             e.use("missing")
