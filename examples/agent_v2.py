@@ -52,6 +52,7 @@ class Session:
     mode: str = "fast"
     history: list[acp.SessionUpdate] = field(default_factory=list)
     last_idle: acp.StateUpdateIdle = field(default_factory=idle)
+    turn: asyncio.Task[None] | None = None
 
 
 def now() -> str:
@@ -122,6 +123,9 @@ class ExampleV2Agent(acp.Agent):
 
     async def session_resume(self, params: acp.ResumeSessionRequest) -> acp.ResumeSessionResponse:
         session = self.session(params.session_id)
+        if params.replay_from not in (acp.UNSET, None) and not isinstance(params.replay_from, acp.StartReplayFrom):
+            # The schema: an unsupported cursor is rejected, never replaced by another one.
+            raise acp.RequestError.invalid_params({"path": "replayFrom", "message": "only {\"type\": \"start\"} is supported"})
         session.cwd = params.cwd
         if params.replay_from not in (acp.UNSET, None):
             for update in session.history:  # replay from the start: the only cursor this agent keeps
@@ -131,8 +135,11 @@ class ExampleV2Agent(acp.Agent):
         return acp.ResumeSessionResponse(config_options=config_options(session))
 
     async def session_close(self, params: acp.CloseSessionRequest) -> acp.CloseSessionResponse:
-        self.session(params.session_id)
+        session = self.session(params.session_id)
         self.conn.cancel_session_tasks(params.session_id)
+        if session.turn is not None and not session.turn.done():
+            # A running turn ends first: its idle `cancelled` update goes out before this answer.
+            await asyncio.wait({session.turn})
         del self.sessions[params.session_id]
         return acp.CloseSessionResponse()
 
@@ -165,13 +172,18 @@ class ExampleV2Agent(acp.Agent):
 
     async def session_prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
         session = self.session(params.session_id)
+        unsupported = sorted({b.tag if isinstance(b, acp.OtherContentBlock) else type(b).TAG[1] for b in params.prompt
+                              if not isinstance(b, (acp.TextContentBlock, acp.ResourceLinkContentBlock))})
+        if unsupported:
+            # Only the baseline content is advertised; anything else is refused before insertion.
+            raise acp.RequestError.invalid_params({"path": "prompt", "message": f"unsupported content: {', '.join(unsupported)}"})
         message_id = f"msg-{uuid.uuid4()}"
         words = " ".join(b.text for b in params.prompt if isinstance(b, acp.TextContentBlock)).strip()
         session.title = session.title or words[:60]
         session.updated_at = now()
         # Inserted: echo the user message, start the turn, acknowledge with the message id.
         await self.update(params.session_id, acp.UserMessageSessionUpdate(message_id=message_id, content=params.prompt))
-        self.conn.start_session_task(params.session_id, self.turn(params.session_id, words))
+        session.turn = self.conn.start_session_task(params.session_id, self.turn(params.session_id, words))
         return acp.PromptResponse(message_id=message_id)
 
     async def send(self, session_id: str, update: acp.SessionUpdate) -> None:

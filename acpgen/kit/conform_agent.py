@@ -634,4 +634,8 @@ class AgentConform:
 
 
 async def conform_agent(binding: Binding, command: list[str], timeout: float) -> Report:
+    if binding.protocol_version >= 2:
+        from acpgen.kit.conform_agent_v2 import AgentConformV2
+
+        return await AgentConformV2(binding, command, timeout).run()
     return await AgentConform(binding, command, timeout).run()
