@@ -434,8 +434,13 @@ class AgentConformV2(AgentConform):
             request = self.permission_requests(client, since_requests)[0]
             await agent.notify("session/cancel", {"sessionId": session_id})
             ended = await agent.wait_for(lambda: self.turn_end(agent, session_id, since) is not None, self.timeout)
-            withdrawn = [o for o in agent.received.observations[since:] if o.method == "$/cancel_request"
-                         and o.kind == "notification" and dig(o.message, "params", "requestId") == request.id]
+
+            def withdrawn() -> list[Observation]:
+                return [o for o in agent.received.observations[since:] if o.method == "$/cancel_request"
+                        and o.kind == "notification" and dig(o.message, "params", "requestId") == request.id]
+
+            if ended:  # the withdrawal may trail the idle update a little
+                await agent.wait_for(lambda: bool(withdrawn()), min(1.0, self.timeout))
             if ended:
                 reason = update_of(self.turn_end(agent, session_id, since) or request).get("stopReason")
                 self.set("cancel.permission", PASS if reason == "cancelled" else FAIL,
@@ -443,8 +448,8 @@ class AgentConformV2(AgentConform):
             else:
                 self.set("cancel.permission", FAIL, f"no idle update within {self.timeout:g} s of session/cancel: "
                          "the agent still waits for the permission answer")
-            self.set("cancel.permission_withdrawn", PASS if withdrawn else FAIL,
-                     "" if withdrawn else f"no $/cancel_request for permission request id {request.id!r}")
+            self.set("cancel.permission_withdrawn", PASS if withdrawn() else FAIL,
+                     "" if withdrawn() else f"no $/cancel_request for permission request id {request.id!r}")
         finally:
             client.hold = False
             client.release_all()
