@@ -37,12 +37,12 @@ def binding_or_exit(schema: Path | None, target: str | None) -> Binding:
         raise typer.Exit(EXIT_ERROR) from None
 
 
-def v1_only(binding: Binding, what: str) -> None:
-    """The fake agent of `conform client` speaks protocol v1 (the v2 draft changes the turn,
-    permission and capability shapes); inspect, replay and `conform agent` take any version."""
-    if binding.protocol_version != 1:
-        typer.echo(f"error: {what} speaks ACP protocol version 1; {binding.name} is version "
-                   f"{binding.protocol_version}. Use `acpgen inspect --target v2` to check a v2 session.", err=True)
+def known_version(binding: Binding, what: str) -> None:
+    """The fake agent of `conform client` plays protocol v1 or v2 (the bundled drafts); a schema
+    of another protocol version has no scripted turn."""
+    if binding.protocol_version not in (1, 2):
+        typer.echo(f"error: {what} scripts ACP protocol versions 1 and 2; {binding.name} is version "
+                   f"{binding.protocol_version}. Use `acpgen inspect` to check a session of it.", err=True)
         raise typer.Exit(EXIT_ERROR)
 
 
@@ -120,7 +120,7 @@ def conform_client(
 
     command = need_command(command)
     binding = binding_or_exit(schema, target)
-    v1_only(binding, "conform client")
+    known_version(binding, "conform client")
     result = asyncio.run(run(binding, command, timeout, cancel_args))
     sys.stdout.write(result.table())
     result.write(json_out, junit)

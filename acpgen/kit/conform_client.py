@@ -27,7 +27,7 @@ EXT, TRANSPORT, RPC, SCHEMA = "Extensibility", "Transports: stdio", "JSON-RPC 2.
 R = Rule
 RULES = [
     R("client.initialize_first", "MUST", "the first message is initialize", INIT),
-    R("client.initialize", "MUST", "initialize params are well-formed (protocolVersion, clientCapabilities)", f"{INIT}; {SCHEMA}"),
+    R("client.initialize", "MUST", "initialize params are well-formed (protocolVersion, client capabilities)", f"{INIT}; {SCHEMA}"),
     R("client.session_new", "MUST", "session/new is well-formed and its cwd is an absolute path", SETUP),
     R("client.prompt", "MUST", "session/prompt is well-formed and uses only content the agent advertised", f"{TURN}; {CONTENT}"),
     R("client.unknown_fields", "MUST", "an update with unknown fields and _meta does not break the client", f"{EXT}; {SCHEMA}"),
@@ -40,7 +40,7 @@ RULES = [
     R("client.fs.read.content", "SHOULD", "fs/read_text_file returns the file's content", FS),
     R("client.fs.write", "MUST", "fs/write_text_file (when advertised) is answered well-formed", FS),
     R("client.terminal", "MUST", "terminal/* requests (when advertised) are answered well-formed", TERM),
-    R("client.turn", "MUST", "the client completes the scripted turn: it answers every request and gets the prompt result", TURN),
+    R("client.turn", "MUST", "the client completes the scripted turn: it answers every request and gets the prompt result (v2: to the idle update)", TURN),
     R("client.cancel.sent", "MUST", "the cancellation run sends session/cancel for the session", CANCEL),
     R("client.cancel.permission", "MUST", "after session/cancel, a pending permission request is answered with outcome cancelled", CANCEL),
     R("client.cancel.late_update", "SHOULD", "an update that arrives after session/cancel is accepted", CANCEL),
@@ -237,6 +237,16 @@ class ClientConform:
             for step in ("wait", "output", "release"):
                 if any(line.direction != "event" and f'"acpgen-term-{step}"' in line.raw for line in lines):
                     self.judge_answer(lines, f"acpgen-term-{step}", "client.terminal", "")
+        if self.binding.protocol_version >= 2:  # the turn's end is the idle update, after every request
+            for rule in ("client.fs.read", "client.fs.read.content", "client.fs.write", "client.terminal"):
+                self.results[rule] = (SKIP, "v2 has no fs/* or terminal/* client methods")
+            idle_sent = any('"state":"idle"' in line.raw for line in lines if line.direction not in (TO_AGENT, "event"))
+            no_answer = [line.raw for line in lines if line.direction == "event" and line.raw == "no-answer"]
+            if idle_sent and not no_answer:
+                self.set("client.turn", PASS)
+            else:
+                self.set("client.turn", FAIL, f"the turn did not complete {tail}")
+            return
         prompt_answered = any(o.kind == "response" and o.method == "session/prompt"
                               for line in lines if line.direction != TO_AGENT and line.direction != "event" for o in line.obs)
         no_answer = [line.raw for line in lines if line.direction == "event" and line.raw == "no-answer"]

@@ -3,6 +3,11 @@
     python -m acpgen.kit.fake_agent --log FILE --scenario turn|cancel [--version N] [--read PATH]
         [--write PATH] [--large BYTES] [--timeout S]
 
+With --version 2 it plays the v2 draft's turn: the prompt is answered at once with a messageId,
+the turn reports itself with state updates (running, requires_action while it asks permission,
+idle with a stop reason), and a permission request still pending after session/cancel is
+withdrawn with `$/cancel_request`.
+
 It logs every line it reads and writes (JSONL: direction, raw line) and a few events; the
 conform process judges the client from that log. Its requests carry fixed string ids (`acpgen-...`)
 so that the log says which answer belongs to which step."""
@@ -72,6 +77,9 @@ class Agent:
 
     def call(self, request_id: str, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
         self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        return self.wait_answer(request_id)
+
+    def wait_answer(self, request_id: str) -> dict[str, Any] | None:
         deadline = time.monotonic() + self.args.timeout
         with self.answered:
             while request_id not in self.answers:
@@ -107,7 +115,9 @@ class Agent:
         params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
         if "id" not in message:
             return
-        if method == "initialize":
+        if self.args.version >= 2:
+            self.handle_v2(method, request_id, params)
+        elif method == "initialize":
             caps = params.get("clientCapabilities")
             self.client_caps = caps if isinstance(caps, dict) else {}
             self.reply(request_id, {
@@ -188,6 +198,88 @@ class Agent:
             self.reply(request_id, {"stopReason": "cancelled"})
         else:
             self.reply(request_id, {"stopReason": "end_turn"})
+
+
+    # -- v2 --------------------------------------------------------------------------------------
+
+    def handle_v2(self, method: object, request_id: object, params: dict[str, Any]) -> None:
+        if method == "initialize":
+            caps = params.get("capabilities")
+            self.client_caps = caps if isinstance(caps, dict) else {}
+            self.reply(request_id, {
+                "protocolVersion": self.args.version,
+                "info": {"name": "acpgen-conform-fake-agent", "version": "1"},
+                "capabilities": {"session": {}},
+            })
+        elif method == "session/new":
+            self.reply(request_id, {"sessionId": "acpgen-session-1"})
+        elif method == "session/prompt":
+            session_id = str(params.get("sessionId"))
+            prompt = params.get("prompt") if isinstance(params.get("prompt"), list) else []
+            self.reply(request_id, {"messageId": "acpgen-msg-1"})
+            self.update(session_id, {"sessionUpdate": "user_message", "messageId": "acpgen-msg-1", "content": prompt})
+            self.state(session_id, "running")
+            if self.args.scenario == "cancel":
+                self.cancel_turn_v2(session_id)
+            else:
+                self.turn_v2(session_id)
+        else:
+            self.send({"jsonrpc": "2.0", "id": request_id,
+                       "error": {"code": -32601, "message": "Method not found", "data": {"method": method}}})
+
+    def state(self, session_id: str, state: str, stop: str | None = None) -> None:
+        body: dict[str, Any] = {"sessionUpdate": "state_update", "state": state}
+        if stop is not None:
+            body["stopReason"] = stop
+        self.update(session_id, body)
+
+    def permission_v2(self, session_id: str, call_id: str) -> dict[str, Any]:
+        return {"sessionId": session_id, "title": "A future kind of tool",
+                "subject": {"type": "tool_call", "toolCall": {"toolCallId": call_id}},
+                "options": [{"optionId": "acpgen-allow", "name": "Allow", "kind": "allow_once"},
+                            {"optionId": "acpgen-reject", "name": "Reject", "kind": "reject_once"}]}
+
+    def turn_v2(self, session_id: str) -> None:
+        reply = "acpgen-reply-1"
+        self.update(session_id, {"sessionUpdate": "agent_message_chunk", "messageId": reply,
+                                 "content": {"type": "text", "text": "acpgen conform: hello"},
+                                 "acpgenFutureField": {"nested": [1, 2]}, "_meta": {"acpgen": True}})
+        self.ping("fields")
+        self.update(session_id, {"sessionUpdate": "acpgen_future_update", "payload": {"x": 1}})
+        self.ping("variant")
+        self.update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": "acpgen-call-1",
+                                 "title": "A future kind of tool", "kind": "acpgen_future_kind", "status": "pending"})
+        self.ping("enum")
+        self.update(session_id, {"sessionUpdate": "agent_message_chunk", "messageId": reply,
+                                 "content": {"type": "text", "text": "x" * self.args.large}})
+        self.ping("large")
+        self.state(session_id, "requires_action")
+        self.call("acpgen-permission", "session/request_permission", self.permission_v2(session_id, "acpgen-call-1"))
+        self.state(session_id, "running")
+        self.update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": "acpgen-call-1", "status": "completed"})
+        self.update(session_id, {"sessionUpdate": "agent_message_chunk", "messageId": reply,
+                                 "content": {"type": "text", "text": "done"}})
+        self.state(session_id, "idle", "end_turn")
+
+    def cancel_turn_v2(self, session_id: str) -> None:
+        self.update(session_id, {"sessionUpdate": "agent_message_chunk", "messageId": "acpgen-reply-2",
+                                 "content": {"type": "text", "text": "acpgen conform: cancel me"}})
+        self.update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": "acpgen-call-2",
+                                 "title": "Pending while cancelled", "kind": "read", "status": "pending"})
+        self.state(session_id, "requires_action")
+        self.send({"jsonrpc": "2.0", "id": "acpgen-permission-pending", "method": "session/request_permission",
+                   "params": self.permission_v2(session_id, "acpgen-call-2")})
+        if self.cancelled.wait(self.args.timeout):
+            self.record({"event": "cancel-received"})
+            # the schema: stop waiting for the cancelled work's requests and withdraw them
+            self.send({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "acpgen-permission-pending"}})
+            self.wait_answer("acpgen-permission-pending")
+            self.update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": "acpgen-call-2", "status": "failed"})
+            self.ping("after-cancel")
+            self.state(session_id, "idle", "cancelled")
+        else:
+            self.wait_answer("acpgen-permission-pending")
+            self.state(session_id, "idle", "end_turn")
 
 
 def main() -> int:
