@@ -15,7 +15,17 @@ import asyncio
 from typing import Any
 
 from acpgen.kit.conform_agent import (
-    CONTENT, EXT, INIT, LIST, PNG_1PX, RPC, RULES, SCHEMA, SETUP, STARTUP, WAV_EMPTY, AgentConform, Client, R,
+    CONTENT,
+    LIST,
+    PNG_1PX,
+    RPC,
+    RULES,
+    SCHEMA,
+    STARTUP,
+    WAV_EMPTY,
+    AgentConform,
+    Client,
+    R,
     short,
 )
 from acpgen.kit.harness import AgentProcess, Closed, Timeout
@@ -264,7 +274,6 @@ class AgentConformV2(AgentConform):
 
     def lifecycle(self, agent: AgentProcess, answer: Observation, end: Observation | None, since: int,
                   session_id: str) -> None:
-        observations = agent.received.observations
         message_id = dig(answer.message, "result", "messageId") if answer.kind == "response" else None
         if answer.kind != "response" or answer.violations or not isinstance(message_id, str):
             self.set("prompt.message_id", FAIL, short(answer) or f"answered {str(answer.message)[:200]}")
@@ -289,7 +298,7 @@ class AgentConformV2(AgentConform):
         else:
             self.set("state.running", FAIL, f"the turn went to idle without running/requires_action (states: {states})")
         if "requires_action" in before_end:
-            after = before_end[before_end.index("requires_action") + 1:] + ["idle"]
+            after = [*before_end[before_end.index("requires_action") + 1:], "idle"]
             self.set("state.resumes", PASS if after[0] in ("running", "idle") else FAIL, f"after requires_action: {after}")
 
     async def turn(self, agent: AgentProcess, client: V2Client, rule: str, session_id: str,
@@ -391,7 +400,7 @@ class AgentConformV2(AgentConform):
         client.cancelling.add(session_id)
         await agent.notify("session/cancel", {"sessionId": session_id})
         try:
-            answer, end = await self.finish_turn(agent, future, since, session_id)
+            _, end = await self.finish_turn(agent, future, since, session_id)
         except Timeout as exc:
             self.set("cancel.cancelled", FAIL, str(exc))
             raise
@@ -541,7 +550,6 @@ class AgentConformV2(AgentConform):
             return
         obs = await agent.request("session/close", {"sessionId": busy})
         await agent.wait_for(future.done, self.timeout)
-        observations = agent.received.observations
         end = self.turn_end(agent, busy, since)
         if obs.kind != "response":
             self.set("session.close.cancels", FAIL, f"session/close answered {str(obs.message.get('error'))[:160]}")

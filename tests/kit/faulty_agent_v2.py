@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT / "generated"))
 
-import acp_v2 as acp
+import acp_v2 as acp  # noqa: E402 (from generated/, put on the path above)
 
 spec = importlib.util.spec_from_file_location("example_agent_v2", ROOT / "examples" / "agent_v2.py")
 assert spec is not None and spec.loader is not None
