@@ -70,6 +70,7 @@ CLIENT_FAULTS_V2 = {
     "image_prompt": {"client.prompt"},
     "relative_cwd": {"client.session_new"},
     "never_cancels": {"client.cancel.sent"},
+    "logs_in": {"client.advertised_only"},
 }
 CLIENT_FAULTS = {
     "no_initialize": ("client.initialize_first", True),
@@ -258,7 +259,7 @@ def test_conform_client_v2_passes_the_example_client(runs: dict[str, Any]) -> No
     for rule in ("client.initialize", "client.prompt", "client.unknown_fields", "client.unknown_variant",
                  "client.unknown_enum", "client.large_update", "client.method_not_found", "client.permission",
                  "client.turn", "client.cancel.sent", "client.cancel.permission", "client.cancel.late_update",
-                 "client.messages.valid"):
+                 "client.messages.valid", "client.advertised_only"):
         assert got[rule] == "pass", (rule, table)
     assert {r for r, s in got.items() if s == "skipped"} == {
         "client.fs.read", "client.fs.read.content", "client.fs.write", "client.terminal"}, table

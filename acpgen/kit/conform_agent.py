@@ -132,6 +132,9 @@ def short(obs: Observation) -> str:
 
 
 class AgentConform:
+    rules: list[Rule] = RULES
+    """The checks this script reports (v2 replaces the v1 turn checks)."""
+
     def __init__(self, binding: Binding, command: list[str], timeout: float) -> None:
         self.binding = binding
         self.command = command
@@ -173,8 +176,8 @@ class AgentConform:
         return True
 
     def client_capabilities(self, full: bool) -> dict[str, Any]:
-        if self.version >= 2:
-            return {}
+        if self.version >= 2:  # v2 clients have no fs/terminal methods; elicitation is what they advertise
+            return {"elicitation": {"form": {}, "url": {}}} if full else {}
         if full:
             return {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}
         return {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}
@@ -203,26 +206,34 @@ class AgentConform:
                 await agent.kill()
             self.tmp.cleanup()
         self.whole_run_checks()
-        for rule in RULES:
+        self.extra_checks()
+        for rule in self.rules:
             status, detail = self.results.get(rule.id, (SKIP, "not exercised"))
             self.report.add(rule, status, detail)
         return self.report
 
+    def main_client(self) -> Client:
+        return Client(self.client_capabilities(True), self.workdir)
+
     async def main_run(self) -> None:
-        main = Client(self.client_capabilities(True), self.workdir)
+        main = self.main_client()
         agent = await self.spawn(main)
         try:
             await self.main_scenario(agent, main)
             self.set("run.completes", PASS)
         except (Closed, Timeout) as exc:
             self.set("run.completes", FAIL, f"the scripted session stopped: {exc}\n{agent.stderr_text()[-600:]}")
-            for rule in RULES:
+            for rule in self.rules:
                 if rule.id not in self.results and not rule.id.startswith(
                         ("init.version.", "capabilities.", "exit.", "stdout.", "updates.", "messages.")):
                     self.set(rule.id, SKIP, f"not reached: {exc}")
         finally:
             self.initialized.set()
+            self.release(main)
         await self.exit_check(agent)
+
+    def release(self, client: Client) -> None:
+        """Let go of any request the scripted client still holds (v2 holds a permission request)."""
 
     async def initialize(self, agent: AgentProcess, version: object, full: bool = True) -> Observation:
         # The first answer also waits for the agent to start (imports, a loaded machine).
@@ -609,6 +620,9 @@ class AgentConform:
         for rule, prefix in (("capabilities.fs", "fs/"), ("capabilities.terminal", "terminal/")):
             used = sorted({o.method or "" for o in client.requests if (o.method or "").startswith(prefix)})
             self.set(rule, FAIL if used else PASS, f"called {', '.join(used)} though not advertised" if used else "")
+
+    def extra_checks(self) -> None:
+        """Checks over every run that only a version's script adds."""
 
     def whole_run_checks(self) -> None:
         noise = [n for agent in self.processes for n in agent.received.noise]

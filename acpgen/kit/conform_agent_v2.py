@@ -30,7 +30,7 @@ from acpgen.kit.conform_agent import (
 )
 from acpgen.kit.harness import AgentProcess, Closed, Timeout
 from acpgen.kit.observe import Observation, dig
-from acpgen.kit.report import FAIL, PASS, SKIP, Report
+from acpgen.kit.report import FAIL, PASS, SKIP
 
 LIFECYCLE = "v2 Prompt Lifecycle"
 ACCEPTED = f"{LIFECYCLE}: Prompt Accepted"
@@ -101,11 +101,11 @@ def update_of(obs: Observation) -> dict[str, Any]:
 
 
 class V2Client(Client):
-    """The scripted v2 client: advertises nothing (no elicitation, no terminal auth); can hold a
-    permission request unanswered until the agent withdraws it or the script lets it go."""
+    """The scripted v2 client: the main one advertises elicitation, the capability run's nothing
+    (never terminal auth); it can hold a permission request unanswered until the script lets it go."""
 
-    def __init__(self, conform: AgentConformV2) -> None:
-        super().__init__({}, conform.workdir)
+    def __init__(self, conform: AgentConformV2, capabilities: dict[str, Any] | None = None) -> None:
+        super().__init__(capabilities or {}, conform.workdir)
         self.hold = False
         self.held: dict[str, asyncio.Future[None]] = {}
 
@@ -131,46 +131,27 @@ class V2Client(Client):
 
 
 class AgentConformV2(AgentConform):
+    rules = RULES_V2
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.report = Report(subject=self.report.subject, schema=self.report.schema)
         self.cwd = str(self.workdir)
+        self.logout_pending = False
 
-    @property
-    def rules(self) -> list[Any]:
-        return RULES_V2
+    def main_client(self) -> Client:
+        # The main client advertises elicitation (form and url); the capability run advertises nothing.
+        return V2Client(self, {"elicitation": {"form": {}, "url": {}}})
 
-    async def run(self) -> Report:
-        try:
-            await asyncio.gather(self.main_run(), self.version_scenarios(), self.capability_scenario())
-        finally:
-            for agent in self.processes:
-                await agent.kill()
-            self.tmp.cleanup()
-        self.whole_run_checks()
-        self.client_method_check()
-        for rule in RULES_V2:
-            status, detail = self.results.get(rule.id, (SKIP, "not exercised"))
-            self.report.add(rule, status, detail)
-        return self.report
-
-    async def main_run(self) -> None:
-        client = V2Client(self)
-        self.main_client = client
-        agent = await self.spawn(client)
-        try:
-            await self.main_v2(agent, client)
-            self.set("run.completes", PASS)
-        except (Closed, Timeout) as exc:
-            self.set("run.completes", FAIL, f"the scripted session stopped: {exc}\n{agent.stderr_text()[-600:]}")
-            for rule in RULES_V2:
-                if rule.id not in self.results and not rule.id.startswith(
-                        ("init.version.", "capabilities.", "exit.", "stdout.", "updates.", "messages.")):
-                    self.set(rule.id, SKIP, f"not reached: {exc}")
-        finally:
+    def release(self, client: Client) -> None:
+        if isinstance(client, V2Client):
             client.release_all()
-            self.initialized.set()
-        await self.exit_check(agent)
+
+    async def main_scenario(self, agent: AgentProcess, client: Client) -> None:
+        assert isinstance(client, V2Client)
+        await self.main_v2(agent, client)
+
+    def extra_checks(self) -> None:
+        self.client_method_check()
 
     def session_caps(self) -> dict[str, Any] | None:
         caps = self.agent_caps.get("session")
@@ -230,8 +211,7 @@ class AgentConformV2(AgentConform):
                 self.check_answer("auth.advertised", obs)
         else:
             self.set("auth.advertised", SKIP, "no agent-type auth method (only those go to auth/login)")
-        # logout is checked at the end of the scripted session (it may end the login)
-        self.logout_pending = True
+        self.logout_pending = True  # checked at the end of the script (it may end the login)
 
     # -- the turn --------------------------------------------------------------------------------
 
@@ -522,7 +502,7 @@ class AgentConformV2(AgentConform):
         since = max((i for i, o in enumerate(agent.received.observations)
                      if o.method == "session/prompt" and o.kind == "response"), default=0)
         await agent.wait_for(lambda: self.turn_end(agent, session_id, since) is not None, self.timeout)
-        if getattr(self, "logout_pending", False):
+        if self.logout_pending:
             obs = await agent.request("auth/logout", {})
             self.check_answer("auth.logout", obs)
 
@@ -577,12 +557,13 @@ class AgentConformV2(AgentConform):
     # -- the capability-less client --------------------------------------------------------------
 
     async def capability_scenario(self) -> None:
-        """The v2 client advertises no elicitation: one turn on its own connection, which must not
-        bring an elicitation/create (the main client advertises nothing either)."""
+        """A client that advertises no elicitation: one turn on its own connection, which must not
+        bring an elicitation/create."""
         client = V2Client(self)
         agent = await self.spawn(client)
         try:
-            init = await agent.request("initialize", self.init_params(self.version), timeout=self.timeout * STARTUP)
+            init = await agent.request("initialize", self.init_params(self.version, full=False),
+                                       timeout=self.timeout * STARTUP)
             if init.kind != "response":
                 raise Closed("initialize failed")
             obs = await agent.request("session/new", {"cwd": self.cwd})
@@ -594,7 +575,7 @@ class AgentConformV2(AgentConform):
                 {"type": "text", "text": "Hello from acpgen conform. Please read README.md."}])
             await agent.wait_for(lambda: future.done() and self.turn_end(agent, session_id, since) is not None, self.timeout)
         except (Closed, Timeout) as exc:
-            self.set("capabilities.elicitation", SKIP, f"could not run a turn: {exc}")
+            self.set("capabilities.elicitation", SKIP, f"could not run a turn without capabilities: {exc}")
             return
         finally:
             await agent.close_stdin(2)

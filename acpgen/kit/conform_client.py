@@ -47,6 +47,12 @@ RULES = [
     R("client.messages.valid", "MUST", "every message the client sends is well-formed JSON-RPC that the schema decodes", f"{SCHEMA}; {RPC}"),
     R("client.stdin.clean", "MUST", "nothing but JSON-RPC messages on the agent's stdin", TRANSPORT),
 ]
+UNADVERTISED_V2 = ("auth/login", "auth/logout", "tool_call/cancel", "terminal/cancel")
+RULES_V2 = [*RULES, R(
+    "client.advertised_only", "MUST",
+    "no auth/login or auth/logout when authMethods is empty; no tool_call/cancel or terminal/cancel without capabilities.cancel",
+    "v2 Initialization; v2 Tool Calls: Cancelling Tool Calls")]
+"""The fake v2 agent advertises no auth methods and no cancellable tool call or terminal."""
 PINGS = {"fields": "client.unknown_fields", "variant": "client.unknown_variant",
          "enum": "client.unknown_enum", "large": "client.large_update"}
 FILE_TEXT = "A file for the client to read: acpgen conform.\n"
@@ -141,7 +147,7 @@ class ClientConform:
         if self.cancel_args is None:
             for name in ("client.cancel.sent", "client.cancel.permission", "client.cancel.late_update"):
                 self.set(name, SKIP, "no --cancel-args given: the client was not asked to cancel")
-        for rule in RULES:
+        for rule in RULES_V2 if self.binding.protocol_version >= 2 else RULES:
             status, detail = self.results.get(rule.id, (SKIP, "not exercised"))
             self.report.add(rule, status, detail)
         return self.report
@@ -163,6 +169,10 @@ class ClientConform:
         noise = [line.raw[:120] for line in lines if line.direction == TO_AGENT and line.raw.strip()
                  and any(o.kind == "invalid" and not isinstance(o.message, dict) for o in line.obs)]
         self.set("client.stdin.clean", FAIL if noise else PASS, "\n".join(f"[{scenario}] {n!r}" for n in noise[:5]))
+        if self.binding.protocol_version >= 2:
+            called = sorted({o.method or "" for o in calls if o.method in UNADVERTISED_V2})
+            self.set("client.advertised_only", FAIL if called else PASS,
+                     f"[{scenario}] called {', '.join(called)}, which the agent did not advertise" if called else "")
         bad = [f"[{scenario}] " + v.render() for o in sent for v in o.violations]
         self.set("client.messages.valid", FAIL if bad else PASS, "\n".join(bad[:8]))
         for rule, method in (("client.initialize", "initialize"), ("client.session_new", "session/new"),

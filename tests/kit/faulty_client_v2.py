@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib.util
 import sys
 from pathlib import Path
@@ -28,6 +29,7 @@ FAULTS = {
     "image_prompt": "sends an image block the agent did not advertise",
     "relative_cwd": "session/new with a relative cwd",
     "never_cancels": "asked to cancel, it never sends session/cancel",
+    "logs_in": "calls auth/login though the agent advertised no auth methods",
 }
 parser = argparse.ArgumentParser()
 parser.add_argument("--fault", default="", choices=["", *FAULTS])
@@ -54,6 +56,9 @@ class FaultyV2Client(example.ExampleV2Client):  # type: ignore[misc]
 async def faulty_turn(conn: Any, client: Any, args: argparse.Namespace) -> dict[str, object]:
     if FAULT == "relative_cwd":
         args.cwd = "relative/dir"
+    if FAULT == "logs_in":
+        with contextlib.suppress(acp.RequestError):  # the agent does not know it: calling it is the fault
+            await conn.auth_login(acp.LoginAuthRequest(method_id="acpgen-guess"))
     if FAULT == "image_prompt":
         client.conn = conn
         session = await conn.session_new(acp.NewSessionRequest(cwd=args.cwd))
