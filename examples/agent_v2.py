@@ -16,6 +16,12 @@ call's outcome, and `state_update` idle with `stopReason: end_turn`. A `session/
 the session task; the turn then ends with idle `stopReason: cancelled` (and a permission request
 still open is withdrawn with `$/cancel_request`). The prompt request is never answered -32800.
 ACP_EXAMPLE_PAUSE_S (default 0.3) is the pause after the first chunk, where a cancel lands.
+
+As the v2 schema requires: a prompt with content other than text and resource links (the baseline;
+nothing more is advertised) is refused with -32602 before insertion; `session/resume` refuses a
+`replayFrom` cursor other than `start` with -32602; `session/close` of a session whose turn is
+running cancels the turn and lets its idle `cancelled` update out before answering.
+`acpgen conform agent --target v2 -- python examples/agent_v2.py` checks all of it.
 """
 
 from __future__ import annotations
