@@ -159,7 +159,11 @@ class Analyser:
 
 def pump(src: int, dst: int | None, analyser: Analyser, direction: str,
          on_eof: Callable[[], None] | None = None) -> None:
-    """Copy src to dst as bytes arrive; hand a copy to the analyser after forwarding."""
+    """Copy src to dst as bytes arrive, queueing a copy for the analyser just before forwarding.
+
+    Queueing first (a non-blocking put) keeps cause before effect: the peer cannot answer bytes
+    it has not received, so an answer is never analysed before the request it answers (with the
+    put after the write, the other direction's pump could queue the answer first)."""
     while True:
         try:
             data = os.read(src, CHUNK)
@@ -167,12 +171,12 @@ def pump(src: int, dst: int | None, analyser: Analyser, direction: str,
             data = b""
         if not data:
             break
+        analyser.put(direction, data)
         if dst is not None:
             try:
                 write_all(dst, data)
             except OSError:
                 dst = None  # the reader went away; keep draining so the writer never blocks
-        analyser.put(direction, data)
     if on_eof is not None:
         on_eof()
 
