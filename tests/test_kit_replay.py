@@ -105,7 +105,8 @@ def test_replay_reproduces_a_v2_session(trace_v2: tuple[Path, Path]) -> None:
     assert "match the trace in shape" in result.stdout
     # an agent that does not echo the prompt as a user_message update differs where it should
     faulty = [sys.executable, str(ROOT / "tests" / "kit" / "faulty_agent_v2.py"), "no_user_message"]
-    result = subprocess.run([*ACPGEN, "replay", "--target", "v2", str(path), "--timeout", "20", "--", *faulty],
+    # (replay waits --timeout for the user_message that never comes: a short one keeps the test short)
+    result = subprocess.run([*ACPGEN, "replay", "--target", "v2", str(path), "--timeout", "5", "--", *faulty],
                             capture_output=True, text=True, timeout=180, cwd=ROOT, env={**os.environ, "ACP_EXAMPLE_PAUSE_S": "0"})
     assert result.returncode == 1, result.stdout + result.stderr
     assert "session/update:user_message: 1 recorded, 0 now" in result.stdout, result.stdout
