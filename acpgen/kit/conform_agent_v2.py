@@ -240,8 +240,15 @@ class AgentConformV2(AgentConform):
 
     async def finish_turn(self, agent: AgentProcess, future: asyncio.Future[Observation], since: int,
                           session_id: str) -> tuple[Observation | None, Observation | None]:
-        """Wait for the prompt's answer and the turn's idle update; checks the lifecycle rules."""
-        await agent.wait_for(lambda: future.done() and self.turn_end(agent, session_id, since) is not None, self.timeout)
+        """Wait for the prompt's answer and the turn's idle update; checks the lifecycle rules.
+        An error answer means the message was not inserted: no turn to wait for."""
+
+        def settled() -> bool:
+            if not future.done():
+                return False
+            return future.result().kind != "response" or self.turn_end(agent, session_id, since) is not None
+
+        await agent.wait_for(settled, self.timeout)
         answer = future.result() if future.done() else None
         end = self.turn_end(agent, session_id, since)
         if answer is None:
@@ -254,6 +261,8 @@ class AgentConformV2(AgentConform):
 
     def lifecycle(self, agent: AgentProcess, answer: Observation, end: Observation | None, since: int,
                   session_id: str) -> None:
+        if answer.kind == "error" and not answer.violations:
+            return  # rejected, so not inserted: the rule of the step that sent it says so
         message_id = dig(answer.message, "result", "messageId") if answer.kind == "response" else None
         if answer.kind != "response" or answer.violations or not isinstance(message_id, str):
             self.set("prompt.message_id", FAIL, short(answer) or f"answered {str(answer.message)[:200]}")
