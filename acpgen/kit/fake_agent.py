@@ -5,7 +5,7 @@
 
 With --version 2 it plays the v2 draft's turn: the prompt is answered at once with a messageId,
 the turn reports itself with state updates (running, requires_action while it asks permission,
-idle with a stop reason), and a permission request still pending after session/cancel is
+idle with a stop reason), and a permission request still unanswered 1 s after session/cancel is
 withdrawn with `$/cancel_request`.
 
 It logs every line it reads and writes (JSONL: direction, raw line) and a few events; the
@@ -24,6 +24,9 @@ import time
 from typing import IO, Any
 
 TO_AGENT, TO_CLIENT = "client->agent", "agent->client"
+WITHDRAW_AFTER_S = 1.0
+"""v2: how long after session/cancel a pending permission request may be answered by the client
+itself before the fake agent withdraws it with $/cancel_request."""
 
 
 class Agent:
@@ -79,13 +82,16 @@ class Agent:
         self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         return self.wait_answer(request_id)
 
-    def wait_answer(self, request_id: str) -> dict[str, Any] | None:
-        deadline = time.monotonic() + self.args.timeout
+    def wait_answer(self, request_id: str, within: float | None = None) -> dict[str, Any] | None:
+        """The answer to our request; None (and a no-answer event, unless `within` is given) if
+        none comes within `within` seconds (default: --timeout)."""
+        deadline = time.monotonic() + (self.args.timeout if within is None else within)
         with self.answered:
             while request_id not in self.answers:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    self.record({"event": "no-answer", "id": request_id})
+                    if within is None:
+                        self.record({"event": "no-answer", "id": request_id})
                     return None
                 self.answered.wait(left)
             return self.answers[request_id]
@@ -271,9 +277,14 @@ class Agent:
                    "params": self.permission_v2(session_id, "acpgen-call-2")})
         if self.cancelled.wait(self.args.timeout):
             self.record({"event": "cancel-received"})
-            # the schema: stop waiting for the cancelled work's requests and withdraw them
-            self.send({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "acpgen-permission-pending"}})
-            self.wait_answer("acpgen-permission-pending")
+            # The schema: the client MAY answer the cancelled work's requests `cancelled` by itself;
+            # the agent SHOULD withdraw what is still pending with $/cancel_request. A moment's grace
+            # first, so that a client answering by itself is not raced by the withdrawal.
+            if self.wait_answer("acpgen-permission-pending", within=WITHDRAW_AFTER_S) is None:
+                self.record({"event": "withdrawn", "id": "acpgen-permission-pending"})
+                self.send({"jsonrpc": "2.0", "method": "$/cancel_request",
+                           "params": {"requestId": "acpgen-permission-pending"}})
+                self.wait_answer("acpgen-permission-pending")
             self.update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": "acpgen-call-2", "status": "failed"})
             self.ping("after-cancel")
             self.state(session_id, "idle", "cancelled")
