@@ -459,3 +459,55 @@ def test_a_client_route_initializes_through_the_handler_name(tmp_path: Path, wir
         await serving.wait_closed()
 
     run(body)
+
+
+# -- a withdrawn request is answered with the result that says so ---------------------------------
+
+PERMISSION_PARAMS = {
+    1: {"sessionId": "s1", "toolCall": {"toolCallId": "t1"},
+        "options": [{"optionId": "ok", "name": "Allow", "kind": "allow_once"}]},
+    2: {"sessionId": "s1", "title": "Run it?", "options": [{"optionId": "ok", "name": "Allow", "kind": "allow_once"}]},
+}
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("before_handler", [False, True], ids=["while-handled", "before-handled"])
+def test_a_permission_request_withdrawn_by_cancel_request_is_answered_cancelled(version: int, before_handler: bool) -> None:
+    """v2: "The client answers a request the agent cancels with `$/cancel_request` with this
+    [cancelled] outcome". The generated client answers it so however the handler was cancelled;
+    other requests still get -32800."""
+    pkg: Any = acp_v1 if version == 1 else acp_v2
+    started = asyncio.Event()
+
+    class WaitingClient(pkg.Client):  # type: ignore[misc,name-defined]
+        async def session_request_permission(self, params: Any) -> Any:
+            started.set()
+            await asyncio.Event().wait()  # the user never answers
+
+        async def fs_read_text_file(self, params: Any) -> Any:
+            started.set()
+            await asyncio.Event().wait()
+
+    async def body() -> None:
+        assert pkg.rpc.WITHDRAWN_RESULTS == {"session/request_permission": {"outcome": {"outcome": "cancelled"}}}
+        (a_in, a_out), (b_in, b_out) = duplex()
+        peer = RawPeer(b_in, b_out)
+        conn = pkg.ClientSideConnection(WaitingClient(), a_in, a_out)
+        peer.send({"jsonrpc": "2.0", "id": 7, "method": "session/request_permission", "params": PERMISSION_PARAMS[version]})
+        if before_handler:  # both lines arrive in one read: the cancel is handled before the task's first step
+            peer.send_line(json.dumps({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 7}}) + "\n")
+        else:
+            await asyncio.wait_for(started.wait(), 5)
+            peer.send({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 7}})
+        assert await peer.recv() == {"jsonrpc": "2.0", "id": 7, "result": {"outcome": {"outcome": "cancelled"}}}
+        if version == 1:  # a request whose result cannot say so still gets -32800
+            started.clear()
+            peer.send({"jsonrpc": "2.0", "id": 8, "method": "fs/read_text_file", "params": {"sessionId": "s1", "path": "/a"}})
+            await asyncio.wait_for(started.wait(), 5)
+            peer.send({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 8}})
+            answer = await peer.recv()
+            assert answer["id"] == 8 and answer["error"]["code"] == -32800, answer
+        peer.close()
+        await conn.wait_closed()
+
+    run(body)

@@ -259,6 +259,40 @@ class ContextBuilder:
                     break
         return sorted(out)
 
+    def withdrawn_results(self, views: list[MethodView]) -> list[tuple[str, str, dict[str, str]]]:
+        """(method, result field, value) for each request whose result can say the request itself
+        was withdrawn: a required field whose tagged union has a variant tagged `cancelled` that
+        needs nothing else (`session/request_permission`'s outcome). The v2 draft: "The client
+        answers a request the agent cancels with `$/cancel_request` with this outcome"; v1: the
+        answer to pending permission requests of a cancelled turn. However such a request is
+        cancelled, it is answered with that result instead of -32800."""
+        out: list[tuple[str, str, dict[str, str]]] = []
+        types = dict(self.package.defs)
+        for v in views:
+            m = v.method
+            if m.notification or not m.result or m.result not in types:
+                continue
+            result = self.emit.resolve(types[m.result])
+            struct = self.emit.node(result) if result.kind == "named" else None
+            if not isinstance(struct, Struct):
+                continue
+            for f in struct.fields:
+                t = self.emit.resolve(f.type)
+                union = self.emit.node(t) if t.kind == "named" else None
+                if not f.required or f.flatten or not isinstance(union, Union_) or not union.tag:
+                    continue
+                for variant in union.variants:
+                    vt = self.emit.resolve(variant.type)
+                    node = self.emit.node(vt) if vt.kind == "named" else None
+                    if (variant.tag_value == "cancelled" and isinstance(node, Struct)
+                            and not any(x.required and x.wire != union.tag for x in node.fields)):
+                        out.append((m.wire, f.wire, {union.tag: "cancelled"}))
+                        break
+                else:
+                    continue
+                break
+        return sorted(out)
+
     def decoder_callable(self, t: TypeRef) -> str:
         return self.emit.decoder_callable(t)
 
@@ -287,6 +321,7 @@ class ContextBuilder:
             "agent_methods": [v for v in views if v.method.side in AGENT_SIDES],
             "client_methods": [v for v in views if v.method.side in CLIENT_SIDES],
             "cancelled_results": self.cancelled_results(views),
+            "withdrawn_results": self.withdrawn_results(views),
             "codec_decoders": sorted(
                 {d for v in views for d in (v.params_decoder, v.result_decoder) if d.startswith("decode_")}
                 | ({"null_as_empty"} if any(v.result_empty for v in views) else set())

@@ -100,7 +100,15 @@ CANCELLED_RESULTS: Final[Mapping[str, Mapping[str, JsonValue]]] = {
     "session/prompt": {"stopReason": "cancelled"},
 }
 """The answer to a request cancelled by `session/cancel`, for requests whose result can say so
-(from the schema: a required result field whose enum has `cancelled`). Others get -32800."""
+(from the schema: a required result field whose enum has `cancelled`). Others get -32800 (or their
+`WITHDRAWN_RESULTS` answer)."""
+WITHDRAWN_RESULTS: Final[Mapping[str, Mapping[str, JsonValue]]] = {
+    "session/request_permission": {"outcome": {"outcome": "cancelled"}},
+}
+"""The answer to a request cancelled in any way (`$/cancel_request`, `session/cancel`, or its
+handler cancelled) whose result can say the request was withdrawn (from the schema: a required
+result field whose tagged union has a variant tagged `cancelled` needing nothing else, as
+`session/request_permission`'s outcome). Others get -32800."""
 NULL_REQUEST_ID: Final = True
 """Whether the schema's `RequestId` admits null (a null id is otherwise answered with -32600)."""
 
@@ -899,7 +907,9 @@ class Connection:
             self._start(next_id, self._waiting.pop(next_id))  # type: ignore[arg-type]
 
     async def _answer_cancelled(self, request_id: RequestId, entry: _InFlight) -> None:
-        result = CANCELLED_RESULTS.get(entry.method) if entry.by_session_cancel else None
+        result = WITHDRAWN_RESULTS.get(entry.method)
+        if result is None and entry.by_session_cancel:
+            result = CANCELLED_RESULTS.get(entry.method)
         if result is not None:
             await self._reply(request_id, dict(result))
         else:
