@@ -765,8 +765,6 @@ class Builder:
         if pointer in self.extra_defaults:
             default = self.checked_default(self.extra_defaults[pointer], p, pointer, "the `defaults` entry")
             self.used_renames.add(pointer)
-        if t.kind == "literal" and default is NO_DEFAULT:
-            default = t.const
         unstable = (
             self.stable is not None and owner in self.stable.fields and key not in self.stable.fields[owner]
         )

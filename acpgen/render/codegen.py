@@ -222,6 +222,8 @@ class Check:
     def invalid(self, x: str) -> str:
         """A condition true when local `x` fails the check."""
         if self.kind == "literal":
+            if type(self.const) is bool:  # `is` narrows to the Literal and lints clean (no `!= True`)
+                return f"{x} is not {self.const!r}"
             return f"type({x}) is not {type(self.const).__name__} or {x} != {self.const!r}"
         if self.kind == "float":
             parts = [f"(type({x}) is not float and type({x}) is not int)"]
@@ -246,6 +248,8 @@ class Check:
     def valid(self, x: str) -> str:
         """A condition true when local `x` passes the check."""
         if self.kind == "literal":
+            if type(self.const) is bool:
+                return f"{x} is {self.const!r}"
             return f"type({x}) is {type(self.const).__name__} and {x} == {self.const!r}"
         if self.kind == "float":
             parts = [f"(type({x}) is float or type({x}) is int)"]
@@ -314,8 +318,11 @@ class Helper:
 
     @property
     def literal(self) -> bool:
-        """A scalar helper checking a literal: mypy cannot narrow `object` to it by the check."""
-        return self.kind == "scalar" and self.item.check is not None and self.item.check.kind == "literal"
+        """A helper checking a string or number literal: mypy cannot narrow `object` to it by the
+        check (a `True`/`False` literal is checked with `is`, which narrows)."""
+        c = self.item.check
+        return (self.kind in ("scalar", "opt") and c is not None and c.kind == "literal"
+                and type(c.const) is not bool)
 
 
 @dataclass(frozen=True)
@@ -362,12 +369,19 @@ class FieldPlan:
 
     @property
     def stored(self) -> str:
-        """What from_dict stores: the local, or the constant itself for a required `const` field
-        (its check leaves the local typed `str`, which a `Literal[...]` attribute does not accept)."""
-        t = self.f.type
-        if t.kind == "literal" and self.f.required and not self.f.nullable and not self.f.flatten:
+        """What from_dict stores: the local, or the constant itself for a `const` field (its check
+        leaves the local typed `str`, which a `Literal[...]` attribute does not accept)."""
+        t, f = self.f.type, self.f
+        if t.kind != "literal" or f.flatten:
+            return self.local
+        if f.required and not f.nullable:
             return repr(t.const)
-        return self.local
+        if self.default is not None and self.default.value != "UNSET" and not f.nullable:
+            return repr(t.const)  # absent takes the default, which is the constant itself
+        kept = [f"{self.local} is None"] if f.nullable else []
+        if self.may_be_unset:
+            kept.append(f"{self.local} is UNSET")
+        return f"{self.local} if {' or '.join(kept)} else {t.const!r}" if kept else repr(t.const)
 
 
 @dataclass

@@ -51,12 +51,13 @@ def escape_in_string(text: str, quote: str, keep: str = "") -> str:
 
 
 def docstring_body(text: str) -> str:
-    """The body of a `\"\"\"...\"\"\"` docstring whose value is exactly `text`: newlines and tabs
-    kept; a run of three or more quotes, or quotes at the very end, escaped (so nothing closes the
-    literal early), other quotes left readable. A lone surrogate (JSON allows `\\ud800`, Unicode
+    """The body of a `\"\"\"...\"\"\"` docstring whose value is exactly `text`: newlines kept, tabs
+    written `\\t` (a tab after a newline would mix tabs into the spaces of the indentation); a run
+    of three or more quotes, or quotes at the very end, escaped (so nothing closes the literal
+    early), other quotes left readable. A lone surrogate (JSON allows `\\ud800`, Unicode
     text does not) becomes U+FFFD: a class cannot be created with one in its docstring."""
     text = _SURROGATE.sub("\ufffd", text)
-    out = escape_in_string(text, "", keep="\n\t")
+    out = "\\t".join(escape_in_string(part, "", keep="\n") for part in text.split("\t"))
     return _QUOTE_RUN.sub(lambda m: '\\"' * len(m.group()), out)
 
 
