@@ -13,7 +13,7 @@ import typer
 from acpgen import __version__
 from acpgen.config import Target, load_config
 from acpgen.diagnostics import Diagnostic, Diagnostics
-from acpgen.ir.naming import is_safe_identifier
+from acpgen.ir.naming import package_name_problem
 from acpgen.write import real_folder
 
 EXIT_OK, EXIT_STALE, EXIT_ERROR = 0, 1, 2
@@ -58,12 +58,16 @@ def resolve_targets(
     flags = [*(["--templates", templates.as_posix()] if templates else []),
              *(["--allow-foreign"] if allow_foreign else []), *(["--keep-unknown"] if keep_unknown else [])]
     if schema is not None:
-        pkg = package or (real_folder(output).name if output else schema.stem.replace(".", "_"))
-        if not is_safe_identifier(pkg):
-            source = ("--package" if package else "the package name taken from the output folder's name" if output
-                      else "the package name taken from the schema file's name")
-            typer.echo(f"error[bad-package]: {source} must be a Python identifier that is not a keyword, "
-                       f"got {pkg!r}\n  hint: pass --package NAME, e.g. --package acp_v1", err=True)
+        pkg = package if package is not None else (
+            real_folder(output).name if output else schema.stem.replace(".", "_"))
+        problem = package_name_problem(pkg)
+        if problem:
+            where, source = (
+                ("option --package", "the package name") if package is not None
+                else (output.as_posix(), "the package name taken from the output folder's name") if output
+                else (schema.as_posix(), "the package name taken from the schema file's name"))
+            typer.echo(f"{where}: error[bad-package]: {source} {pkg!r} cannot name a package: {problem}"
+                       f"\n  hint: pass --package NAME, e.g. --package acp_v1", err=True)
             raise typer.Exit(EXIT_ERROR)
         out = output or Path("generated") / pkg
         parts = ["acpgen", "build", schema.as_posix(), "--output", out.as_posix(), "--package", pkg]

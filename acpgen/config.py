@@ -16,7 +16,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from acpgen.diagnostics import Diagnostics
-from acpgen.ir.naming import is_safe_identifier
+from acpgen.ir.naming import is_safe_identifier, package_name_problem
 
 
 @dataclass(frozen=True)
@@ -129,9 +129,9 @@ def parse_target(name: str, table: Any, root: Path, diags: Diagnostics) -> Targe
                         f"add `{key} = ...`: {TARGET_KEYS[key][1]}")
             ok = False
     package = table.get("package", name)
-    if isinstance(package, str) and not is_safe_identifier(package):
+    if isinstance(package, str) and package_name_problem(package):
         diags.error("config-bad-value", f"/tool/acpgen/targets/{name}/package",
-                    f"`{where}.package` must be a Python identifier that is not a keyword, got {package!r}",
+                    f"`{where}.package` {package!r} cannot name a package: {package_name_problem(package)}",
                     "e.g. package = \"acp_v1\"")
         ok = False
     for key in ("rename",):
