@@ -63,7 +63,7 @@ def acpgen(args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch) -> Resul
             "`tool.acpgen.targets.acp.templates` names 'my-templates', which is not an existing folder",
         ], id="missing-templates-folder"),
         pytest.param(TARGET + 'package = "my-acp"\n', [
-            "`tool.acpgen.targets.acp.package` must be a Python identifier that is not a keyword, got 'my-acp'",
+            "`tool.acpgen.targets.acp.package` 'my-acp' cannot name a package: it is not a Python identifier",
         ], id="bad-package"),
         pytest.param(TARGET + 'rename = { "/$defs/ToolKind" = "tool kind" }\n', [
             "`tool.acpgen.targets.acp.rename.'/$defs/ToolKind'` must be a Python identifier that is not a keyword, got 'tool kind'",
