@@ -283,6 +283,8 @@ class Builder:
         if isinstance(types, list) and union_alternatives(s) is None and "enum" not in s and "const" not in s:
             return self.classify(name, type_array_as_union(s, types), pointer, def_name)
         alts = union_alternatives(s)
+        if isinstance(s.get("enum"), list) and not [v for v in s["enum"] if v is not None]:
+            return self.add(Alias(name, pointer, doc(s), self.type_of(s, pointer, name), def_name))
         if "enum" in s or (alts and self.enum_like(alts)):
             return self.add(self.make_enum(name, s, pointer, def_name))
         if alts is not None:
@@ -833,6 +835,12 @@ class Builder:
             return self.literal(p["const"], pointer_join(pointer, "const"))
         if "enum" in p and isinstance(p["enum"], list):
             values = [v for v in p["enum"] if v is not None]
+            if not values:
+                if p["enum"]:
+                    return TypeRef("null")  # `[null]`: the one value null
+                self.diags.error("empty-enum", pointer_join(pointer, "enum"), "an empty `enum` accepts no value at all",
+                                 "list the allowed values, or remove the property")
+                return TypeRef("any")
             base = self.literal(values[0], pointer_join(pointer, "enum", 0)) if len(values) == 1 else self.inline(hint, {**p, "enum": values}, pointer)
             return TypeRef.nullable(base) if None in p["enum"] else base
         types = p.get("type")

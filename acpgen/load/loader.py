@@ -10,7 +10,7 @@ import hashlib
 import json
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -62,8 +62,9 @@ def read_json_file(path: Path, diags: Diagnostics) -> Any:
         diags.error("unreadable", "", f"cannot read the file: {exc.strerror or exc}",
                     "check the path and its permissions")
         return None
+    reader = _Reader()
     try:
-        return json.loads(raw)
+        document = json.loads(raw, parse_int=reader.parse_int, object_pairs_hook=reader.object_pairs)
     except RecursionError:
         diags.error("too-deep", "", "the JSON nests too deeply to be read",
                     "flatten the schema: move nested schemas into `$defs` and reference them")
@@ -74,7 +75,73 @@ def read_json_file(path: Path, diags: Diagnostics) -> Any:
         diags.error("invalid-json", "",
                     f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
                     "fix the JSON syntax (a linter such as `python -m json.tool FILE` shows the spot)")
+    else:
+        if reader.huge or reader.duplicates:
+            report_read_problems(document, reader, diags)
+            if reader.huge:
+                return None
+        return document
     return None
+
+
+MAX_INT_DIGITS = 4300  # Python's default limit for int <-> str conversion (repr could not write more)
+
+
+class _HugeInt(str):
+    """An integer literal with more digits than Python converts: kept as text to be reported."""
+
+
+@dataclass
+class _Reader:
+    """Hooks for json.loads that notice what it would hide: an integer too long to convert (a
+    ValueError with no position) and a key given twice in one object (the last silently wins)."""
+
+    huge: bool = False
+    duplicates: dict[int, list[str]] = field(default_factory=dict)  # id(object) -> keys given twice
+
+    def parse_int(self, text: str) -> int | str:
+        if len(text) > MAX_INT_DIGITS:
+            self.huge = True
+            return _HugeInt(text)
+        return int(text)
+
+    def object_pairs(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = dict(pairs)
+        if len(out) != len(pairs):
+            seen: set[str] = set()
+            twice: list[str] = []
+            for key, _ in pairs:
+                if key in seen and key not in twice:
+                    twice.append(key)
+                seen.add(key)
+            self.duplicates[id(out)] = twice
+        return out
+
+
+def report_read_problems(document: Any, reader: _Reader, diags: Diagnostics) -> None:
+    """Locate what the reader noticed: huge integers are errors, repeated keys warnings."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(document, ())]
+    found: list[tuple[tuple[str | int, ...], str, str]] = []
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, _HugeInt):
+            found.append((path, "error", f"an integer of {len(node.lstrip('-'))} digits"))
+        elif isinstance(node, dict):
+            for key in reader.duplicates.get(id(node), ()):
+                found.append(((*path, key), "warning", key))
+            stack.extend((v, (*path, k)) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, (*path, i)) for i, v in enumerate(node))
+    for path, level, what in sorted(found, key=lambda f: [str(p) for p in f[0]]):
+        pointer = pointer_join("", *path)
+        if level == "error":
+            diags.error("number-too-large", pointer,
+                        f"{what}: more than the {MAX_INT_DIGITS} Python reads and writes",
+                        "use a smaller number, or leave the keyword out")
+        else:
+            diags.warning("duplicate-key", pointer,
+                          f"the key {what!r} appears more than once in this object: the last value is used",
+                          "remove the duplicate keys (JSON readers disagree on which one counts)")
 
 
 def read_schema_file(path: Path, diags: Diagnostics) -> SchemaFile | None:
