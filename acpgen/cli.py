@@ -57,6 +57,10 @@ def resolve_targets(
     that regenerates it exactly (the provenance header prints it)."""
     flags = [*(["--templates", templates.as_posix()] if templates else []),
              *(["--allow-foreign"] if allow_foreign else []), *(["--keep-unknown"] if keep_unknown else [])]
+    if unstable is not None and no_unstable:
+        typer.echo(f"option --unstable: error[bad-option]: --unstable {unstable.as_posix()} and --no-unstable "
+                   "contradict each other\n  hint: give one of them", err=True)
+        raise typer.Exit(EXIT_ERROR)
     if schema is not None:
         pkg = package if package is not None else (
             real_folder(output).name if output else schema.stem.replace(".", "_"))
@@ -92,7 +96,7 @@ def resolve_targets(
     if names:
         unknown = sorted(set(names) - {t.name for t in targets})
         if unknown:
-            typer.echo(f"{config}: error: no target named {', '.join(unknown)} "
+            typer.echo(f"{config}: error[unknown-target]: no target named {', '.join(unknown)} "
                        f"(known: {', '.join(t.name for t in targets)})", err=True)
             raise typer.Exit(EXIT_ERROR)
         targets = [t for t in targets if t.name in names]
@@ -190,7 +194,7 @@ def diff_side(spec: str, role: str, config: Path, no_unstable: bool) -> tuple[Ta
     if path.is_file():
         return file_target(path, no_unstable), spec
     if path.exists():
-        typer.echo(f"{spec}: error: {role} is a folder; give a schema file (schema.json) or a target name", err=True)
+        typer.echo(f"{spec}: error[bad-argument]: {role} is a folder; give a schema file (schema.json) or a target name", err=True)
         raise typer.Exit(EXIT_ERROR)
     names: list[str] = []
     if config.is_file():
@@ -202,11 +206,11 @@ def diff_side(spec: str, role: str, config: Path, no_unstable: bool) -> tuple[Ta
         names = [t.name for t in targets]
         if diags.errors and not spec.endswith(".json"):
             report(diags.items, True)
-            typer.echo(f"error: {role} {spec!r} is no file; and {config} has errors, so it is no usable target either",
+            typer.echo(f"argument {role}: error[bad-argument]: {spec!r} is no file; and {config} has errors, so it is no usable target either",
                        err=True)
             raise typer.Exit(EXIT_ERROR)
     known = f"targets in {config}: {', '.join(names)}" if names else f"{config} defines no targets"
-    typer.echo(f"{spec}: error: {role} is neither a schema file nor a configured target ({known})", err=True)
+    typer.echo(f"{spec}: error[bad-argument]: {role} is neither a schema file nor a configured target ({known})", err=True)
     raise typer.Exit(EXIT_ERROR)
 
 
@@ -232,10 +236,10 @@ def diff(
     from acpgen.diff import FAIL_ON, RENDERERS, diff_targets
 
     if fmt not in DIFF_FORMATS:
-        typer.echo(f"error: --format must be one of {', '.join(DIFF_FORMATS)}, not {fmt!r}", err=True)
+        typer.echo(f"option --format: error[bad-option]: --format must be one of {', '.join(DIFF_FORMATS)}, not {fmt!r}", err=True)
         raise typer.Exit(EXIT_ERROR)
     if fail_on is not None and fail_on not in FAIL_ON:
-        typer.echo(f"error: --fail-on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}", err=True)
+        typer.echo(f"option --fail-on: error[bad-option]: --fail-on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}", err=True)
         raise typer.Exit(EXIT_ERROR)
     old_target, old_label = diff_side(old, "OLD", config, no_unstable)
     new_target, new_label = diff_side(new, "NEW", config, no_unstable)

@@ -91,7 +91,7 @@ def test_unknown_target_lists_the_known_ones(tmp_path: Path, monkeypatch: pytest
     project(tmp_path, TARGET)
     result = acpgen(["build", "--target", "acp_v9"], tmp_path, monkeypatch)
     assert result.exit_code == 2
-    assert "pyproject.toml: error: no target named acp_v9 (known: acp)" in result.stderr
+    assert "pyproject.toml: error[unknown-target]: no target named acp_v9 (known: acp)" in result.stderr
 
 
 def test_missing_pyproject_says_what_to_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

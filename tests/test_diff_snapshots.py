@@ -129,11 +129,11 @@ def test_cli_targets_and_exit_0_without_changes(monkeypatch: pytest.MonkeyPatch)
     ("args", "needle"),
     [
         (["diff", "missing.json", "schema/v1/schema.json"],
-         "missing.json: error: OLD is neither a schema file nor a configured target (targets in pyproject.toml: acp_v1, acp_v2, acp_v0_4)"),
-        (["diff", "schema/v1/schema.json", "acp_v9"], "acp_v9: error: NEW is neither a schema file nor a configured target"),
-        (["diff", "schema", "schema/v1/schema.json"], "schema: error: OLD is a folder; give a schema file"),
-        (["diff", "acp_v1", "acp_v2", "--format", "yaml"], "error: --format must be one of text, markdown, json, not 'yaml'"),
-        (["diff", "acp_v1", "acp_v2", "--fail-on", "all"], "error: --fail-on must be one of breaking, source, any, not 'all'"),
+         "missing.json: error[bad-argument]: OLD is neither a schema file nor a configured target (targets in pyproject.toml: acp_v1, acp_v2, acp_v0_4)"),
+        (["diff", "schema/v1/schema.json", "acp_v9"], "acp_v9: error[bad-argument]: NEW is neither a schema file nor a configured target"),
+        (["diff", "schema", "schema/v1/schema.json"], "schema: error[bad-argument]: OLD is a folder; give a schema file"),
+        (["diff", "acp_v1", "acp_v2", "--format", "yaml"], "option --format: error[bad-option]: --format must be one of text, markdown, json, not 'yaml'"),
+        (["diff", "acp_v1", "acp_v2", "--fail-on", "all"], "option --fail-on: error[bad-option]: --fail-on must be one of breaking, source, any, not 'all'"),
     ],
 )
 def test_cli_bad_arguments_exit_2(args: list[str], needle: str, monkeypatch: pytest.MonkeyPatch) -> None:

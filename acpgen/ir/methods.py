@@ -85,12 +85,31 @@ def collect_methods(
                 kinds.setdefault(ref, set()).add(kind)
     by_method: dict[tuple[str, bool], dict[str, str]] = {}
     results: dict[str, str] = {}
-    for key, (wire, _side) in tagged.items():
+
+    def claim(table: dict[str, str], slot: str, key: str, what: str, wire: str) -> None:
+        """Two definitions routed as the same method's params (or result): one would be dropped."""
+        other = table.get(slot)
+        if other is not None and other != key:
+            first, second = sorted((other, key))
+            diags.error(
+                "duplicate-method", pointer_join("", defs_key, second),
+                f"{second} and {first} ({pointer_join('', defs_key, first)}) are both the {what} of method "
+                f"{wire!r}: one method has one {what} type", "fix the x-method of one of them")
+            return
+        table[slot] = key
+
+    for key, (wire, side) in tagged.items():
+        if "x-side" in defs[key] and side not in KNOWN_SIDES:
+            diags.warning(
+                "unknown-side", pointer_join("", defs_key, key, "x-side"),
+                f"x-side {side!r} is none of {', '.join(sorted(KNOWN_SIDES))}: no handler class gets this method",
+                "use one of the known values")
         found = kinds.get(key, set())
         if "result" in found:
-            results[wire] = key
+            claim(results, wire, key, "result", wire)
         for kind in sorted(found - {"result"}):
-            by_method.setdefault((wire, kind == "notification"), {})["params"] = key
+            claim(by_method.setdefault((wire, kind == "notification"), {}), "params", key,
+                  "notification params" if kind == "notification" else "request params", wire)
         if not found:
             diags.warning("unrouted-method-type", pointer_join("", defs_key, key),
                           f"{key} carries x-method {wire!r} but no routing definition mentions it",
@@ -112,6 +131,10 @@ def collect_methods(
         check_meta(meta, methods, diags)
     return methods
 
+
+# The values of `x-side` the releases use (agent, client and both get handlers, protocol both
+# classes, proxy none).
+KNOWN_SIDES = frozenset({"agent", "client", "both", "protocol", "proxy"})
 
 # What the generated connection and interface classes define besides the handlers and proxies
 # (rpc.py.j2's `Connection`, connections.py.j2's `agent` / `client` attributes, interfaces.py.j2's
