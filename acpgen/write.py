@@ -80,6 +80,27 @@ def output_problem(target: Path, inputs: list[Path]) -> tuple[str, str, str] | N
         if source == real or real in source.parents:
             return ("output-holds-input", f"the output folder {target} holds {path}, an input of this build",
                     "write the package to a folder of its own, e.g. -o generated/acp; the whole folder is replaced on every build")
+    other = nested_output(real)
+    if other is not None:
+        shown = os.path.relpath(other) if other.is_relative_to(Path.cwd()) else other.as_posix()
+        return ("output-nested",
+                f"the output folder {target} {'is inside' if other in real.parents else 'holds'} {shown}, "
+                f"the output of another acpgen build: each build replaces its whole folder",
+                "give each package a folder of its own, side by side, e.g. -o generated/acp_a and -o generated/acp_b")
+    return None
+
+
+def nested_output(real: Path) -> Path | None:
+    """Another acpgen output (a folder with a manifest) that holds `real` or lies inside it."""
+    for parent in real.parents:
+        if (parent / MANIFEST).is_file():
+            return parent
+    if not real.is_dir():
+        return None
+    for root, dirs, files in os.walk(real):
+        dirs[:] = sorted(d for d in dirs if not os.path.islink(os.path.join(root, d)) and d != "__pycache__")
+        if root != str(real) and MANIFEST in files:
+            return Path(root)
     return None
 
 

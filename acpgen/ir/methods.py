@@ -69,6 +69,7 @@ def collect_methods(
     diags: Diagnostics,
     stable_methods: set[tuple[str, bool]] | None = None,
     meta: Mapping[str, Any] | None = None,
+    meta_file: str = "",
 ) -> list[Method]:
     defs = document.get(defs_key, {})
     prefix = f"#/{defs_key}/"
@@ -128,7 +129,9 @@ def collect_methods(
         methods.append(Method(wire, handler_name(wire), side, params, result, notification, unstable, description))
     methods = unique_handlers(methods, defs_key, diags)
     if meta is not None:
-        check_meta(meta, methods, diags)
+        meta_diags = Diagnostics(meta_file or diags.file)
+        check_meta(meta, methods, meta_diags)
+        diags.items.extend(meta_diags.items)  # named after the meta file, whose pointers they hold
     return methods
 
 

@@ -40,6 +40,7 @@ class LoadedSchema:
     stable: SchemaFile
     unstable: SchemaFile | None
     meta: dict[str, Any] | None
+    meta_file: str = ""  # the meta file's path, which its diagnostics name
 
     @property
     def effective(self) -> SchemaFile:
@@ -367,4 +368,4 @@ def load_schema(
             meta_doc = None
     if stable is None or any(r.errors for r in reports):
         return None, reports
-    return LoadedSchema(stable, unstable_file, meta_doc), reports
+    return LoadedSchema(stable, unstable_file, meta_doc, str(meta) if meta is not None else ""), reports

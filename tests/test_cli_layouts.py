@@ -1,0 +1,62 @@
+"""Command lines and folder layouts an adversarial run found mishandled: nested output folders,
+diagnostics about a meta file, option conflicts. Each asserts the exact first error line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from acpgen.cli import app
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+SCHEMA = {"$schema": DRAFT, "title": "T", "$defs": {"A": {"type": "object", "properties": {"a": {"type": "string"}}}}}
+
+
+def run(args: list[str]) -> tuple[int, str]:
+    result = CliRunner().invoke(app, args)
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    return result.exit_code, result.stderr
+
+
+@pytest.fixture
+def schema(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(SCHEMA), encoding="utf-8")
+    return path
+
+
+def test_a_build_inside_another_output_is_refused_and_the_outer_one_stays_buildable(schema: Path) -> None:
+    assert run(["build", "s.json", "-o", "out/pkg", "-q"])[0] == 0
+    before = sorted(p.name for p in Path("out/pkg").iterdir())
+    code, stderr = run(["build", "s.json", "-o", "out/pkg/inner"])
+    assert code == 2
+    assert stderr.splitlines()[0] == (
+        "out/pkg/inner: error[output-nested]: the output folder out/pkg/inner is inside out/pkg, "
+        "the output of another acpgen build: each build replaces its whole folder")
+    assert sorted(p.name for p in Path("out/pkg").iterdir()) == before
+    assert run(["build", "s.json", "-o", "out/pkg", "-q"])[0] == 0
+    assert run(["check", "s.json", "-o", "out/pkg"])[0] == 0
+
+
+def test_a_build_around_another_output_is_refused_by_build_and_check(schema: Path) -> None:
+    assert run(["build", "s.json", "-o", "out/a/inner", "-q"])[0] == 0
+    for command in ("build", "check"):
+        code, stderr = run([command, "s.json", "-o", "out"])
+        assert code == 2
+        assert stderr.splitlines()[0] == (
+            "out: error[output-nested]: the output folder out holds out/a/inner, "
+            "the output of another acpgen build: each build replaces its whole folder")
+    assert not Path("out/.acpgen-manifest.json").exists()
+
+
+def test_meta_file_diagnostics_name_the_meta_file(schema: Path) -> None:
+    Path("meta.json").write_text(json.dumps({"agentMethods": {"nope": "no/such"}}), encoding="utf-8")
+    code, stderr = run(["build", "s.json", "-o", "out", "--meta", "meta.json", "--no-unstable"])
+    assert code == 2
+    assert stderr.splitlines()[0] == (
+        "meta.json#/agentMethods/nope: error[meta-unknown-method]: "
+        "meta lists method 'no/such' that no x-method in the schema defines")
