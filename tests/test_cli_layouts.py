@@ -60,3 +60,48 @@ def test_meta_file_diagnostics_name_the_meta_file(schema: Path) -> None:
     assert stderr.splitlines()[0] == (
         "meta.json#/agentMethods/nope: error[meta-unknown-method]: "
         "meta lists method 'no/such' that no x-method in the schema defines")
+
+
+def obj(props: dict[str, object], required: tuple[str, ...] = ()) -> dict[str, object]:
+    return {"type": "object", "properties": props, "required": list(required)}
+
+
+STABLE = {"$schema": DRAFT, "$defs": {
+    "A": obj({"a": {"type": "string"}, "b": {"type": ["integer", "null"]}}, ("a",)),
+    "E": {"type": "string", "enum": ["x", "y"]},
+}}
+
+
+@pytest.mark.parametrize(("unstable_defs", "expected"), [
+    pytest.param({"A": obj({"a": {"type": "integer"}, "b": {"type": ["integer", "null"]}}, ("a",))},
+                 "u.json#/$defs/A/properties/a: error[unstable-narrows]: A.a has a type that rejects values the "
+                 "stable one accepts: the merged package would reject input the stable schema accepts "
+                 "(stable: s.json#/$defs/A/properties/a)", id="type-changed"),
+    pytest.param({"A": obj({"a": {"type": "string"}}, ("a",))},
+                 "u.json#/$defs/A: error[unstable-narrows]: A drops the property 'b'", id="property-removed"),
+    pytest.param({"A": obj({"a": {"type": "string"}, "b": {"type": ["integer", "null"]}}, ("a", "b"))},
+                 "u.json#/$defs/A/properties/b: error[unstable-narrows]: A.b is required where the stable one is "
+                 "optional", id="required-added"),
+    pytest.param({"A": obj({"a": {"type": "string"}, "b": {"type": "integer"}}, ("a",))},
+                 "u.json#/$defs/A/properties/b: error[unstable-narrows]: A.b rejects null where the stable one "
+                 "accepts it", id="null-rejected"),
+    pytest.param({"E": {"type": "string", "enum": ["x"]}},
+                 "u.json#/$defs/E: error[unstable-narrows]: E drops the value(s) 'y'", id="enum-value-removed"),
+])
+def test_an_unstable_companion_that_narrows_a_stable_type_is_an_error(
+    schema: Path, unstable_defs: dict[str, object], expected: str,
+) -> None:
+    Path("s.json").write_text(json.dumps(STABLE), encoding="utf-8")
+    Path("u.json").write_text(json.dumps({**STABLE, "$defs": {**STABLE["$defs"], **unstable_defs}}), encoding="utf-8")
+    code, stderr = run(["build", "s.json", "--unstable", "u.json", "-o", "out"])
+    assert code == 2
+    assert stderr.splitlines()[0].startswith(expected), stderr
+
+
+def test_an_unstable_companion_that_only_adds_builds_silently(schema: Path) -> None:
+    Path("s.json").write_text(json.dumps(STABLE), encoding="utf-8")
+    unstable = {"A": obj({"a": {"type": ["string", "null"]}, "b": {"type": ["number", "null"]}, "c": {"type": "string"}}, ("a",)),
+                "E": {"type": "string", "enum": ["x", "y", "z"]}, "New": obj({"n": {"type": "string"}}, ("n",))}
+    Path("u.json").write_text(json.dumps({**STABLE, "$defs": {**STABLE["$defs"], **unstable}}), encoding="utf-8")
+    code, stderr = run(["build", "s.json", "--unstable", "u.json", "-o", "out"])
+    assert (code, stderr) == (0, "")

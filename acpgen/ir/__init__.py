@@ -7,6 +7,7 @@ from typing import Any
 
 from acpgen.diagnostics import Diagnostics
 from acpgen.ir.build import Builder, StableIndex, check_keywords, export_aliases
+from acpgen.ir.companion import narrowings
 from acpgen.ir.cycles import check_required_cycles
 from acpgen.ir.methods import collect_methods
 from acpgen.ir.model import Package, SchemaSource
@@ -39,6 +40,12 @@ def build_package(loaded: LoadedSchema, options: IrOptions) -> tuple[Package | N
         builder = Builder(unstable_file.document, diags, options.renames,
                           stable=StableIndex.of(stable.nodes), defaults=options.defaults, hooks=options.hooks)
         builder.build()
+        for pointer, stable_pointer, what in narrowings(stable.nodes, builder.nodes):
+            diags.error(
+                "unstable-narrows", pointer,
+                f"{what}: the merged package would reject input the stable schema accepts "
+                f"(stable: {stable_file.path}#{stable_pointer})",
+                "the unstable companion may only add; fix it, or build the stable schema alone (--no-unstable)")
         chosen = unstable_file
         methods = collect_methods(
             unstable_file.document, builder.defs_key, diags,
