@@ -227,3 +227,16 @@ def test_a_schema_with_5000_definitions_builds(tmp_path: Path, monkeypatch: pyte
     value = pkg.decode("Union4997", {"type": "a", "id": "i", "tags": ["t"], "next": {"id": "j"}})
     assert pkg.encode(value) == {"type": "a", "id": "i", "tags": ["t"], "next": {"id": "j"}}
     assert elapsed < 120, elapsed
+
+
+def test_a_false_property_is_a_key_that_must_be_absent_and_true_accepts_any_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    defs = {"A": {"type": "object", "properties": {"x": False, "t": True, "l": {"type": "array", "items": True}}}}
+    module, _ = generate(tmp_path, defs, monkeypatch)
+    data = {"t": {"any": [1, None, "json"]}, "l": [1, "two", {"three": 3}]}
+    assert module.A.from_dict(data).to_dict() == data
+    assert not hasattr(module.A.from_dict(data), "x")
+    with pytest.raises(module.ValidationError) as caught:
+        module.A.from_dict({"x": None})
+    assert caught.value.path == "x" and "must be absent" in caught.value.message

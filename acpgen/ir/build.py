@@ -139,6 +139,7 @@ class Builder:
         self.document = document
         self.diags = diags
         self.too_deep_reported = False
+        self.absent: dict[str, list[str]] = {}  # struct name -> keys whose schema is `false`
         self.renames = dict(renames or {})
         self.extra_defaults = dict(defaults or {})
         self.hooks = dict(hooks or {})
@@ -267,6 +268,8 @@ class Builder:
     def add(self, node: Node) -> Node:
         if self.stable is not None and node.name not in self.stable.nodes:
             node = dataclasses.replace(node, unstable=True)
+        if isinstance(node, Struct) and self.absent.get(node.name):
+            node = dataclasses.replace(node, absent=tuple(dict.fromkeys(self.absent[node.name])))
         self.nodes[node.name] = node
         return node
 
@@ -646,6 +649,13 @@ class Builder:
         if isinstance(props, dict):
             for key, p in props.items():
                 if key == skip:
+                    continue
+                if p is False:  # valid JSON Schema: the key must be absent
+                    if key in required:
+                        self.diags.error("false-schema", pointer_join(pointer, "properties", key),
+                                         f"property {key!r} is required, but its schema `false` accepts no value",
+                                         "drop it from `required`, or give it a schema")
+                    self.absent.setdefault(owner, []).append(key)
                     continue
                 fields.append(self.make_field(key, p, key in required, pointer_join(pointer, "properties", key), owner))
         if union_alternatives(s) is not None and "not" not in s:

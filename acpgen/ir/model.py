@@ -98,6 +98,7 @@ class Struct:
     keeps_extra: bool = False  # `additionalProperties: true`: keys beyond the fields are data, kept
     common: str = ""  # an `other` variant: the struct of the union's common properties, checked too
     base: str = ""  # a tag-only variant: the `$defs` struct it subclasses (its fields are that struct's)
+    absent: tuple[str, ...] = ()  # keys whose schema is `false`: present on the wire = invalid
 
 
 @dataclass(frozen=True)
