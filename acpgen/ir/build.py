@@ -219,8 +219,18 @@ class Builder:
     # -- entry -----------------------------------------------------------------------------
 
     def build(self) -> None:
+        # Names the schema gives first; then the ones the generator made (a reserved name escaped
+        # as `None_`, `Definition` for a key with no letters), which take the next free name.
+        made: list[tuple[str, str]] = []
         for key in self.defs:
-            self.def_class[key] = self.claim(naming.class_name(key), self.def_pointer(key), given=True)
+            name, escaped = naming.class_name_escaped(key)
+            if escaped and self.def_pointer(key) not in self.renames:
+                made.append((key, name))
+            else:
+                self.def_class[key] = self.claim(name, self.def_pointer(key), given=True)
+        for key, name in made:
+            self.def_class[key] = self.claim(name, self.def_pointer(key))
+        self.def_class = {key: self.def_class[key] for key in self.defs}
         for key in sorted(self.defs):
             self.def_types[key] = self.define_def(key)
         for node in list(self.nodes.values()):
@@ -713,25 +723,39 @@ class Builder:
         self.field_pointers.add(pointer)
         return Field("", py, TypeRef.named(self.def_class[key]), True, False, doc(self.defs[key]), pointer, flatten=True)
 
-    def placeholder_names(self, fields: list[Field]) -> list[Field]:
-        """A property whose wire name has no letters or digits (`_`, `""`, `-`) gets the derived
-        name `field`; when that is taken, the first free `field_2`, `field_3`, ..."""
-        placeholders = [f for f in fields if not f.flatten and not naming.words(f.wire)
+    def placeholder_names(self, fields: list[Field], owner: str) -> list[Field]:
+        """Attribute names the generator made give way to the ones the schema gives: a property
+        whose wire name has no letters or digits (`_`, `""`, `-`) gets `field`, a keyword or
+        reserved one an escaped name (`class` -> `class_`); when that is taken, the first free
+        `field_2`, `class_2`, ... (with a warning for an escaped name)."""
+        placeholders = [f for f in fields if not f.flatten and naming.snake_escaped(f.wire)[1]
                         and f.pointer not in self.renames]
+        placeholders.sort(key=lambda f: not naming.words(f.wire))  # escaped names before nameless ones
         if not placeholders:
             return fields
         used = {f.py for f in fields if all(f is not p for p in placeholders)}
         renamed: dict[int, Field] = {}
+        wires: dict[str, str] = {}  # a wire name seen twice (allOf) keeps its first attribute
         for f in placeholders:
+            if f.wire in wires:
+                renamed[id(f)] = dataclasses.replace(f, py=wires[f.wire])
+                continue
             name, number = f.py, 2
             while name in used:
-                name, number = f"{f.py}_{number}", number + 1
+                name, number = f"{f.py}{'' if f.py.endswith('_') else '_'}{number}", number + 1
+            if name != f.py and naming.words(f.wire):
+                self.diags.warning(
+                    "field-suffixed", f.pointer,
+                    f"property {f.wire!r} of {owner} escapes to {f.py!r}, which another property holds; "
+                    f"its attribute is {name!r}",
+                    RENAME_HINT.format(pointer=f.pointer).replace("NewName", "new_name"))
             used.add(name)
+            wires[f.wire] = name
             renamed[id(f)] = dataclasses.replace(f, py=name)
         return [renamed.get(id(f), f) for f in fields]
 
     def dedupe(self, fields: list[Field], owner: str) -> list[Field]:
-        fields = self.placeholder_names(fields)
+        fields = self.placeholder_names(fields, owner)
         out: list[Field] = []
         wires: dict[str, int] = {}  # wire name -> index in out
         pys: dict[str, Field] = {}

@@ -97,14 +97,22 @@ def pascal(text: str) -> str:
 
 def snake(text: str) -> str:
     """`sessionId` -> `session_id`, `_meta` -> `meta`, `HTTPHeaders` -> `http_headers`."""
+    return snake_escaped(text)[0]
+
+
+def snake_escaped(text: str) -> tuple[str, bool]:
+    """(`snake(text)`, whether the generator escaped it: a keyword or reserved name that got a
+    trailing `_`, or a placeholder for a name with no letters or digits). An escaped name is one
+    the generator made, so it gives way when it meets a name the schema gives."""
     out = identifier_chars("_".join(w.lower() for w in words(text))).strip("_")
-    if not out:
+    made = not out
+    if made:
         out = "field"
     if not out.isidentifier():
         out = "f_" + out
     if keyword.iskeyword(out) or keyword.issoftkeyword(out) or out in RESERVED_FIELD_NAMES or out in AMBIGUOUS:
-        out += "_"
-    return out
+        return out + "_", made or out + "_" != text  # `class_` on the wire is given as it is
+    return out, made
 
 
 def class_name(text: str) -> str:
@@ -114,11 +122,20 @@ def class_name(text: str) -> str:
     BUILTIN_CLASS_NAMES; `O`, `I`: ambiguous). A name the generated code uses for itself
     (`Literal`, `field`, `Model`, `ValidationError`) is kept: the modules reach their own names
     through private aliases."""
+    return class_name_escaped(text)[0]
+
+
+def class_name_escaped(text: str) -> tuple[str, bool]:
+    """(`class_name(text)`, whether the generator made it: `Definition` for a key with no
+    letters or digits, or a name escaped with a trailing `_`). A made name gives way to a given
+    one (the builder suffixes it)."""
     if text.isidentifier() and not keyword.iskeyword(text) and text[:1].isupper():
         out = unicodedata.normalize("NFKC", text)
     else:
-        out = pascal(text) or "Definition"
-    return out + "_" if not is_class_name(out) else out
+        out = pascal(text)
+    if not out:
+        return "Definition", True
+    return (out + "_", True) if not is_class_name(out) else (out, False)
 
 
 def is_class_name(name: str) -> bool:
