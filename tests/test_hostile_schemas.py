@@ -240,3 +240,15 @@ def test_a_false_property_is_a_key_that_must_be_absent_and_true_accepts_any_json
     with pytest.raises(module.ValidationError) as caught:
         module.A.from_dict({"x": None})
     assert caught.value.path == "x" and "must be absent" in caught.value.message
+
+
+def test_literals_that_sanitise_alike_get_helpers_of_their_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    consts: list[Any] = ["a b", "a_b", "True", True, "1", 1, -1, "", "x/y", "x.y"]
+    defs = {"A": {"type": "object", "properties": {
+        f"p{i}": {"type": ["array", "null"], "items": {"const": c}} for i, c in enumerate(consts)}}}
+    module, _ = generate(tmp_path, defs, monkeypatch)
+    data = {f"p{i}": [c] for i, c in enumerate(consts)}
+    assert module.A.from_dict(data).to_dict() == data
+    for i in range(len(consts)):  # each list takes its own constant only, not its neighbour's
+        with pytest.raises(module.ValidationError):
+            module.A.from_dict({f"p{i}": [consts[i - 1]]})

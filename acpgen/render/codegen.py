@@ -8,6 +8,7 @@ needs is recorded in `Imports` by the function that prints it.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -443,7 +444,7 @@ class Emitter:
         if t.kind == "named":
             return t.name + bounds
         if t.kind == "literal":
-            return "lit_" + re.sub(r"\W", "_", str(t.const)) + bounds
+            return literal_key(t.const) + bounds
         if t.item is not None:
             return {"list": "list_", "map": "map_", "nullable": "opt_"}[t.kind] + self.key(t.item) + bounds
         return t.kind + bounds
@@ -684,6 +685,19 @@ class Emitter:
         if p.dec.check is not None:
             return f"raise {self.use('expected')}({p.dec.expected!r}, {p.local}, {p.f.wire!r})"
         return f"raise e.at({p.f.wire!r}) from None"
+
+
+def literal_key(value: str | int | bool | None) -> str:
+    """A helper-name part for a literal, distinct for distinct values: `"a b"` and `"a_b"`, `True`
+    and `"True"`, `1` and `"1"` must not share a helper (one would check the other's value)."""
+    if isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9_]*", value):
+        return "lit_" + value
+    if isinstance(value, bool) or value is None:
+        return f"litc_{value}"
+    if isinstance(value, int):
+        return f"liti_{'m' if value < 0 else ''}{abs(value)}"
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"lits_{re.sub(r'[^A-Za-z0-9_]', '_', value)[:40]}_{digest}"
 
 
 def indent(lines: list[str]) -> list[str]:
