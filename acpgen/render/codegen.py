@@ -377,11 +377,11 @@ class FieldPlan:
             return self.local
         if f.required and not f.nullable:
             return repr(t.const)
-        if self.default is not None and self.default.value != "UNSET" and not f.nullable:
+        if self.default is not None and not self.default.unset and not f.nullable:
             return repr(t.const)  # absent takes the default, which is the constant itself
         kept = [f"{self.local} is None"] if f.nullable else []
-        if self.may_be_unset:
-            kept.append(f"{self.local} is UNSET")
+        if self.default is not None and self.default.unset:
+            kept.append(f"{self.local} is {self.default.value}")  # UNSET, as the module prints it
         return f"{self.local} if {' or '.join(kept)} else {t.const!r}" if kept else repr(t.const)
 
 
