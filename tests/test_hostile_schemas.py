@@ -14,7 +14,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 from types import ModuleType
@@ -198,10 +197,15 @@ def test_keyword_builtin_unicode_and_odd_names_work(tmp_path: Path, monkeypatch:
 
 
 def test_empty_defs_builds_an_importable_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    pkg, _ = generate(tmp_path, {}, monkeypatch)
+    pkg, out = generate(tmp_path, {}, monkeypatch)
     assert pkg.TYPES == {}
     with pytest.raises(KeyError):
         pkg.decode("Anything", {})
+    # nothing imported that is not used (`from . import models` in a registry naming no model)
+    lint = subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", "--select", "F,I,E,W,RUF",
+                           "--ignore", "E501", "--target-version", "py310", "."], cwd=out,
+                          capture_output=True, text=True, timeout=120)
+    assert lint.returncode == 0, lint.stdout[-3000:]
 
 
 def test_a_schema_with_5000_definitions_builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -220,13 +224,10 @@ def test_a_schema_with_5000_definitions_builds(tmp_path: Path, monkeypatch: pyte
             defs[f"Kind{i}"] = {"oneOf": [{"const": "x"}, {"const": "y"}]}
         else:
             defs[f"Tag{i}"] = {"type": "string"}
-    started = time.perf_counter()
     pkg, _ = generate(tmp_path, defs, monkeypatch)
-    elapsed = time.perf_counter() - started
     assert len(pkg.TYPES) == 5000
     value = pkg.decode("Union4997", {"type": "a", "id": "i", "tags": ["t"], "next": {"id": "j"}})
     assert pkg.encode(value) == {"type": "a", "id": "i", "tags": ["t"], "next": {"id": "j"}}
-    assert elapsed < 120, elapsed
 
 
 def test_a_false_property_is_a_key_that_must_be_absent_and_true_accepts_any_json(

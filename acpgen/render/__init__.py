@@ -197,7 +197,9 @@ def render_package(
     ctx["hook_imports"] = hook_imports(package, names)
 
     def registry_imports(body: str) -> str:
-        return "from . import models\n" + used_imports(body, (("._codec", codec),))
+        # An empty schema has no types: the registry then names no model.
+        models_import = "from . import models\n" if any(py for _, py, _ in ctx["registry"]) else ""
+        return models_import + used_imports(body, (("._codec", codec),))
 
     files: dict[str, str] = {}
     try:
