@@ -239,7 +239,9 @@ class AgentConform:
         # The first answer also waits for the agent to start (imports, a loaded machine).
         return await agent.request("initialize", self.init_params(version, full), timeout=self.timeout * STARTUP)
 
-    async def main_scenario(self, agent: AgentProcess, client: Client) -> None:
+    async def initialize_main(self, agent: AgentProcess) -> dict[str, Any] | None:
+        """The main run's initialize: the requested-version and capabilities checks; the result,
+        or `Closed` when the agent cannot be initialized."""
         init = await self.initialize(agent, self.version)
         result = init.message.get("result") if init.kind == "response" else None
         if isinstance(result, dict):
@@ -255,32 +257,18 @@ class AgentConform:
         if not self.check_answer("init.capabilities", init):
             self.set("init.version.requested", FAIL, "initialize failed")
             raise Closed(f"initialize failed: {short(init) or init.message.get('error')}")
-        if self.version >= 2:
-            await self.v2_turn_rules_skipped()
-            session_id = await self.new_session(agent)
-            text = {"type": "text", "text": "Hello from acpgen conform."}
-            await self.prompt(agent, client, "prompt.text", session_id, [text])
-        else:
-            await self.authenticate(agent, result)
-            session_id = await self.new_session(agent)
-            await self.prompts(agent, client, session_id)
-            await self.cancel(agent, client, session_id)
-            await self.cancel_request(agent, session_id)
-            await self.load_and_list(agent, session_id)
+        return result if isinstance(result, dict) else None
+
+    async def main_scenario(self, agent: AgentProcess, client: Client) -> None:
+        result = await self.initialize_main(agent)
+        await self.authenticate(agent, result)
+        session_id = await self.new_session(agent)
+        await self.prompts(agent, client, session_id)
+        await self.cancel(agent, client, session_id)
+        await self.cancel_request(agent, session_id)
+        await self.load_and_list(agent, session_id)
         await self.rpc_checks(agent, session_id)
         await self.close_session(agent, session_id)
-
-    async def v2_turn_rules_skipped(self) -> None:
-        """The v2 draft acknowledges a prompt with a message id and reports the turn through
-        state updates; the v1 turn scripts (stop reasons, cancellation, permission, fs, load) do
-        not apply, and the v2 ones are not written yet."""
-        why = "the v2 draft's prompt lifecycle is not scripted yet (protocol-level checks only)"
-        for rule in ("auth.advertised", "prompt.resource_link", "prompt.image", "prompt.audio",
-                     "prompt.resource", "prompt.stop_reason", "cancel.cancelled", "permission.allow",
-                     "permission.reject", "permission.cancelled", "session.load", "session.list",
-                     "session.list.contains", "session.close", "cancel_request.answered",
-                     "cancel_request.honoured"):
-            self.set(rule, SKIP, why)
 
     async def authenticate(self, agent: AgentProcess, result: dict[str, Any] | None) -> None:
         methods = dig(result, "authMethods")

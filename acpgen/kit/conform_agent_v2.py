@@ -158,22 +158,9 @@ class AgentConformV2(AgentConform):
         return caps if isinstance(caps, dict) else None
 
     async def main_v2(self, agent: AgentProcess, client: V2Client) -> None:
-        init = await self.initialize(agent, self.version)
-        result = init.message.get("result") if init.kind == "response" else None
-        if isinstance(result, dict):
-            answered = result.get("protocolVersion")
-            self.latest = answered if isinstance(answered, int) else None
-            if answered == self.version:
-                self.set("init.version.requested", PASS)
-            else:
-                self.set("init.version.requested", FAIL, f"requested {self.version}, answered {answered!r}")
-            caps = result.get("capabilities")
-            self.agent_caps = caps if isinstance(caps, dict) else {}
+        result = await self.initialize_main(agent)
+        if result is not None:
             self.auth_terminal_check(result)
-        self.initialized.set()
-        if not self.check_answer("init.capabilities", init):
-            self.set("init.version.requested", FAIL, "initialize failed")
-            raise Closed(f"initialize failed: {short(init) or init.message.get('error')}")
         await self.auth_v2(agent, result)
         session_id = await self.new_session(agent)
         await self.prompts_v2(agent, client, session_id)
