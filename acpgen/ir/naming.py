@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 # The names the generated package's `__init__` exports besides the models (its `__all__` minus the
-# models' names; tests/test_schema_safety.py checks this list against a built package). These are
+# models' names; tests/corpus/test_schema_safety.py checks this list against a built package). These are
 # the only names a model cannot take at package level: such a model keeps its name in models.py
 # (`pkg.models.RequestError`, and `TYPES` under the schema's name) and the package exports it as
 # `export_name(...)` (`RequestError_`), with an `export-renamed` warning. The list is fixed (the

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from tests.runtime.test_runtime import INIT, PROMPT, EchoAgent, RecordingClient, chunk, request, run
 from tests.runtime_support import RawPeer, duplex
-from tests.test_runtime import INIT, PROMPT, EchoAgent, RecordingClient, chunk, request, run
 
 EXAMPLES = int(os.environ.get("ACPGEN_FUZZ_EXAMPLES", "100"))
 # The default run is derandomized (the same examples every time, so CI is reproducible); setting

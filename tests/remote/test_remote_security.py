@@ -17,8 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.remote.test_remote import init_request, our_app, our_turn, url
 from tests.remote_support import Recorder, WireCheck, acp_v1, agent_factory, readme_dir, serving
-from tests.test_remote import init_request, our_app, our_turn, url
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
 JSON = {"content-type": "application/json"}
@@ -470,7 +470,7 @@ def test_serve_agent_runs_the_example_on_loopback(tmp_path: Path) -> None:
     probe.close()
     env = {**os.environ, "ACP_TOKEN": "t0ken"}
     command = [sys.executable, "examples/remote_agent.py", "--port", str(port), "--server", "uvicorn"]
-    process = subprocess.Popen(command, cwd=Path(__file__).resolve().parent.parent, env=env)
+    process = subprocess.Popen(command, cwd=Path(__file__).resolve().parents[2], env=env)
 
     async def main() -> dict[str, Any]:
         for _ in range(100):  # until it listens

@@ -1,5 +1,5 @@
 """`acpgen diff` on the vendored releases, in all three formats, locked as plain snapshot files in
-tests/__snapshots__/test_diff_snapshots/ (`pytest --snapshot-update` rewrites them); and the CLI
+tests/snapshots/__snapshots__/test_diff_snapshots/ (`pytest --snapshot-update` rewrites them); and the CLI
 around it: exit codes, `--fail-on`, targets and bad input."""
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ def test_cli_bad_schema_exits_2_with_file_and_pointer(tmp_path: Path) -> None:
 
 def test_readme_excerpt_is_real_output() -> None:
     readme = (ROOT / "README.md").read_text()
-    excerpt = readme.split("the whole output is `tests/__snapshots__/test_diff_snapshots/test_real_pair[v1-to-v2-text].txt`):", 1)[1]
+    excerpt = readme.split("the whole output is `tests/snapshots/__snapshots__/test_diff_snapshots/test_real_pair[v1-to-v2-text].txt`):", 1)[1]
     excerpt = excerpt.split("```text\n", 1)[1].split("```", 1)[0]
     output = RENDERERS["text"](report("v1-to-v2")).splitlines()
     lines = [line for line in excerpt.splitlines() if line.strip()]

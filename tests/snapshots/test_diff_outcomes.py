@@ -30,7 +30,7 @@ from acpgen.diff.flow import method_flow
 from acpgen.diff.model import A2C, ABSENT, C2A, DEFAULTS, DROPS, MISREADS, REJECTS, Outcome
 from acpgen.ir.model import Alias, Enum, Package, Struct, TypeRef, Union_
 from tests.conftest import ROOT
-from tests.test_diff_snapshots import package as built_package
+from tests.snapshots.test_diff_snapshots import package as built_package
 
 PAIRS_DIR = ROOT / "tests" / "diff_pairs"
 # The pairs the issue names (schema releases), as the npm packages that carry them (SOURCES.json).

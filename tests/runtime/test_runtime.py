@@ -114,7 +114,7 @@ def test_method_tables_follow_x_side_and_routing() -> None:
     import json as _json
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent / "schema" / "v1"
+    root = Path(__file__).resolve().parents[2] / "schema" / "v1"
     defs: dict[str, Any] = {}
     for name in ("schema.json", "schema.unstable.json"):
         defs.update(_json.loads((root / name).read_text())["$defs"])

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.test_property import LONG, property_settings, targets, world
+from tests.corpus.test_property import LONG, property_settings, targets, world
 from tests.wire_semantics import Oracle, Path_, dotted
 
 MUTANTS = int(os.environ.get("ACPGEN_MUTANTS", "3000" if LONG else "150"))

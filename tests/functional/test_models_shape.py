@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import GENERATED
-from tests.test_codecs import make
+from tests.functional.test_codecs import make
 
 PACKAGES = ("acp_v0_4", "acp_v1", "acp_v2")
 

@@ -19,7 +19,7 @@ import sys
 
 import pytest
 
-from tests.test_interop import EXAMPLES, PEERS, peers_installed, run_peer  # noqa: F401
+from tests.interop.test_interop import EXAMPLES, PEERS, peers_installed, run_peer  # noqa: F401
 
 TS_V1_CLIENT = ["node", str(PEERS / "ts_client.mjs")]
 TS_V2_CLIENT = ["node", str(PEERS / "ts_v2_client.mjs")]

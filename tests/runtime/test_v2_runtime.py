@@ -25,10 +25,10 @@ from acpgen.ir import IrOptions, build_package
 from acpgen.load import load_schema
 from acpgen.render.codegen import Emitter
 from acpgen.render.protocol import protocol_view
+from tests.runtime.test_runtime import run
 from tests.runtime_support import RawPeer, duplex
-from tests.test_runtime import run
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 V1_INIT = {"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
 V2_INIT = {"protocolVersion": 2, "info": {"name": "t", "version": "0"}, "capabilities": {}}
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schema"
+SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schema"
 RECORDS = json.loads((SCHEMA_DIR / "SOURCES.json").read_text(encoding="utf-8"))
 REQUIRED_KEYS = {"file", "package", "version", "path_in_package", "sha256"}
 

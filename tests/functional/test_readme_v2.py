@@ -12,7 +12,7 @@ from pathlib import Path
 from acp_v1 import rpc as rpc1
 from acp_v2 import rpc as rpc2
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HEADING = "### v1 -> v2: what an agent author must change"
 
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from tests.remote.test_remote import init_request
 from tests.remote_support import ROOT, acp_v1
-from tests.test_remote import init_request
 
 LIMIT_S = 30.0
 

@@ -59,7 +59,7 @@ def build_and_import(folder: Path, document: dict[str, Any], file_name: str = "s
 
 
 def ruff_check(package_dir: Path) -> subprocess.CompletedProcess[str]:
-    """The rules tests/test_packages.py applies to generated/, except: RUF001-003 judge the text
+    """The rules tests/functional/test_packages.py applies to generated/, except: RUF001-003 judge the text
     itself (a Cyrillic letter in a title is the schema's text, kept as it is); ruff's pep8-naming
     (N8xx) takes identifiers holding uncased letters for not lowercase (`def f(y_惏: int)` is N803),
     so a property named in CJK cannot satisfy it, and names the schema gives (`SCHEMA_TITLE` as a

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPTED = ROOT / "tests" / "kit" / "scripted_agent.py"
 INSPECT = [sys.executable, "-m", "acpgen", "inspect"]
 

@@ -21,8 +21,7 @@ from typing import Any
 import acp_v1 as acp
 import pytest
 
-from tests.runtime_support import RawPeer, duplex
-from tests.test_runtime import (
+from tests.runtime.test_runtime import (
     INIT,
     PROMPT,
     EchoAgent,
@@ -32,8 +31,9 @@ from tests.test_runtime import (
     request,
     run,
 )
+from tests.runtime_support import RawPeer, duplex
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LOAD_AGENT = [sys.executable, str(ROOT / "tests" / "load_agent.py")]
 EXAMPLE_AGENT = [sys.executable, str(ROOT / "examples" / "agent.py")]
 MiB = 1024 * 1024

@@ -18,7 +18,7 @@ import pytest
 
 from tests.runtime_support import RawPeer, duplex
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = {"acp_v0_4": "v0_4", "acp_v1": "v1", "acp_v2": "v2"}
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PEERS = ROOT / "tests" / "peers"
 EXAMPLES = ROOT / "examples"
 FULL_TURN = ["agent_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk"]

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 KIT = ROOT / "tests" / "kit"
 ACPGEN = [sys.executable, "-m", "acpgen"]
 FAULTY_AGENT = [sys.executable, str(KIT / "faulty_agent.py")]

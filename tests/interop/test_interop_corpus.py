@@ -10,7 +10,7 @@ from typing import Any
 
 import acp_v1 as acp
 
-CORPUS = Path(__file__).resolve().parent / "fixtures" / "interop" / "v1.jsonl"
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "interop" / "v1.jsonl"
 
 
 def load() -> list[dict[str, Any]]:
