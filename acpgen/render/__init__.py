@@ -24,21 +24,28 @@ from acpgen.render.codegen import PrivateNames, constant_name, isort_key
 from acpgen.render.context import ContextBuilder, docstring
 from acpgen.render.text import comment_text, fstring_text
 
-# Output file -> template. Every generated package has exactly these files.
+# Output file -> template, or RUNTIME for a module of acpgen/runtime/ copied below the provenance
+# header. Every generated package has exactly these files.
+RUNTIME = "runtime"
 OUTPUTS = {
     "__init__.py": "__init__.py.j2",
-    "_codec.py": "_codec.py.j2",
+    "_codec.py": RUNTIME,
     "_registry.py": "_registry.py.j2",
-    "asgi.py": "asgi.py.j2",
+    "asgi.py": RUNTIME,
     "connections.py": "connections.py.j2",
     "interfaces.py": "interfaces.py.j2",
     "methods.py": "methods.py.j2",
     "models.py": "models.py.j2",
     "py.typed": None,
-    "remote.py": "remote.py.j2",
+    "remote.py": RUNTIME,
     "router.py": "router.py.j2",
     "rpc.py": "rpc.py.j2",
 }
+
+def runtime_source(output: str) -> str:
+    """The text of a runtime module as it ships in acpgen/runtime/ (read, never imported here)."""
+    return (Path(__file__).resolve().parent.parent / "runtime" / output).read_text(encoding="utf-8")
+
 
 def builtin_templates() -> Path:
     """Templates ship inside the wheel as acpgen/templates; a source checkout has them at the top."""
@@ -206,6 +213,9 @@ def render_package(
         for output, template in OUTPUTS.items():
             if template is None:
                 files[output] = ""
+                continue
+            if template == RUNTIME:
+                files[output] = env.get_template("header.j2").render(ctx) + "\n" + runtime_source(output)
                 continue
             tmpl = env.get_template(template)
             if output == "_registry.py":

@@ -1,4 +1,3 @@
-{% include "header.j2" %}
 """Shared by the generated models: the Model base class, UNSET, ValidationError, JSON checks."""
 
 from __future__ import annotations

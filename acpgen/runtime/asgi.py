@@ -1,4 +1,3 @@
-{% include "header.j2" %}
 """Remote agents: a plain ASGI 3 app serving one `/acp` endpoint, Streamable HTTP and WebSocket.
 
     app = AcpApp(MyAgent)                # one MyAgent(conn) per connection

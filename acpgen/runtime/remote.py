@@ -1,4 +1,3 @@
-{% include "header.j2" %}
 """Connect to a remote agent over WebSocket or Streamable HTTP (the ACP transports RFD).
 
     async with connect_agent(MyClient(), "ws://127.0.0.1:8000/acp") as conn:    # or http://...
