@@ -51,7 +51,7 @@ def report(diagnostics: list[Diagnostic], verbose: bool, quiet: bool = False) ->
 def resolve_targets(
     schema: Path | None, output: Path | None, package: str | None, unstable: Path | None,
     no_unstable: bool, meta: Path | None, templates: Path | None, config: Path, names: list[str],
-    allow_foreign: bool, keep_unknown: bool = False,
+    allow_foreign: bool, keep_unknown: bool = False, protocol_version: int | None = None,
 ) -> list[Target]:
     """The targets `build` and `check` work on (one option set for both), each with the command
     that regenerates it exactly (the provenance header prints it)."""
@@ -81,11 +81,13 @@ def resolve_targets(
             parts.append("--no-unstable")
         if meta:
             parts += ["--meta", meta.as_posix()]
+        if protocol_version is not None:
+            parts += ["--protocol-version", str(protocol_version)]
         target = Target(
             name=pkg, schema=schema, output=out, package=pkg, unstable=unstable, meta=meta,
             include_unstable=not no_unstable, find_unstable=unstable is None and not no_unstable,
             templates=templates, allow_foreign=allow_foreign, keep_unknown=keep_unknown,
-            command=" ".join(shlex.quote(p) for p in [*parts, *flags]),
+            protocol_version=protocol_version, command=" ".join(shlex.quote(p) for p in [*parts, *flags]),
         )
         return [target]
     diags = Diagnostics(str(config))
@@ -100,6 +102,14 @@ def resolve_targets(
                        f"(known: {', '.join(t.name for t in targets)})", err=True)
             raise typer.Exit(EXIT_ERROR)
         targets = [t for t in targets if t.name in names]
+    if protocol_version is not None:
+        if len(targets) != 1:
+            typer.echo(f"option --protocol-version: error[bad-option]: one version for {len(targets)} targets "
+                       "(each configured target sets its own)\n  hint: give it with SCHEMA or one --target, or set "
+                       "protocol_version in the target's table", err=True)
+            raise typer.Exit(EXIT_ERROR)
+        flags += ["--protocol-version", str(protocol_version)]
+        targets = [dataclasses.replace(targets[0], protocol_version=protocol_version)]
     if flags:
         targets = [
             dataclasses.replace(
@@ -117,6 +127,8 @@ PackageOpt = Annotated[str | None, typer.Option("--package", help="Package name 
 UnstableOpt = Annotated[Path | None, typer.Option("--unstable", help="The unstable companion (default: found beside SCHEMA).")]
 NoUnstableOpt = Annotated[bool, typer.Option("--no-unstable", help="Build the stable schema only.")]
 MetaOpt = Annotated[Path | None, typer.Option("--meta", help="meta.json to check the method table against.")]
+ProtocolVersionOpt = Annotated[int | None, typer.Option(
+    "--protocol-version", min=0, help="The protocolVersion the package speaks (default: the config key, else meta.json's version).")]
 TemplatesOpt = Annotated[Path | None, typer.Option("--templates", help="Folder whose templates override built-in ones by name.")]
 ConfigOpt = Annotated[Path, typer.Option("--config", help="pyproject.toml holding the tool.acpgen table.")]
 TargetOpt = Annotated[list[str] | None, typer.Option("--target", "-t", help="Only this configured target (repeatable).")]
@@ -132,13 +144,13 @@ def build(
     unstable: UnstableOpt = None, no_unstable: NoUnstableOpt = False, meta: MetaOpt = None,
     templates: TemplatesOpt = None, config: ConfigOpt = Path("pyproject.toml"), target: TargetOpt = None,
     allow_foreign: ForeignOpt = False, keep_unknown: KeepUnknownOpt = False, quiet: QuietOpt = False,
-    verbose: VerboseOpt = False,
+    verbose: VerboseOpt = False, protocol_version: ProtocolVersionOpt = None,
 ) -> None:
     """Generate the package(s); a failed build leaves the previous output untouched."""
     from acpgen.pipeline import build as run_build
 
     targets = resolve_targets(schema, output, package, unstable, no_unstable, meta, templates, config,
-                              target or [], allow_foreign, keep_unknown)
+                              target or [], allow_foreign, keep_unknown, protocol_version)
     failed = False
     for index, t in enumerate(targets, 1):
         result = run_build(t)
@@ -157,14 +169,14 @@ def check(
     unstable: UnstableOpt = None, no_unstable: NoUnstableOpt = False, meta: MetaOpt = None,
     templates: TemplatesOpt = None, config: ConfigOpt = Path("pyproject.toml"), target: TargetOpt = None,
     allow_foreign: ForeignOpt = False, keep_unknown: KeepUnknownOpt = False, quiet: QuietOpt = False,
-    verbose: VerboseOpt = False,
+    verbose: VerboseOpt = False, protocol_version: ProtocolVersionOpt = None,
 ) -> None:
     """Regenerate in memory and compare with disk: 0 fresh, 1 stale (with a diff), 2 error (also
     whatever `build` would refuse). Takes the same options as `build`."""
     from acpgen.pipeline import check_target
 
     targets = resolve_targets(schema, output, package, unstable, no_unstable, meta, templates, config,
-                              target or [], allow_foreign, keep_unknown)
+                              target or [], allow_foreign, keep_unknown, protocol_version)
     code = EXIT_OK
     for t in targets:
         result, stale, diff = check_target(t)

@@ -11,6 +11,7 @@ from acpgen.ir.companion import narrowings
 from acpgen.ir.cycles import check_required_cycles
 from acpgen.ir.methods import collect_methods
 from acpgen.ir.model import Package, SchemaSource
+from acpgen.ir.protocol import negotiating_method, protocol_version
 from acpgen.load import LoadedSchema
 
 
@@ -58,6 +59,10 @@ def build_package(loaded: LoadedSchema, options: IrOptions) -> tuple[Package | N
     check_required_cycles(builder.nodes, diags)
     check_keywords(chosen.document, diags)
     aliases = export_aliases(builder.nodes, diags)
+    stable_diags = Diagnostics(str(stable_file.path))  # the version is the release's, named by its stable file
+    version = protocol_version(options.protocol_version, loaded.meta, loaded.meta_file, stable_diags,
+                               negotiates=negotiating_method(chosen.document, builder.defs_key, methods))
+    diags.items.extend(stable_diags.items)
     if diags.errors:
         return None, diags
     sources = [SchemaSource(stable_file.name, stable_file.sha256)]
@@ -71,7 +76,7 @@ def build_package(loaded: LoadedSchema, options: IrOptions) -> tuple[Package | N
         nodes=tuple(sorted(builder.nodes.values(), key=lambda n: n.name)),
         defs=tuple(sorted(builder.def_types.items())),
         methods=tuple(methods),
-        protocol_version=options.protocol_version,
+        protocol_version=version,
         options=(("keep_unknown", options.keep_unknown),),
         export_aliases=aliases,
     )

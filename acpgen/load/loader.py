@@ -342,14 +342,21 @@ def json_type(value: Any) -> str:
     return "an object"
 
 
+# What a release of the spec repository publishes beside schema.json: the method names and the
+# protocol version (`"version": 1`).
+META_FILE = "meta.json"
+
+
 def load_schema(
     schema: Path,
     unstable: Path | None = None,
     meta: Path | None = None,
     *,
     find_companion: bool = True,
+    find_meta: bool = True,
 ) -> tuple[LoadedSchema | None, list[Diagnostics]]:
-    """Load the stable file, the unstable companion (given or found beside it) and a meta file."""
+    """Load the stable file, the unstable companion (given or found beside it) and a meta file
+    (given, or the release's `meta.json` found beside the schema)."""
     reports = [Diagnostics(str(schema))]
     stable = read_schema_file(schema, reports[0])
     if unstable is None and find_companion:
@@ -358,6 +365,8 @@ def load_schema(
     if unstable is not None:
         reports.append(Diagnostics(str(unstable)))
         unstable_file = read_schema_file(unstable, reports[-1])
+    if meta is None and find_meta and (schema.parent / META_FILE).is_file():
+        meta = schema.parent / META_FILE
     meta_doc = None
     if meta is not None:
         reports.append(Diagnostics(str(meta)))

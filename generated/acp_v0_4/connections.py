@@ -35,6 +35,7 @@ from .rpc import (
     LineWriter,
     MessageTransport,
     NonJsonLines,
+    RequestError,
     as_transport,
     stdio_streams,
 )
@@ -62,15 +63,17 @@ class ProtocolVersionError(ConnectionError):
 
 def negotiate_protocol_version(requested: object) -> int:
     """What an agent answers `initialize` with: the requested version if supported, else the latest
-    supported one (the client then decides whether it can go on)."""
+    supported one (the client then decides whether it can go on). A package built without a known
+    protocol version raises RequestError (-32603): it never claims a version it does not know it speaks."""
     supported = SUPPORTED_PROTOCOL_VERSIONS
-    if (
-        isinstance(requested, int)
-        and not isinstance(requested, bool)
-        and (requested in supported or not supported)
-    ):
+    if not supported:
+        raise RequestError.internal_error(
+            "this agent's ACP binding was generated without a protocol version, so it cannot negotiate one "
+            "(rebuild it with --protocol-version N, the config key protocol_version, or the release's meta.json)"
+        )
+    if isinstance(requested, int) and not isinstance(requested, bool) and requested in supported:
         return requested
-    return max(supported, default=1)
+    return max(supported)
 
 
 def check_protocol_version(answered: object) -> int:
