@@ -1,8 +1,11 @@
-"""Shared fixtures: the generated packages on sys.path, and a snapshot store that is generated/."""
+"""Shared fixtures: the generated packages on sys.path, a snapshot store that is generated/, and
+what keeps the suite safe to run in parallel (pytest-xdist, `-n auto` in pyproject's addopts)."""
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,29 @@ ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "generated"
 if str(GENERATED) not in sys.path:
     sys.path.insert(0, str(GENERATED))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # syrupy decides which snapshots are unused per process: under xdist each worker would call the
+    # snapshots of the files it did not run unused, and `--snapshot-update` would delete them. So an
+    # update always runs in one process (xdist's own pytest_configure runs after this one).
+    if config.getoption("snapshot_update", False) and getattr(config.option, "dist", "no") != "no":
+        config.option.dist = "no"
+        config.option.numprocesses = 0
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """acpgen's caches (compiled templates, the kit's generated bindings) in a folder of this
+    process, for the test run and every process it starts: parallel workers never share one, and
+    the suite never writes to the user's ~/.cache."""
+    saved = os.environ.get("ACPGEN_CACHE_DIR")
+    os.environ["ACPGEN_CACHE_DIR"] = str(tmp_path_factory.mktemp("acpgen-cache"))
+    yield
+    if saved is None:
+        os.environ.pop("ACPGEN_CACHE_DIR", None)
+    else:
+        os.environ["ACPGEN_CACHE_DIR"] = saved
 
 
 class GeneratedTreeExtension(SingleFileSnapshotExtension):
