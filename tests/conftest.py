@@ -18,12 +18,13 @@ if str(GENERATED) not in sys.path:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # syrupy decides which snapshots are unused per process: under xdist each worker would call the
-    # snapshots of the files it did not run unused, and `--snapshot-update` would delete them. So an
-    # update always runs in one process (xdist's own pytest_configure runs after this one).
-    if config.getoption("snapshot_update", False) and getattr(config.option, "dist", "no") != "no":
+    # syrupy decides per process which snapshots are unused (it does not support xdist): a worker
+    # would see the snapshots of the files another worker ran as unused, and `--snapshot-update`
+    # deletes unused ones. So an update runs in one process (xdist's pytest_configure runs last).
+    if config.getoption("update_snapshots", False) and getattr(config.option, "dist", "no") != "no":
         config.option.dist = "no"
         config.option.numprocesses = 0
+        config.option.tx = []
 
 
 @pytest.fixture(scope="session", autouse=True)
