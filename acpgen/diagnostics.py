@@ -45,14 +45,6 @@ class Diagnostics:
         return [d for d in self.items if d.level == "error"]
 
 
-class BuildFailed(Exception):
-    """Raised by the pipeline when a stage reported errors; carries every diagnostic seen."""
-
-    def __init__(self, diagnostics: list[Diagnostic]) -> None:
-        super().__init__(f"{sum(d.level == 'error' for d in diagnostics)} error(s)")
-        self.diagnostics = diagnostics
-
-
 def pointer_join(base: str, *parts: str | int) -> str:
     """Extend a JSON pointer, escaping `~` and `/` as RFC 6901 says."""
     out = base

@@ -12,6 +12,7 @@ from typing import TypeVar
 from acpgen.config import Target
 from acpgen.diagnostics import Diagnostic, Diagnostics
 from acpgen.ir import IrOptions, build_package
+from acpgen.ir.model import Package
 from acpgen.load import load_schema
 from acpgen.render import render_package
 from acpgen.render.format import format_sources
@@ -89,6 +90,31 @@ def guarded(target: Target, stage: Callable[[], Result]) -> Result:
         return Result(target, None, failure_diagnostics(str(target.schema), exc))
 
 
+def load_ir(target: Target) -> tuple[Package | None, list[Diagnostic]]:
+    """Load the target's schema files and build its IR: the one path `build`, `check`, `diff` and
+    the kit share. None (with the reasons among the diagnostics) when a stage failed."""
+    loaded, reports = load_schema(
+        target.schema,
+        target.unstable if target.include_unstable else None,
+        target.meta,
+        find_companion=target.find_unstable,
+    )
+    diagnostics = [d for r in reports for d in r.items]
+    if loaded is None:
+        return None, diagnostics
+    options = IrOptions(
+        package=target.package,
+        renames=target.rename,
+        defaults=target.defaults,
+        hooks=target.hooks,
+        include_unstable=target.include_unstable,
+        keep_unknown=target.keep_unknown,
+        protocol_version=target.protocol_version,
+    )
+    package, ir_diags = build_package(loaded, options)
+    return package, diagnostics + ir_diags.items
+
+
 def generate(target: Target) -> Result:
     """Everything but the write: the files the target should contain, or the reasons it cannot."""
     return guarded(target, lambda: generate_unguarded(target))
@@ -101,26 +127,7 @@ def generate_unguarded(target: Target) -> Result:
         diags = Diagnostics(str(target.output))
         diags.error(problem[0], "", problem[1], problem[2])
         return Result(target, None, diags.items)
-    loaded, reports = load_schema(
-        target.schema,
-        target.unstable if target.include_unstable else None,
-        target.meta,
-        find_companion=target.find_unstable,
-    )
-    diagnostics = [d for r in reports for d in r.items]
-    if loaded is None:
-        return Result(target, None, diagnostics)
-    options = IrOptions(
-        package=target.package,
-        renames=target.rename,
-        defaults=target.defaults,
-        hooks=target.hooks,
-        include_unstable=target.include_unstable,
-        keep_unknown=target.keep_unknown,
-        protocol_version=target.protocol_version,
-    )
-    package, ir_diags = build_package(loaded, options)
-    diagnostics += ir_diags.items
+    package, diagnostics = load_ir(target)
     if package is None:
         return Result(target, None, diagnostics)
     stage = Diagnostics(str(target.templates or "templates"))

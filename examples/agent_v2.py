@@ -21,7 +21,7 @@ As the v2 schema requires: a prompt with content other than text and resource li
 nothing more is advertised) is refused with -32602 before insertion; `session/resume` refuses a
 `replayFrom` cursor other than `start` with -32602; `session/close` of a session whose turn is
 running cancels the turn and lets its idle `cancelled` update out before answering.
-`acpgen conform agent --target v2 -- python examples/agent_v2.py` checks all of it.
+`acpgen conform agent --protocol v2 -- python examples/agent_v2.py` checks all of it.
 """
 
 from __future__ import annotations

@@ -1,8 +1,12 @@
-"""Shared fixtures: the generated packages on sys.path, and a snapshot store that is generated/."""
+"""Shared fixtures: the generated packages on sys.path, a snapshot store that is generated/, and
+what keeps the suite safe to run in parallel (pytest-xdist, `-n auto` in pyproject's addopts)."""
 
 from __future__ import annotations
 
+import gc
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,6 +16,39 @@ ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "generated"
 if str(GENERATED) not in sys.path:
     sys.path.insert(0, str(GENERATED))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # syrupy decides per process which snapshots are unused (it does not support xdist): a worker
+    # would see the snapshots of the files another worker ran as unused, and `--snapshot-update`
+    # deletes unused ones. So an update runs in one process (xdist's pytest_configure runs last).
+    if config.getoption("update_snapshots", False) and getattr(config.option, "dist", "no") != "no":
+        config.option.dist = "no"
+        config.option.numprocesses = 0
+        config.option.tx = []
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # The runtime tests call gc.collect() after each run (an "exception was never retrieved" is
+    # reported only when its future is collected), and a full collection scans every object alive in
+    # the process: with the whole suite imported and collected, about 0.3 s a call. What collection
+    # built lives to the end of the run anyway; frozen, it is left out of every later scan, while
+    # everything a test creates is still collected.
+    gc.freeze()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """acpgen's caches (compiled templates, the kit's generated bindings) in a folder of this
+    process, for the test run and every process it starts: parallel workers never share one, and
+    the suite never writes to the user's ~/.cache."""
+    saved = os.environ.get("ACPGEN_CACHE_DIR")
+    os.environ["ACPGEN_CACHE_DIR"] = str(tmp_path_factory.mktemp("acpgen-cache"))
+    yield
+    if saved is None:
+        os.environ.pop("ACPGEN_CACHE_DIR", None)
+    else:
+        os.environ["ACPGEN_CACHE_DIR"] = saved
 
 
 class GeneratedTreeExtension(SingleFileSnapshotExtension):

@@ -37,9 +37,7 @@ from acpgen.diff.model import (
     SideInfo,
 )
 from acpgen.diff.render import RENDERERS, render_json, render_markdown, render_text
-from acpgen.ir import IrOptions, build_package
 from acpgen.ir.model import Package
-from acpgen.load import load_schema
 from acpgen.load.loader import UNSTABLE_SUFFIX
 
 __all__ = [
@@ -51,17 +49,9 @@ __all__ = [
 
 def build_side(target: Target) -> tuple[Package | None, list[Diagnostic]]:
     """Load and build the IR of one side (no rendering): the same steps `acpgen build` takes."""
-    loaded, reports = load_schema(
-        target.schema, target.unstable if target.include_unstable else None, target.meta,
-        find_companion=target.find_unstable,
-    )
-    diagnostics = [d for r in reports for d in r.items]
-    if loaded is None:
-        return None, diagnostics
-    options = IrOptions(package=target.package, renames=target.rename, defaults=target.defaults, hooks=target.hooks,
-                        include_unstable=target.include_unstable, protocol_version=target.protocol_version)
-    package, diags = build_package(loaded, options)
-    return package, diagnostics + diags.items
+    from acpgen.pipeline import load_ir
+
+    return load_ir(target)
 
 
 def file_target(schema: Path, no_unstable: bool = False) -> Target:

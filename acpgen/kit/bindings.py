@@ -20,7 +20,7 @@ from typing import Any
 import acpgen
 
 BUNDLED = {"v1": "acp_v1", "v2": "acp_v2"}
-"""--target names of the bundled bindings (the package names are accepted too)."""
+"""--protocol names of the bundled bindings (the package names are accepted too)."""
 
 
 class BindingError(Exception):
@@ -97,7 +97,7 @@ def generate_into_cache(schema: Path) -> Path:
     from acpgen.pipeline import build
 
     if not schema.is_file():
-        raise BindingError(f"{schema}: no such schema file (give a schema.json, or --target v1|v2)")
+        raise BindingError(f"{schema}: no such schema file (give a schema.json, or --protocol v1|v2)")
     digest = hashlib.sha256(schema.read_bytes())
     companion = schema.with_name(schema.name.replace(".json", ".unstable.json"))
     if companion != schema and companion.is_file():
@@ -120,9 +120,9 @@ def generate_into_cache(schema: Path) -> Path:
 
 
 def load_binding(schema: Path | None = None, target: str | None = None) -> Binding:
-    """The binding for `--schema FILE` or `--target NAME` (default: the bundled v1)."""
+    """The binding for `--schema FILE` or `--protocol NAME` (default: the bundled v1)."""
     if schema is not None and target is not None:
-        raise BindingError("give --schema or --target, not both")
+        raise BindingError("give --schema or --protocol, not both")
     if schema is not None:
         folder = generate_into_cache(schema)
         name = f"{schema.name} ({folder.name})"

@@ -17,8 +17,11 @@ EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
 
 SchemaOpt = Annotated[Path | None, typer.Option(
     "--schema", help="Decode with a binding generated from this schema.json (cached) instead of a bundled one.")]
-TargetOpt = Annotated[str | None, typer.Option(
-    "--target", help="A bundled binding: v1 (default) or v2.")]
+ProtocolOpt = Annotated[str | None, typer.Option(
+    "--protocol", help="A bundled binding: v1 (default) or v2.")]
+# The kit's first spelling of --protocol; `--target` names a configured target in `acpgen build`.
+OldTargetOpt = Annotated[str | None, typer.Option(
+    "--target", hidden=True, help="Deprecated: --protocol.")]
 CommandArg = Annotated[list[str], typer.Argument(
     metavar="-- CMD [ARGS]...", help="The program to run, after `--`.", show_default=False)]
 TimeoutOpt = Annotated[float, typer.Option(
@@ -27,11 +30,23 @@ JsonOpt = Annotated[Path | None, typer.Option("--json", help="Also write the res
 JunitOpt = Annotated[Path | None, typer.Option("--junit", help="Also write the results as JUnit XML to this file.")]
 
 
-def binding_or_exit(schema: Path | None, target: str | None) -> Binding:
+def protocol_choice(protocol: str | None, old_target: str | None) -> str | None:
+    """--protocol, or the deprecated --target with a warning (both given: they must agree)."""
+    if old_target is None:
+        return protocol
+    typer.echo("warning: --target is deprecated here, use --protocol (in `acpgen build`, --target names a "
+               "configured target)", err=True)
+    if protocol is not None and protocol != old_target:
+        typer.echo(f"error: --protocol {protocol} and --target {old_target} contradict each other", err=True)
+        raise typer.Exit(EXIT_ERROR)
+    return old_target
+
+
+def binding_or_exit(schema: Path | None, protocol: str | None, old_target: str | None = None) -> Binding:
     from acpgen.kit.bindings import BindingError, load_binding
 
     try:
-        return load_binding(schema, target)
+        return load_binding(schema, protocol_choice(protocol, old_target))
     except BindingError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(EXIT_ERROR) from None
@@ -59,7 +74,8 @@ def need_command(command: list[str] | None) -> list[str]:
 def inspect(
     command: CommandArg,
     schema: SchemaOpt = None,
-    target: TargetOpt = None,
+    protocol: ProtocolOpt = None,
+    target: OldTargetOpt = None,
     trace: Annotated[Path | None, typer.Option("--trace", help="Write every line as JSONL (time, direction, raw line, decoded kind, violations).")] = None,
     report: Annotated[Path | None, typer.Option("--report", help="Write violations to this file instead of stderr.")] = None,
 ) -> None:
@@ -71,7 +87,7 @@ def inspect(
     from acpgen.kit.inspect import run_inspect
 
     command = need_command(command)
-    binding = binding_or_exit(schema, target)
+    binding = binding_or_exit(schema, protocol, target)
     raise typer.Exit(run_inspect(binding, command, trace, report))
 
 
@@ -82,7 +98,8 @@ conform = typer.Typer(no_args_is_help=True, help="Check an ACP agent or client a
 def conform_agent(
     command: CommandArg,
     schema: SchemaOpt = None,
-    target: TargetOpt = None,
+    protocol: ProtocolOpt = None,
+    target: OldTargetOpt = None,
     json_out: JsonOpt = None,
     junit: JunitOpt = None,
     timeout: TimeoutOpt = 20.0,
@@ -93,7 +110,7 @@ def conform_agent(
     from acpgen.kit.conform_agent import conform_agent as run
 
     command = need_command(command)
-    binding = binding_or_exit(schema, target)
+    binding = binding_or_exit(schema, protocol, target)
     result = asyncio.run(run(binding, command, timeout))
     sys.stdout.write(result.table())
     result.write(json_out, junit)
@@ -104,7 +121,8 @@ def conform_agent(
 def conform_client(
     command: CommandArg,
     schema: SchemaOpt = None,
-    target: TargetOpt = None,
+    protocol: ProtocolOpt = None,
+    target: OldTargetOpt = None,
     json_out: JsonOpt = None,
     junit: JunitOpt = None,
     timeout: TimeoutOpt = 20.0,
@@ -119,7 +137,7 @@ def conform_client(
     from acpgen.kit.conform_client import conform_client as run
 
     command = need_command(command)
-    binding = binding_or_exit(schema, target)
+    binding = binding_or_exit(schema, protocol, target)
     known_version(binding, "conform client")
     result = asyncio.run(run(binding, command, timeout, cancel_args))
     sys.stdout.write(result.table())
@@ -131,7 +149,8 @@ def replay(
     trace_file: Annotated[Path, typer.Argument(metavar="TRACE", help="A JSONL trace written by `acpgen inspect --trace`.")],
     command: CommandArg,
     schema: SchemaOpt = None,
-    target: TargetOpt = None,
+    protocol: ProtocolOpt = None,
+    target: OldTargetOpt = None,
     timeout: TimeoutOpt = 20.0,
 ) -> None:
     """Replay a recorded trace's client side against an agent and compare its answers.
@@ -141,7 +160,7 @@ def replay(
     from acpgen.kit.replay import ReplayError, run_replay
 
     command = need_command(command)
-    binding = binding_or_exit(schema, target)
+    binding = binding_or_exit(schema, protocol, target)
     try:
         differences = asyncio.run(run_replay(binding, trace_file, command, timeout))
     except ReplayError as exc:

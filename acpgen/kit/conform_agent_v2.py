@@ -1,4 +1,4 @@
-"""`acpgen conform agent --target v2`: the v2 draft's prompt lifecycle, scripted.
+"""`acpgen conform agent --protocol v2`: the v2 draft's prompt lifecycle, scripted.
 
 In v2 a `session/prompt` is answered as soon as the user message is inserted (`messageId`); the
 turn reports itself through `session/update`s: a `user_message` with the same id, `state_update`

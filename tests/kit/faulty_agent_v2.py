@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """examples/agent_v2.py with one v2 fault switched on by its argument, for `acpgen conform agent
---target v2` to catch. Without an argument it is the example agent.
+--protocol v2` to catch. Without an argument it is the example agent.
 
     python faulty_agent_v2.py [FAULT]
 """

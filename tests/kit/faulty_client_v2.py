@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The v2 client of examples/client_versions.py (`--protocol 2`) with one fault switched on, for
-`acpgen conform client --target v2` to catch. Without a fault it is the example client.
+`acpgen conform client --protocol v2` to catch. Without a fault it is the example client.
 
     python faulty_client_v2.py [--fault NAME] [--cancel] AGENT_CMD [ARGS...]
 """

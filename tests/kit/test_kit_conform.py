@@ -28,7 +28,7 @@ SDK_FAILURES = {
     "py-agent": {"rpc.parse_error", "init.version.invalid", "cancel_request.honoured"},
     "ts-client": set(),
     "py-client": set(),
-    # v2 (--target v2): the TS SDK's v2 client, and the TS v1+v2 router peer (our own test peer on
+    # v2 (--protocol v2): the TS SDK's v2 client, and the TS v1+v2 router peer (our own test peer on
     # the SDK's v2 app API), which advertises `session: {}` without list/resume/close handlers
     "ts-v2-client": set(),
     "ts-router-agent-v2": {"session.list", "session.resume", "session.resume.bad_cursor", "session.close",
@@ -113,24 +113,24 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, dict[
         "py-agent": ("agent", [sys.executable, str(PEERS / "py_agent.py")], ()),
         "ts-client": ("client", ["node", str(PEERS / "ts_client.mjs")], ("--cancel-args=--cancel",)),
         "py-client": ("client", [sys.executable, str(PEERS / "py_client.py")], ("--cancel-args=--cancel",)),
-        "v2-agent": ("agent", [sys.executable, str(ROOT / "examples" / "agent_v2.py")], ("--target", "v2")),
-        "v1-agent-as-v2": ("agent", [sys.executable, str(ROOT / "examples" / "agent.py")], ("--target", "v2")),
+        "v2-agent": ("agent", [sys.executable, str(ROOT / "examples" / "agent_v2.py")], ("--protocol", "v2")),
+        "v1-agent-as-v2": ("agent", [sys.executable, str(ROOT / "examples" / "agent.py")], ("--protocol", "v2")),
         "router-as-v1": ("agent", [sys.executable, str(ROOT / "examples" / "agent_router.py")], ()),
-        "router-as-v2": ("agent", [sys.executable, str(ROOT / "examples" / "agent_router.py")], ("--target", "v2")),
+        "router-as-v2": ("agent", [sys.executable, str(ROOT / "examples" / "agent_router.py")], ("--protocol", "v2")),
         "v2-client": ("client", [sys.executable, str(ROOT / "examples" / "client_versions.py"), "--protocol", "2", "--json"],
-                      ("--target", "v2", "--cancel-args=--cancel")),
-        "ts-v2-client": ("client", ["node", str(PEERS / "ts_v2_client.mjs")], ("--target", "v2", "--cancel-args=--cancel")),
+                      ("--protocol", "v2", "--cancel-args=--cancel")),
+        "ts-v2-client": ("client", ["node", str(PEERS / "ts_v2_client.mjs")], ("--protocol", "v2", "--cancel-args=--cancel")),
         # its pending permission is never given up after session/cancel: that step waits out --timeout
-        "ts-router-agent-v2": ("agent", ["node", str(PEERS / "ts_router_agent.mjs")], ("--target", "v2", "--timeout", "10")),
-        "faulty-agent-v2": ("agent", FAULTY_AGENT_V2, ("--target", "v2")),
-        "faulty-client-v2": ("client", FAULTY_CLIENT_V2, ("--target", "v2", "--cancel-args=--cancel")),
+        "ts-router-agent-v2": ("agent", ["node", str(PEERS / "ts_router_agent.mjs")], ("--protocol", "v2", "--timeout", "10")),
+        "faulty-agent-v2": ("agent", FAULTY_AGENT_V2, ("--protocol", "v2")),
+        "faulty-client-v2": ("client", FAULTY_CLIENT_V2, ("--protocol", "v2", "--cancel-args=--cancel")),
     }
     for fault in AGENT_FAULTS_V2:
         # a turn that never ends waits out --timeout at each step: a shorter one keeps the run short
         short = ("--timeout", "6") if fault in ("no_idle", "waits_after_cancel") else ()
-        jobs[f"agent-v2:{fault}"] = ("agent", [*FAULTY_AGENT_V2, fault], ("--target", "v2", *short))
+        jobs[f"agent-v2:{fault}"] = ("agent", [*FAULTY_AGENT_V2, fault], ("--protocol", "v2", *short))
     for fault in CLIENT_FAULTS_V2:
-        jobs[f"client-v2:{fault}"] = ("client", [*FAULTY_CLIENT_V2, "--fault", fault], ("--target", "v2", "--cancel-args=--cancel"))
+        jobs[f"client-v2:{fault}"] = ("client", [*FAULTY_CLIENT_V2, "--fault", fault], ("--protocol", "v2", "--cancel-args=--cancel"))
     for fault in AGENT_FAULTS:
         jobs[f"agent:{fault}"] = ("agent", [*FAULTY_AGENT, fault], ())
     for fault in CLIENT_FAULTS:

@@ -115,9 +115,17 @@ def test_inspect_between_the_example_client_and_agent_changes_nothing(tmp_path: 
 def test_inspect_says_what_to_do_when_the_command_or_binding_is_wrong(tmp_path: Path) -> None:
     missing = subprocess.run([*INSPECT, "--", str(tmp_path / "no-such-agent")], capture_output=True, text=True, timeout=60)
     assert missing.returncode == 2 and "no such program" in missing.stderr and "Traceback" not in missing.stderr
-    bad = subprocess.run([*INSPECT, "--target", "v9", "--", sys.executable, "-c", "pass"], capture_output=True,
+    bad = subprocess.run([*INSPECT, "--protocol", "v9", "--", sys.executable, "-c", "pass"], capture_output=True,
                          text=True, timeout=60)
     assert bad.returncode == 2 and "no bundled binding named 'v9'" in bad.stderr
+    # the kit's first spelling, --target, still works and says it is deprecated
+    old = subprocess.run([*INSPECT, "--target", "v9", "--", sys.executable, "-c", "pass"], capture_output=True,
+                         text=True, timeout=60)
+    assert old.returncode == 2 and "no bundled binding named 'v9'" in old.stderr
+    assert "--target is deprecated here, use --protocol" in old.stderr
+    both = subprocess.run([*INSPECT, "--protocol", "v1", "--target", "v2", "--", sys.executable, "-c", "pass"],
+                          capture_output=True, text=True, timeout=60)
+    assert both.returncode == 2 and "--protocol v1 and --target v2 contradict each other" in both.stderr
 
 
 def test_observer_decodes_answers_by_the_method_of_their_request_and_checks_direction() -> None:

@@ -70,13 +70,13 @@ AGENT_V2 = [sys.executable, str(ROOT / "examples" / "agent_v2.py")]
 @pytest.fixture(scope="module")
 def trace_v2(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A v2 session of examples/agent_v2.py (the v2 client of examples/client_versions.py) recorded
-    through `acpgen inspect --target v2`."""
+    through `acpgen inspect --protocol v2`."""
     work = tmp_path_factory.mktemp("replay-v2")
     (work / "README.md").write_text("# replayed v2\n", encoding="utf-8")
     path, report = work / "trace.jsonl", work / "violations.txt"
     result = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "client_versions.py"), "--protocol", "2", "--json", "--cwd", str(work),
-         *ACPGEN, "inspect", "--target", "v2", "--trace", str(path), "--report", str(report), "--", *AGENT_V2],
+         *ACPGEN, "inspect", "--protocol", "v2", "--trace", str(path), "--report", str(report), "--", *AGENT_V2],
         capture_output=True, text=True, timeout=120, env={**os.environ, "ACP_EXAMPLE_PAUSE_S": "0"})
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout.splitlines()[-1])
@@ -99,14 +99,14 @@ def test_inspect_records_a_clean_v2_session(trace_v2: tuple[Path, Path]) -> None
 
 def test_replay_reproduces_a_v2_session(trace_v2: tuple[Path, Path]) -> None:
     path, _ = trace_v2
-    result = subprocess.run([*ACPGEN, "replay", "--target", "v2", str(path), "--timeout", "20", "--", *AGENT_V2],
+    result = subprocess.run([*ACPGEN, "replay", "--protocol", "v2", str(path), "--timeout", "20", "--", *AGENT_V2],
                             capture_output=True, text=True, timeout=180, cwd=ROOT, env={**os.environ, "ACP_EXAMPLE_PAUSE_S": "0"})
     assert result.returncode == 0, result.stdout + result.stderr
     assert "match the trace in shape" in result.stdout
     # an agent that does not echo the prompt as a user_message update differs where it should
     faulty = [sys.executable, str(ROOT / "tests" / "kit" / "faulty_agent_v2.py"), "no_user_message"]
     # (replay waits --timeout for the user_message that never comes: a short one keeps the test short)
-    result = subprocess.run([*ACPGEN, "replay", "--target", "v2", str(path), "--timeout", "5", "--", *faulty],
+    result = subprocess.run([*ACPGEN, "replay", "--protocol", "v2", str(path), "--timeout", "5", "--", *faulty],
                             capture_output=True, text=True, timeout=180, cwd=ROOT, env={**os.environ, "ACP_EXAMPLE_PAUSE_S": "0"})
     assert result.returncode == 1, result.stdout + result.stderr
     assert "session/update:user_message: 1 recorded, 0 now" in result.stdout, result.stdout
