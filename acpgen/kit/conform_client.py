@@ -307,6 +307,10 @@ class ClientConform:
                  "" if late is not None else "no answer after a late update")
 
 
+def all_client_rule_ids() -> set[str]:
+    return {r.id for r in RULES_V2}
+
+
 async def conform_client(binding: Binding, command: list[str], timeout: float, cancel_args: str | None) -> Report:
     return await ClientConform(binding, command, timeout, cancel_args).run()
 

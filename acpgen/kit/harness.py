@@ -61,6 +61,9 @@ class AgentProcess:
         self.tasks: list[asyncio.Task[None]] = []
         self.on_line: Callable[[str, bytes], None] | None = None
         self.orphans: list[Observation] = []
+        self.strays: list[Observation] = []
+        """Answers with id null or "" that no request awaited: what an agent sends when it answers a
+        notification (JSON-RPC forbids it). Kept apart from `orphans`, so they never end a wait."""
         self.other_version: int | None = None
         """Set when the agent answered initialize in another protocol version than the observer's."""
 
@@ -179,7 +182,9 @@ class AgentProcess:
                 future = self.waiters.pop(id_key(obs.id), None)
                 if future is not None and not future.done():
                     future.set_result(obs)
-                elif obs.id is not None:
+                elif obs.id is None or obs.id == "":
+                    self.strays.append(obs)
+                else:
                     self.orphans.append(obs)
             elif obs.kind == "request":
                 asyncio.get_running_loop().create_task(self.answer(obs))
