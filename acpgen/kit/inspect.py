@@ -184,7 +184,7 @@ def pump(src: int, dst: int | None, analyser: Analyser, direction: str,
 def run_inspect(binding: Binding, command: list[str], trace_path: Path | None,
                 report_path: Path | None, quiet: bool = False) -> int:
     report_lock = threading.Lock()
-    report_file: IO[str] | None = report_path.open("a", encoding="utf-8") if report_path else None
+    report_file: IO[str] | None = report_path.open("w", encoding="utf-8") if report_path else None  # a run's report is its own
 
     def report(text: str) -> None:
         with report_lock:
