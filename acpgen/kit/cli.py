@@ -96,6 +96,8 @@ def inspect(
     target: TargetOpt = None,
     trace: Annotated[Path | None, typer.Option("--trace", help="Write every line as JSONL (time, direction, raw line, decoded kind, violations).")] = None,
     report: Annotated[Path | None, typer.Option("--report", help="Write violations to this file instead of stderr.")] = None,
+    html: Annotated[Path | None, typer.Option("--html", help="Write the session as a self-contained HTML page "
+                                              "(sequence diagram, expandable messages, violations marked).")] = None,
 ) -> None:
     """Run an agent behind a transparent stdio proxy that checks every message both ways.
 
@@ -104,10 +106,10 @@ def inspect(
     `["inspect", "--", "my-agent"]`. The exit status is the agent's."""
     from acpgen.kit.inspect import run_inspect
 
-    outputs_or_exit({"--trace": trace, "--report": report})
+    outputs_or_exit({"--trace": trace, "--report": report, "--html": html})
     command = need_command(command)
     binding = binding_or_exit(schema, target)
-    raise typer.Exit(run_inspect(binding, command, trace, report))
+    raise typer.Exit(run_inspect(binding, command, trace, report, html_path=html))
 
 
 conform = typer.Typer(no_args_is_help=True, help="Check an ACP agent or client against the protocol's rules.")
@@ -205,6 +207,8 @@ def replay(
     schema: SchemaOpt = None,
     target: TargetOpt = None,
     timeout: TimeoutOpt = 20.0,
+    html: Annotated[Path | None, typer.Option("--html", help="Write the replayed session as a self-contained "
+                                              "HTML page, its differences listed above the diagram.")] = None,
 ) -> None:
     """Replay a recorded trace's client side against an agent and compare its answers.
 
@@ -212,10 +216,11 @@ def replay(
     with their path. Exit 0 when there are none."""
     from acpgen.kit.replay import ReplayError, run_replay
 
+    outputs_or_exit({"--html": html})
     command = need_command(command)
     binding = binding_or_exit(schema, target)
     try:
-        differences = asyncio.run(run_replay(binding, trace_file, command, timeout))
+        differences = asyncio.run(run_replay(binding, trace_file, command, timeout, html))
     except ReplayError as exc:
         typer.echo(f"{trace_file}: error: {exc}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
