@@ -114,6 +114,7 @@ def render(records: list[dict[str, Any]], title: str, notes: list[str] | None = 
     """The page for a trace's records (as `acpgen inspect --trace` writes them); `notes` (replay's
     differences) are listed above the diagram."""
     e = html.escape
+    title = title if len(title) <= 160 else title[:157] + "..."
     rows = [row(r, n) for n, r in enumerate(records, 1)]
     sessions = [session_of(pretty(str(r.get("line", "")))[1]) for r in records]
     methods = [str(r.get("method") or "") for r in records]
