@@ -162,6 +162,32 @@ def test_a_v1_agent_asked_for_v2_is_reported_as_speaking_v1_not_failed(runs: dic
     assert not [c for c in report["checks"] if c["status"] == "fail"], table
 
 
+# -- conform client: verdicts that blamed the wrong rule, or passed a violation -------------------
+
+FAULTY_CLIENT = [sys.executable, str(ROOT / "tests" / "kit" / "faulty_client.py")]
+CLIENT_FAULTS = {
+    # no -32601 for unknown methods: only method_not_found fails; the survival pings of the steps
+    # before no longer charge it to unknown_fields (MUST) and the rest; late_update cannot be probed
+    "ignores_unknown_methods": ({"client.method_not_found"}, {"client.cancel.late_update"}),
+    # `cancelled` is the outcome of a cancelled turn; without a session/cancel it is not an answer
+    "cancelled_without_cancel": ({"client.permission"}, set()),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(CLIENT_FAULTS))
+def test_conform_client_charges_each_fault_to_its_own_rule(tmp_path: Path, fault: str) -> None:
+    failed_expected, skipped_expected = CLIENT_FAULTS[fault]
+    report_path = tmp_path / "client.json"
+    result = acpgen("conform", "client", "--json", str(report_path), "--timeout", "20", "--cancel-args=--cancel",
+                    "--", *FAULTY_CLIENT, "--fault", fault)
+    report = json.loads(report_path.read_text())
+    got = statuses(report)
+    assert {r for r, s in got.items() if s == "fail"} == failed_expected, result.stdout
+    assert skipped_expected <= {r for r, s in got.items() if s == "skipped"}, result.stdout
+    assert result.returncode == 1
+    # the same client without the fault passes (test_kit_conform: test_the_faulty_peers_without_a_fault_pass)
+
+
 # -- usage errors and could-not-run: nothing is started ------------------------------------------
 
 def test_usage_errors_exit_2_without_a_traceback(tmp_path: Path) -> None:
