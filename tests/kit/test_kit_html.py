@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = "</script><img src=x onerror=\"document.title='pwned'\"><b>bold</b>"
 # A tiny agent: two sessions; a prompt in each gets a hostile text chunk, a number where text
 # belongs (a violation) and end_turn.

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ACPGEN = [sys.executable, "-m", "acpgen"]
 FAULTY_AGENT = [sys.executable, str(ROOT / "tests" / "kit" / "faulty_agent.py")]
 EXAMPLE_AGENT = [sys.executable, str(ROOT / "examples" / "agent.py")]
@@ -185,7 +185,7 @@ def test_conform_client_charges_each_fault_to_its_own_rule(tmp_path: Path, fault
     assert {r for r, s in got.items() if s == "fail"} == failed_expected, result.stdout
     assert skipped_expected <= {r for r, s in got.items() if s == "skipped"}, result.stdout
     assert result.returncode == 1
-    # the same client without the fault passes (test_kit_conform: test_the_faulty_peers_without_a_fault_pass)
+    # the same client without the fault passes (test_kit_conform.py: test_the_faulty_peers_without_a_fault_pass)
 
 
 # -- usage errors and could-not-run: nothing is started ------------------------------------------
