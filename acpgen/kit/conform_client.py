@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import shlex
+import signal
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -103,18 +105,40 @@ class ClientConform:
         read, write = workdir / "read-me.txt", workdir / f"written-{scenario}.txt"
         agent = fake_agent_command(log, scenario, self.binding, read, write, self.timeout)
         extra = self.cancel_args if scenario == "cancel" and self.cancel_args is not None else []
+        # Its own process group: a client's children (the fake agent, whatever it starts) end with it.
         proc = await asyncio.create_subprocess_exec(
             *client_command(self.command, agent, extra), stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+        assert proc.stdout is not None
+        output = bytearray()
+
+        async def collect() -> None:
+            assert proc.stdout is not None
+            while chunk := await proc.stdout.read(1 << 16):
+                output.extend(chunk)
+                del output[:-64 * 1024]
+
+        reader = asyncio.get_running_loop().create_task(collect())
+        code: int | None
         try:
-            output, _ = await asyncio.wait_for(proc.communicate(), self.timeout * 3)
-            code: int | None = proc.returncode
+            code = await asyncio.wait_for(proc.wait(), self.timeout * 3)
         except asyncio.TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            output, _ = await proc.communicate()
             code = None
-        return self.read_log(log), code, output.decode("utf-8", "replace")[-1500:]
+        if code is not None:  # the fake agent (and the client's other children) may finish writing first
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(reader), min(self.timeout, 5))
+        # A child may still hold the output pipe after the client exited or was killed: end the
+        # whole group, and never wait unbounded for the pipe to close.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(proc.wait(), 5)
+        try:
+            await asyncio.wait_for(asyncio.shield(reader), 2)
+        except asyncio.TimeoutError:
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+        return self.read_log(log), code, bytes(output).decode("utf-8", "replace")[-1500:]
 
     def read_log(self, log: Path) -> list[Line]:
         observer = Observer(self.binding)

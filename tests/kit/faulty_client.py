@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 FAULTS = {
@@ -32,6 +33,7 @@ FAULTS = {
     "stdin_noise": "writes a banner to the agent's stdin",
     "ignores_unknown_methods": "never answers a method it does not know (no -32601), but keeps working",
     "cancelled_without_cancel": "answers a permission request cancelled though it never cancelled the turn",
+    "child_holds_stdout": "starts a child that keeps its stdout open (pid written to $FAULTY_CHILD_PID), then hangs",
 }
 KNOWN_UPDATES = {"user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call",
                  "tool_call_update", "plan", "available_commands_update", "current_mode_update"}
@@ -45,6 +47,11 @@ def main() -> int:
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     fault = args.fault
+    if fault == "child_holds_stdout":
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])  # inherits stdout
+        with open(os.environ["FAULTY_CHILD_PID"], "w") as pid_file:
+            pid_file.write(str(child.pid))
+        time.sleep(600)
     agent = subprocess.Popen(args.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert agent.stdin is not None and agent.stdout is not None
     lock = threading.Lock()

@@ -238,3 +238,22 @@ def test_inspect_report_holds_only_this_runs_violations(tmp_path: Path) -> None:
     subprocess.run([*ACPGEN, "inspect", "--report", str(report), "--", *sink], input=clean,
                    capture_output=True, timeout=60, cwd=ROOT, check=True)
     assert report.read_text() == ""
+
+
+def test_a_client_whose_child_holds_its_stdout_does_not_hang_conform_and_leaves_no_process(tmp_path: Path) -> None:
+    # The client hangs; once it is killed, its child still holds the output pipe: conform used to
+    # wait for that pipe forever. Now the client's process group is ended and the waits are bounded
+    # (subprocess.run's timeout is the hang detector, not a timing assertion).
+    import os
+
+    pid_file = tmp_path / "child.pid"
+    report_path = tmp_path / "client.json"
+    result = subprocess.run([*ACPGEN, "conform", "client", "--json", str(report_path), "--timeout", "2", "--",
+                             *FAULTY_CLIENT, "--fault", "child_holds_stdout"], capture_output=True, text=True,
+                            timeout=120, cwd=ROOT, env={**os.environ, "FAULTY_CHILD_PID": str(pid_file)})
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert statuses(json.loads(report_path.read_text()))["client.initialize_first"] == "fail"
+    child = int(pid_file.read_text())
+    stat = Path(f"/proc/{child}/stat")
+    # gone, or a zombie waiting for a reaper (what a container's init may leave): not running
+    assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
