@@ -24,7 +24,12 @@ BUNDLED = {"v1": "acp_v1", "v2": "acp_v2"}
 
 
 class BindingError(Exception):
-    """The binding could not be found, generated or imported; the message says what to do."""
+    """The binding could not be found, generated or imported; the message says what to do.
+    `usage` is true when the options themselves are wrong (exit 2, not 3)."""
+
+    def __init__(self, message: str, usage: bool = False) -> None:
+        super().__init__(message)
+        self.usage = usage
 
 
 @dataclass(frozen=True)
@@ -97,7 +102,7 @@ def generate_into_cache(schema: Path) -> Path:
     from acpgen.pipeline import build
 
     if not schema.is_file():
-        raise BindingError(f"{schema}: no such schema file (give a schema.json, or --protocol v1|v2)")
+        raise BindingError(f"{schema}: no such schema file (give a schema.json, or --protocol v1|v2)", usage=True)
     digest = hashlib.sha256(schema.read_bytes())
     companion = schema.with_name(schema.name.replace(".json", ".unstable.json"))
     if companion != schema and companion.is_file():
@@ -122,7 +127,7 @@ def generate_into_cache(schema: Path) -> Path:
 def load_binding(schema: Path | None = None, target: str | None = None) -> Binding:
     """The binding for `--schema FILE` or `--protocol NAME` (default: the bundled v1)."""
     if schema is not None and target is not None:
-        raise BindingError("give --schema or --protocol, not both")
+        raise BindingError("give --schema or --protocol, not both", usage=True)
     if schema is not None:
         folder = generate_into_cache(schema)
         name = f"{schema.name} ({folder.name})"
@@ -132,7 +137,7 @@ def load_binding(schema: Path | None = None, target: str | None = None) -> Bindi
         if package not in BUNDLED.values():
             raise BindingError(
                 f"no bundled binding named {key!r} (bundled: {', '.join(BUNDLED)}); "
-                "use --schema FILE for another schema"
+                "use --schema FILE for another schema", usage=True
             )
         found = bundled_dir(package)
         if found is None:

@@ -12,8 +12,9 @@ import typer
 
 if TYPE_CHECKING:
     from acpgen.kit.bindings import Binding
+    from acpgen.kit.gate import Gate
 
-EXIT_OK, EXIT_FAIL, EXIT_ERROR = 0, 1, 2
+from acpgen.kit.gate import EXIT_COULD_NOT_RUN, EXIT_FAIL, EXIT_OK, EXIT_USAGE, GateError
 
 SchemaOpt = Annotated[Path | None, typer.Option(
     "--schema", help="Decode with a binding generated from this schema.json (cached) instead of a bundled one.")]
@@ -28,6 +29,12 @@ TimeoutOpt = Annotated[float, typer.Option(
     "--timeout", help="Seconds to wait for each answer (the first one, which includes the program's start: three times this).")]
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="Also write the results as JSON to this file.")]
 JunitOpt = Annotated[Path | None, typer.Option("--junit", help="Also write the results as JUnit XML to this file.")]
+StrictOpt = Annotated[bool, typer.Option("--strict", help="SHOULD failures fail the run too (exit 1).")]
+SkipOpt = Annotated[list[str] | None, typer.Option(
+    "--skip", metavar="RULE", help="Do not judge this rule (repeatable; ids: `acpgen conform rules`).")]
+WaiversOpt = Annotated[Path | None, typer.Option(
+    "--waivers", metavar="FILE", help="A TOML file of [[waive]] rule = \"...\" reason = \"...\": a waived "
+    "failure is shown with its reason and does not fail the run.")]
 
 
 def protocol_choice(protocol: str | None, old_target: str | None) -> str | None:
@@ -38,7 +45,7 @@ def protocol_choice(protocol: str | None, old_target: str | None) -> str | None:
                "configured target)", err=True)
     if protocol is not None and protocol != old_target:
         typer.echo(f"error: --protocol {protocol} and --target {old_target} contradict each other", err=True)
-        raise typer.Exit(EXIT_ERROR)
+        raise typer.Exit(EXIT_USAGE)
     return old_target
 
 
@@ -49,7 +56,7 @@ def binding_or_exit(schema: Path | None, protocol: str | None, old_target: str |
         return load_binding(schema, protocol_choice(protocol, old_target))
     except BindingError as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(EXIT_ERROR) from None
+        raise typer.Exit(EXIT_USAGE if exc.usage else EXIT_COULD_NOT_RUN) from None
 
 
 def known_version(binding: Binding, what: str) -> None:
@@ -58,17 +65,44 @@ def known_version(binding: Binding, what: str) -> None:
     if binding.protocol_version not in (1, 2):
         typer.echo(f"error: {what} scripts ACP protocol versions 1 and 2; {binding.name} is version "
                    f"{binding.protocol_version}. Use `acpgen inspect` to check a session of it.", err=True)
-        raise typer.Exit(EXIT_ERROR)
+        raise typer.Exit(EXIT_USAGE)
 
 
 def need_command(command: list[str] | None) -> list[str]:
     if not command:
         typer.echo("error: give the program to run after `--`, e.g. `-- python my_agent.py`", err=True)
-        raise typer.Exit(EXIT_ERROR)
+        raise typer.Exit(EXIT_USAGE)
     if shutil.which(command[0]) is None:
         typer.echo(f"error: cannot run {command[0]!r}: no such program (check the path or PATH)", err=True)
-        raise typer.Exit(EXIT_ERROR)
+        raise typer.Exit(EXIT_COULD_NOT_RUN)
     return command
+
+
+def gate_or_exit(strict: bool, skip: list[str] | None, waivers: Path | None, known: set[str],
+                 outputs: dict[str, Path | None]) -> Gate:
+    """The CI options, checked before anything runs: a mistake in them is a usage error (exit 2)."""
+    from acpgen.kit.gate import check_output_folder, make_gate
+
+    try:
+        for option, path in outputs.items():
+            check_output_folder(path, option)
+        gate = make_gate(strict, skip, waivers)
+        gate.check_ids(known)
+    except GateError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    return gate
+
+
+def outputs_or_exit(outputs: dict[str, Path | None]) -> None:
+    from acpgen.kit.gate import check_output_folder
+
+    try:
+        for option, path in outputs.items():
+            check_output_folder(path, option)
+    except GateError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
 
 
 def inspect(
@@ -78,6 +112,8 @@ def inspect(
     target: OldTargetOpt = None,
     trace: Annotated[Path | None, typer.Option("--trace", help="Write every line as JSONL (time, direction, raw line, decoded kind, violations).")] = None,
     report: Annotated[Path | None, typer.Option("--report", help="Write violations to this file instead of stderr.")] = None,
+    html: Annotated[Path | None, typer.Option("--html", help="Write the session as a self-contained HTML page "
+                                              "(sequence diagram, expandable messages, violations marked).")] = None,
 ) -> None:
     """Run an agent behind a transparent stdio proxy that checks every message both ways.
 
@@ -86,9 +122,10 @@ def inspect(
     `["inspect", "--", "my-agent"]`. The exit status is the agent's."""
     from acpgen.kit.inspect import run_inspect
 
+    outputs_or_exit({"--trace": trace, "--report": report, "--html": html})
     command = need_command(command)
     binding = binding_or_exit(schema, protocol, target)
-    raise typer.Exit(run_inspect(binding, command, trace, report))
+    raise typer.Exit(run_inspect(binding, command, trace, report, html_path=html))
 
 
 conform = typer.Typer(no_args_is_help=True, help="Check an ACP agent or client against the protocol's rules.")
@@ -103,18 +140,32 @@ def conform_agent(
     json_out: JsonOpt = None,
     junit: JunitOpt = None,
     timeout: TimeoutOpt = 20.0,
+    strict: StrictOpt = False,
+    skip: SkipOpt = None,
+    waivers: WaiversOpt = None,
+    auth: Annotated[str | None, typer.Option(
+        "--auth", metavar="METHOD|none", help="Authenticate with this advertised method id, or `none` to never "
+        "call authenticate (default: the first advertised method that is not `terminal` or `env_var`).")] = None,
+    prompt: Annotated[str | None, typer.Option(
+        "--prompt", metavar="TEXT", help="The text of the scripted prompts (it should make the agent ask a "
+        "permission, for the permission.* checks).")] = None,
 ) -> None:
     """Drive an agent through scripted scenarios and check each protocol rule.
 
-    Each check names its rule (MUST/SHOULD and spec section). Exit 0 only when every MUST holds."""
+    Each check names its rule (MUST/SHOULD and spec section). Exit 0 when every MUST holds (with
+    --strict every SHOULD too), 1 when one fails, 2 on a usage error, 3 when the run could not
+    check (no such program, another protocol version, checks blocked by authentication)."""
+    from acpgen.kit.conform_agent import AgentOptions, all_agent_rule_ids
     from acpgen.kit.conform_agent import conform_agent as run
 
+    gate = gate_or_exit(strict, skip, waivers, all_agent_rule_ids(), {"--json": json_out, "--junit": junit})
     command = need_command(command)
     binding = binding_or_exit(schema, protocol, target)
-    result = asyncio.run(run(binding, command, timeout))
+    result = asyncio.run(run(binding, command, timeout, AgentOptions(auth=auth, prompt=prompt)))
+    result.apply(gate)
     sys.stdout.write(result.table())
     result.write(json_out, junit)
-    raise typer.Exit(EXIT_OK if result.ok else EXIT_FAIL)
+    raise typer.Exit(result.exit_code())
 
 
 @conform.command("client")
@@ -129,20 +180,43 @@ def conform_client(
     cancel_args: Annotated[str | None, typer.Option(
         "--cancel-args", help="Extra arguments that make the client cancel its turn (e.g. '--cancel'), "
         "inserted before the fake agent's command for the cancellation scenario.")] = None,
+    strict: StrictOpt = False,
+    skip: SkipOpt = None,
+    waivers: WaiversOpt = None,
 ) -> None:
     """Start a client with a scripted fake agent and check what it sends and answers.
 
     The fake agent's command is appended to CMD (or put where an argument is `{agent}`).
-    Exit 0 only when every MUST holds."""
+    Exit codes as for `conform agent`."""
+    from acpgen.kit.conform_client import all_client_rule_ids
     from acpgen.kit.conform_client import conform_client as run
 
+    gate = gate_or_exit(strict, skip, waivers, all_client_rule_ids(), {"--json": json_out, "--junit": junit})
     command = need_command(command)
     binding = binding_or_exit(schema, protocol, target)
     known_version(binding, "conform client")
     result = asyncio.run(run(binding, command, timeout, cancel_args))
+    result.apply(gate)
     sys.stdout.write(result.table())
     result.write(json_out, junit)
-    raise typer.Exit(EXIT_OK if result.ok else EXIT_FAIL)
+    raise typer.Exit(result.exit_code())
+
+
+@conform.command("rules")
+def conform_rules(
+    markdown: Annotated[bool, typer.Option("--markdown", help="A markdown table instead of plain lines.")] = False,
+) -> None:
+    """List every rule id the conform commands judge (stable ids for --skip and waivers)."""
+    from acpgen.kit.conform_agent import rule_catalogue
+
+    rows = rule_catalogue()
+    if markdown:
+        typer.echo("| id | side | level | rule | spec |\n|---|---|---|---|---|")
+    for side, rule in rows:
+        if markdown:
+            typer.echo(f"| `{rule.id}` | {side} | {rule.level} | {rule.text} | {rule.section} |")
+        else:
+            typer.echo(f"{rule.id:32} {side:9} {rule.level:6} {rule.text}")
 
 
 def replay(
@@ -152,6 +226,8 @@ def replay(
     protocol: ProtocolOpt = None,
     target: OldTargetOpt = None,
     timeout: TimeoutOpt = 20.0,
+    html: Annotated[Path | None, typer.Option("--html", help="Write the replayed session as a self-contained "
+                                              "HTML page, its differences listed above the diagram.")] = None,
 ) -> None:
     """Replay a recorded trace's client side against an agent and compare its answers.
 
@@ -159,13 +235,14 @@ def replay(
     with their path. Exit 0 when there are none."""
     from acpgen.kit.replay import ReplayError, run_replay
 
+    outputs_or_exit({"--html": html})
     command = need_command(command)
     binding = binding_or_exit(schema, protocol, target)
     try:
-        differences = asyncio.run(run_replay(binding, trace_file, command, timeout))
+        differences = asyncio.run(run_replay(binding, trace_file, command, timeout, html))
     except ReplayError as exc:
         typer.echo(f"{trace_file}: error: {exc}", err=True)
-        raise typer.Exit(EXIT_ERROR) from None
+        raise typer.Exit(EXIT_USAGE) from None
     for line in differences:
         typer.echo(line)
     typer.echo(f"replay: {len(differences)} difference(s)" if differences else "replay: the agent's answers match the trace in shape")

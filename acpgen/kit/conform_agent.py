@@ -17,7 +17,7 @@ from typing import Any
 from acpgen.kit.bindings import Binding
 from acpgen.kit.harness import AgentProcess, Closed, Timeout, WrongId
 from acpgen.kit.observe import Observation, Observer, dig
-from acpgen.kit.report import FAIL, PASS, SKIP, Report, Rule
+from acpgen.kit.report import BLOCKED, FAIL, PASS, SKIP, Report, Rule
 
 INIT = "Initialization"
 SETUP = "Session Setup"
@@ -37,6 +37,34 @@ STARTUP = 3
 """initialize may take this many times --timeout: it includes the agent's start."""
 UNSUPPORTED_VERSION = -32022
 """The v2 draft's answer to an initialize whose version (and every lower one) the agent lacks."""
+AUTH_REQUIRED = -32000
+"""`auth_required`: the agent wants `authenticate` first. A check answered with it is BLOCKED, not failed."""
+NOT_PASSED_TO_AUTHENTICATE = ("terminal", "env_var")
+"""Auth method types a client never passes to authenticate by itself: the schema says the client
+MUST NOT pass `terminal` methods; `env_var` ones are satisfied by the agent's environment."""
+DEFAULT_PROMPT = "Hello from acpgen conform. Please read README.md."
+"""The scripted prompts' text (--prompt): it asks for a file read, which makes many agents ask a permission."""
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    auth: str | None = None
+    """An advertised auth method id, "none" (never authenticate), or None (the first method a
+    client may pass to authenticate)."""
+    prompt: str | None = None
+
+
+class AuthBlocked(Exception):
+    """The agent answered -32000 (authentication required) where the script needs it to go on."""
+
+
+class OtherVersion(Exception):
+    """The agent answered initialize with another protocol version (which it may: it does not
+    support the one asked for), so nothing of the asked version can be checked."""
+
+
+def auth_required(obs: Observation) -> bool:
+    return obs.kind == "error" and dig(obs.message, "error", "code") == AUTH_REQUIRED
 
 R = Rule
 RULES = [
@@ -75,7 +103,8 @@ RULES = [
     R("run.completes", "MUST", "the scripted session runs to its end: every request answered, no early exit", f"{RPC} §5; {TRANSPORT}"),
     R("messages.valid", "MUST", "every message the agent sends is well-formed JSON-RPC that the schema decodes", f"{SCHEMA}; {RPC}"),
     R("stdout.clean", "MUST", "nothing but JSON-RPC messages on stdout", TRANSPORT),
-    R("exit.stdin_closed", "SHOULD", "the agent exits with status 0 soon after its stdin closes (half of --timeout, at least 5 s)", TRANSPORT),
+    R("exit.stdin_closed", "SHOULD", "the agent exits with status 0 soon after its stdin closes (half of --timeout, at least 5 s): "
+      "no spec text requires it; clients rely on it to end an agent without a signal", "kit expectation (no spec rule)"),
 ]
 RULE = {r.id: r for r in RULES}
 
@@ -95,6 +124,16 @@ class Client:
     permission: str = "allow"
     cancelling: set[str] = field(default_factory=set)
     requests: list[Observation] = field(default_factory=list)
+    hold_permissions: bool = False
+    """While set, a permission request is held unanswered until `release_held` (the cancel check
+    keeps a turn open this way, so its session/cancel cannot arrive after the turn ended)."""
+    held_permissions: list[asyncio.Future[None]] = field(default_factory=list)
+
+    def release_held(self) -> None:
+        for future in self.held_permissions:
+            if not future.done():
+                future.set_result(None)
+        self.held_permissions.clear()
 
     async def handle(self, agent: AgentProcess, obs: Observation) -> tuple[object, dict[str, Any] | None]:
         self.requests.append(obs)
@@ -102,12 +141,14 @@ class Client:
         params = params if isinstance(params, dict) else {}
         method = obs.method or ""
         if method == "session/request_permission":
+            if self.hold_permissions:
+                release: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+                self.held_permissions.append(release)
+                await release
             options = [o for o in params.get("options", []) if isinstance(o, dict)]
             if self.permission == "cancelled" or params.get("sessionId") in self.cancelling or not options:
                 return {"outcome": {"outcome": "cancelled"}}, None
-            kinds = ("allow_once", "allow_always") if self.permission == "allow" else ("reject_once", "reject_always")
-            chosen = next((o for o in options if o.get("kind") in kinds), options[0])
-            return {"outcome": {"outcome": "selected", "optionId": chosen.get("optionId")}}, None
+            return {"outcome": {"outcome": "selected", "optionId": pick_option(options, self.permission).get("optionId")}}, None
         if method == "fs/read_text_file":
             path = Path(str(params.get("path", "")))
             try:
@@ -127,6 +168,17 @@ class Client:
         return None, {"code": -32601, "message": "Method not found", "data": {"method": method}}
 
 
+def pick_option(options: list[dict[str, Any]], permission: str) -> dict[str, Any]:
+    """The `*_once` option of the wanted kind first: an `allow_always` answer would stop the agent
+    asking on later turns, and the reject and cancelled round trips would never run."""
+    prefix = "allow" if permission == "allow" else "reject"
+    for kind in (f"{prefix}_once", f"{prefix}_always"):
+        found = next((o for o in options if o.get("kind") == kind), None)
+        if found is not None:
+            return found
+    return options[0]
+
+
 def short(obs: Observation) -> str:
     return "; ".join(v.render() for v in obs.violations)
 
@@ -135,10 +187,12 @@ class AgentConform:
     rules: list[Rule] = RULES
     """The checks this script reports (v2 replaces the v1 turn checks)."""
 
-    def __init__(self, binding: Binding, command: list[str], timeout: float) -> None:
+    def __init__(self, binding: Binding, command: list[str], timeout: float, options: AgentOptions | None = None) -> None:
         self.binding = binding
         self.command = command
         self.timeout = timeout
+        self.options = options or AgentOptions()
+        self.prompt_text = self.options.prompt or DEFAULT_PROMPT
         self.report = Report(subject="agent: " + " ".join(command), schema=binding.name)
         self.version = binding.protocol_version
         self.processes: list[AgentProcess] = []
@@ -158,7 +212,7 @@ class AgentConform:
         old = self.results.get(rule)
         if old is not None and old[0] == FAIL and status != FAIL:
             return  # a failure seen once stays
-        if old is not None and old[0] == PASS and status == SKIP:
+        if old is not None and old[0] in (PASS, BLOCKED) and status in (SKIP, BLOCKED):
             return
         if old is not None and status == FAIL and old[0] == FAIL:
             detail = old[1] + "\n" + detail
@@ -166,6 +220,9 @@ class AgentConform:
 
     def check_answer(self, rule: str, obs: Observation) -> bool:
         """A result that decodes passes the rule; an error or a violation fails it."""
+        if obs.kind == "error" and auth_required(obs):
+            self.set(rule, BLOCKED, f"blocked by auth: answered -32000 (authentication required) {str(obs.message.get('error'))[:160]}")
+            return False
         if obs.kind == "error":
             self.set(rule, FAIL, f"answered with error {obs.message.get('error')}")
             return False
@@ -205,10 +262,18 @@ class AgentConform:
             for agent in self.processes:
                 await agent.kill()
             self.tmp.cleanup()
+        if self.report.stopped:
+            for rule in self.rules:
+                self.report.add(rule, SKIP, f"not checked: {self.report.stopped}")
+            return self.report
         self.whole_run_checks()
         self.extra_checks()
         for rule in self.rules:
-            status, detail = self.results.get(rule.id, (SKIP, "not exercised"))
+            default = (SKIP, "not exercised")
+            if rule.id.startswith("permission."):
+                default = (SKIP, f"the agent asked no permission in its turns (prompt {self.prompt_text!r}); "
+                                 "--prompt TEXT can ask for work that needs one")
+            status, detail = self.results.get(rule.id, default)
             self.report.add(rule, status, detail)
         return self.report
 
@@ -221,6 +286,15 @@ class AgentConform:
         try:
             await self.main_scenario(agent, main)
             self.set("run.completes", PASS)
+        except AuthBlocked as exc:
+            self.set("run.completes", BLOCKED, f"blocked by auth: {exc}")
+            for rule in self.rules:
+                if rule.id not in self.results and not rule.id.startswith(
+                        ("init.version.", "capabilities.", "exit.", "stdout.", "updates.", "messages.")):
+                    self.set(rule.id, BLOCKED, f"blocked by auth: {exc}")
+        except OtherVersion as exc:
+            self.report.stopped = str(exc)
+            self.results.clear()
         except (Closed, Timeout) as exc:
             self.set("run.completes", FAIL, f"the scripted session stopped: {exc}\n{agent.stderr_text()[-600:]}")
             for rule in self.rules:
@@ -247,6 +321,12 @@ class AgentConform:
         if isinstance(result, dict):
             answered = result.get("protocolVersion")
             self.latest = answered if isinstance(answered, int) else None
+            if (isinstance(answered, int) and not isinstance(answered, bool) and answered < self.version
+                    and init.violations and self.decodes_in_its_version(agent, answered, result)):
+                raise OtherVersion(
+                    f"the agent speaks v{answered}: asked for protocol version {self.version}, it answered "
+                    f"protocolVersion {answered} (an agent without version {self.version} answers so); "
+                    f"check it with --protocol v{answered}")
             if answered == self.version:
                 self.set("init.version.requested", PASS)
             else:
@@ -265,20 +345,46 @@ class AgentConform:
         session_id = await self.new_session(agent)
         await self.prompts(agent, client, session_id)
         await self.cancel(agent, client, session_id)
-        await self.cancel_request(agent, session_id)
+        await self.cancel_request(agent, client, session_id)
         await self.load_and_list(agent, session_id)
         await self.rpc_checks(agent, session_id)
         await self.close_session(agent, session_id)
 
+    def auth_choice(self, methods: list[dict[str, Any]], id_key: str) -> tuple[dict[str, Any] | None, str]:
+        """The auth method to call (--auth), or None and why not."""
+        wanted = self.options.auth
+        if wanted == "none":
+            return None, "--auth none: authenticate is not called"
+        if wanted is not None:
+            found = next((m for m in methods if m.get(id_key) == wanted), None)
+            if found is None:
+                return None, f"--auth {wanted}: not among the advertised methods {[m.get(id_key) for m in methods]}"
+            if found.get("type") == "terminal":
+                return None, f"--auth {wanted}: a terminal method, which a client MUST NOT pass to authenticate"
+            return found, ""
+        usable = [m for m in methods if m.get("type", "agent") not in NOT_PASSED_TO_AUTHENTICATE]
+        if not usable:
+            return None, "only terminal / env_var auth methods advertised (a client does not pass those to authenticate)"
+        return usable[0], ""
+
     async def authenticate(self, agent: AgentProcess, result: dict[str, Any] | None) -> None:
         methods = dig(result, "authMethods")
-        methods = methods if isinstance(methods, list) else []
+        methods = [m for m in methods if isinstance(m, dict)] if isinstance(methods, list) else []
         auth_method = "auth/login" if self.version >= 2 else "authenticate"
         if not methods or auth_method not in self.binding.agent_methods:
             self.set("auth.advertised", SKIP, "no auth methods advertised")
             return
-        first = methods[0] if isinstance(methods[0], dict) else {}
-        obs = await agent.request(auth_method, {"methodId": first.get("id")})
+        chosen, why = self.auth_choice(methods, "id")
+        if chosen is None:
+            self.set("auth.advertised", SKIP, why)
+            return
+        try:
+            obs = await agent.request(auth_method, {"methodId": chosen.get("id")})
+        except Timeout as exc:
+            # An interactive login waits for a person: not a violation; the script goes on.
+            self.set("auth.advertised", SKIP, f"method {chosen.get('id')!r}: {exc} (an interactive login? "
+                     "choose another with --auth METHOD, or --auth none)")
+            return
         if obs.kind == "error" and not obs.violations:
             self.set("auth.advertised", PASS)  # a well-formed refusal (it may need a user)
         else:
@@ -296,6 +402,8 @@ class AgentConform:
         else:
             self.set("jsonrpc.id", FAIL, f"sent id \"acpgen-new-1\", answer carried {obs.id!r}")
         self.check_answer("session.new", obs)
+        if auth_required(obs):
+            raise AuthBlocked("session/new answered -32000 (authentication required)")
         result = obs.message.get("result") if obs.kind == "response" else None
         session_id = result.get("sessionId") if isinstance(result, dict) else None
         if not isinstance(session_id, str):
@@ -342,7 +450,7 @@ class AgentConform:
 
     async def prompts(self, agent: AgentProcess, client: Client, session_id: str) -> None:
         readme = self.workdir / "README.md"
-        text = {"type": "text", "text": "Hello from acpgen conform. Please read README.md."}
+        text = {"type": "text", "text": self.prompt_text}
         await self.prompt(agent, client, "prompt.text", session_id, [text], "allow")
         link = {"type": "resource_link", "uri": readme.as_uri(), "name": "README.md", "mimeType": "text/markdown"}
         await self.prompt(agent, client, "prompt.resource_link", session_id, [text, link], "reject")
@@ -366,21 +474,44 @@ class AgentConform:
                 if o.method == "session/update" and o.kind == "notification"
                 and isinstance(o.message.get("params"), dict) and o.message["params"].get("sessionId") == session_id]
 
-    async def start_turn(self, agent: AgentProcess, session_id: str) -> tuple[Any, int]:
+    async def start_turn(self, agent: AgentProcess, session_id: str, text: str = "Hello from acpgen conform: a turn to cancel.",
+                         client: Client | None = None) -> tuple[Any, int]:
+        """Start a prompt and wait for its first update (or, when `client` holds permission
+        requests, for one of those), or its end."""
         since = len(agent.received.observations)
         future = await agent.start_request("session/prompt", {"sessionId": session_id, "prompt": [
-            {"type": "text", "text": "Hello from acpgen conform: a turn to cancel."}]})
-        await agent.wait_for(lambda: bool(self.updates_for(agent, session_id, since)) or future.done(), self.timeout)
+            {"type": "text", "text": text}]})
+        if client is not None:
+            await agent.wait_for(lambda: bool(client.held_permissions) or future.done(), self.timeout)
+        else:
+            await agent.wait_for(lambda: bool(self.updates_for(agent, session_id, since)) or future.done(), self.timeout)
         return future, since
 
     async def cancel(self, agent: AgentProcess, client: Client, session_id: str) -> None:
+        """A verdict only where the turn was certainly still running when session/cancel arrived:
+        the turn is held open by a permission request left unanswered (then answered `cancelled`
+        after the cancel, as clients SHOULD); or, for an agent that asks none, cancelled after its
+        first update and answered `cancelled`. An `end_turn` with no held request proves nothing
+        (the turn may have ended before the cancel reached it): SKIP, saying so."""
         client.permission = "allow"
-        future, _ = await self.start_turn(agent, session_id)
-        if future.done():
-            self.set("cancel.cancelled", SKIP, "the turn ended before its first update; nothing to cancel")
-            return
+        client.hold_permissions = True
+        try:
+            future, _ = await self.start_turn(agent, session_id, self.prompt_text, client)
+        finally:
+            client.hold_permissions = False
+        held = bool(client.held_permissions)
+        if not held and future.done():
+            first = future.result()
+            if auth_required(first):
+                self.set("cancel.cancelled", BLOCKED, "blocked by auth: the prompt was answered -32000")
+                return
+            future, _ = await self.start_turn(agent, session_id)
+            if future.done():
+                self.set("cancel.cancelled", SKIP, "the turn ended before its first update; nothing to cancel")
+                return
         client.cancelling.add(session_id)
         await agent.notify("session/cancel", {"sessionId": session_id})
+        client.release_held()
         try:
             obs = await agent.wait_answer(future, "session/prompt after session/cancel")
         finally:
@@ -389,17 +520,31 @@ class AgentConform:
         reason = result.get("stopReason") if isinstance(result, dict) else None
         if reason == "cancelled":
             self.set("cancel.cancelled", PASS)
+        elif obs.kind == "response" and reason == "end_turn" and not held:
+            self.set("cancel.cancelled", SKIP, "inconclusive: the turn answered end_turn right after its first update, "
+                     "so it may have ended before session/cancel reached it (it asked no permission that would hold it open; "
+                     "--prompt can ask for work that needs one)")
         else:
             got = f"stopReason {reason!r}" if obs.kind == "response" else f"error {obs.message.get('error')}"
-            self.set("cancel.cancelled", FAIL, f"expected stopReason \"cancelled\", got {got}")
+            where = " (session/cancel was sent while the turn waited for a permission answer)" if held else ""
+            self.set("cancel.cancelled", FAIL, f"expected stopReason \"cancelled\", got {got}{where}")
         self.check_stop_reason(obs)
 
-    async def cancel_request(self, agent: AgentProcess, session_id: str) -> None:
+    async def cancel_request(self, agent: AgentProcess, client: Client, session_id: str) -> None:
+        """As for session/cancel: the turn is held open by a permission request when it asks one."""
         if "$/cancel_request" not in self.binding.agent_methods:
             for rule in ("cancel_request.answered", "cancel_request.honoured"):
                 self.set(rule, SKIP, "the schema has no $/cancel_request")
             return
-        future, _ = await self.start_turn(agent, session_id)
+        client.permission = "allow"
+        client.hold_permissions = True
+        try:
+            future, _ = await self.start_turn(agent, session_id, self.prompt_text, client)
+        finally:
+            client.hold_permissions = False
+        held = bool(client.held_permissions)
+        if not held and future.done():
+            future, _ = await self.start_turn(agent, session_id)
         if future.done():
             for rule in ("cancel_request.answered", "cancel_request.honoured"):
                 self.set(rule, SKIP, "the turn ended before its first update; nothing to cancel")
@@ -407,6 +552,9 @@ class AgentConform:
         pending = [k for k, f in agent.waiters.items() if f is future]
         request_id = int(pending[0]) if pending else None
         await agent.notify("$/cancel_request", {"requestId": request_id})
+        # The held permission request is answered as usual ("allow", after the $/cancel_request): a
+        # `cancelled` outcome would end the turn by itself and hide whether the agent honoured it.
+        client.release_held()
         try:
             obs = await agent.wait_answer(future, "session/prompt after $/cancel_request")
         except Timeout as exc:
@@ -420,6 +568,9 @@ class AgentConform:
         result = obs.message.get("result") if obs.kind == "response" else None
         if (isinstance(error, dict) and error.get("code") == -32800) or (isinstance(result, dict) and result.get("stopReason") == "cancelled"):
             self.set("cancel_request.honoured", PASS)
+        elif not held and isinstance(result, dict) and result.get("stopReason") == "end_turn":
+            self.set("cancel_request.honoured", SKIP, "inconclusive: the turn answered end_turn right after its first update, "
+                     "so it may have ended before $/cancel_request reached it (no permission request held it open)")
         else:
             self.set("cancel_request.honoured", FAIL, f"the turn ran on: {str(error or result)[:200]}")
 
@@ -470,6 +621,7 @@ class AgentConform:
         probe = await agent.request("acpgen/no_such_method", {})
         answered = [o for o in agent.received.observations[before:]
                     if o.kind in ("response", "error") and o is not probe]
+        answered += [o for o in agent.strays if o not in answered]
         if answered:
             self.set("rpc.notification_unanswered", FAIL, f"answered a notification: {str(answered[0].message)[:200]}")
         else:
@@ -499,6 +651,8 @@ class AgentConform:
             raise
         if obs.kind == "response" and not obs.violations:
             self.set("rpc.survives_bad_line", PASS)
+        elif auth_required(obs):
+            self.set("rpc.survives_bad_line", BLOCKED, "blocked by auth: the prompt after the malformed line was answered -32000")
         else:
             self.set("rpc.survives_bad_line", FAIL, f"the session no longer works: {str(obs.message)[:200]}")
 
@@ -522,6 +676,8 @@ class AgentConform:
 
     async def version_scenarios(self) -> None:
         await self.initialized.wait()
+        if self.report.stopped:
+            return
         latest = self.latest if self.latest is not None else self.version
         older = max(self.version - 1, 0)
         cases = [("init.version.older", older), ("init.version.newer", self.version + 1000),
@@ -591,6 +747,10 @@ class AgentConform:
             if init.kind != "response":
                 raise Closed("initialize failed")
             obs = await agent.request("session/new", {"cwd": str(self.workdir), "mcpServers": []})
+            if auth_required(obs):
+                for rule in ("capabilities.fs", "capabilities.terminal"):
+                    self.set(rule, BLOCKED, "blocked by auth: session/new answered -32000")
+                return
             result = obs.message.get("result") if obs.kind == "response" else None
             session_id = result.get("sessionId") if isinstance(result, dict) else None
             if not isinstance(session_id, str):
@@ -598,7 +758,7 @@ class AgentConform:
             self.sessions.add(session_id)
             client.permission = "allow"
             await agent.request("session/prompt", {"sessionId": session_id, "prompt": [
-                {"type": "text", "text": "Hello from acpgen conform. Please read README.md."}]})
+                {"type": "text", "text": self.prompt_text}]})
         except (Closed, Timeout) as exc:
             for rule in ("capabilities.fs", "capabilities.terminal"):
                 self.set(rule, SKIP, f"could not run a turn without capabilities: {exc}")
@@ -635,9 +795,28 @@ class AgentConform:
         self.set("updates.valid", FAIL if bad_updates else PASS, "\n".join(bad_updates[:8]))
 
 
-async def conform_agent(binding: Binding, command: list[str], timeout: float) -> Report:
+def rule_catalogue() -> list[tuple[str, Rule]]:
+    """Every rule the conform commands judge, with the side it is about ("agent", "agent v2",
+    "client", "client v2"): the stable ids --skip and waiver files name."""
+    from acpgen.kit.conform_agent_v2 import V2_RULES
+    from acpgen.kit.conform_client import RULES as CLIENT_RULES
+    from acpgen.kit.conform_client import RULES_V2 as CLIENT_RULES_V2
+
+    rows: list[tuple[str, Rule]] = [("agent", r) for r in RULES]
+    rows += [("agent v2", r) for r in V2_RULES]
+    rows += [("client", r) for r in CLIENT_RULES]
+    rows += [("client v2", r) for r in CLIENT_RULES_V2 if r not in CLIENT_RULES]
+    return rows
+
+
+def all_agent_rule_ids() -> set[str]:
+    return {rule.id for side, rule in rule_catalogue() if side.startswith("agent")}
+
+
+async def conform_agent(binding: Binding, command: list[str], timeout: float,
+                        options: AgentOptions | None = None) -> Report:
     if binding.protocol_version >= 2:
         from acpgen.kit.conform_agent_v2 import AgentConformV2
 
-        return await AgentConformV2(binding, command, timeout).run()
-    return await AgentConform(binding, command, timeout).run()
+        return await AgentConformV2(binding, command, timeout, options).run()
+    return await AgentConform(binding, command, timeout, options).run()

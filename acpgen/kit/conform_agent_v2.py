@@ -189,15 +189,23 @@ class AgentConformV2(AgentConform):
             self.set("auth.advertised", SKIP, "no auth methods advertised")
             self.set("auth.logout", SKIP, "no auth methods advertised")
             return
-        usable = [m for m in methods if m.get("type", "agent") == "agent"]
-        if usable:
-            obs = await agent.request("auth/login", {"methodId": usable[0].get("methodId")})
+        chosen, why = self.auth_choice(methods, "methodId")
+        if chosen is None:
+            self.set("auth.advertised", SKIP, why)
+        else:
+            try:
+                obs = await agent.request("auth/login", {"methodId": chosen.get("methodId")})
+            except Timeout as exc:
+                self.set("auth.advertised", SKIP, f"method {chosen.get('methodId')!r}: {exc} (an interactive login? "
+                         "choose another with --auth METHOD, or --auth none)")
+                return
             if obs.kind == "error" and not obs.violations and dig(obs.message, "error", "code") != -32601:
                 self.set("auth.advertised", PASS)  # a well-formed refusal (it may need a user)
             else:
                 self.check_answer("auth.advertised", obs)
-        else:
-            self.set("auth.advertised", SKIP, "no agent-type auth method (only those go to auth/login)")
+        if self.options.auth == "none":
+            self.set("auth.logout", SKIP, "--auth none")
+            return
         self.logout_pending = True  # checked at the end of the script (it may end the login)
 
     # -- the turn --------------------------------------------------------------------------------

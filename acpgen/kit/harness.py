@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,6 +62,9 @@ class AgentProcess:
         self.tasks: list[asyncio.Task[None]] = []
         self.on_line: Callable[[str, bytes], None] | None = None
         self.orphans: list[Observation] = []
+        self.strays: list[Observation] = []
+        """Answers with id null or "" that no request awaited: what an agent sends when it answers a
+        notification (JSON-RPC forbids it). Kept apart from `orphans`, so they never end a wait."""
         self.other_version: int | None = None
         """Set when the agent answered initialize in another protocol version than the observer's."""
 
@@ -68,6 +72,7 @@ class AgentProcess:
         self.proc = await asyncio.create_subprocess_exec(
             *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env={**os.environ, **(env or {})}, cwd=cwd,
+            start_new_session=True,  # its own process group: its children end with it
         )
         loop = asyncio.get_running_loop()
         self.tasks = [loop.create_task(self.read_stdout()), loop.create_task(self.read_stderr())]
@@ -179,7 +184,9 @@ class AgentProcess:
                 future = self.waiters.pop(id_key(obs.id), None)
                 if future is not None and not future.done():
                     future.set_result(obs)
-                elif obs.id is not None:
+                elif obs.id is None or obs.id == "":
+                    self.strays.append(obs)
+                else:
                     self.orphans.append(obs)
             elif obs.kind == "request":
                 asyncio.get_running_loop().create_task(self.answer(obs))
@@ -224,9 +231,10 @@ class AgentProcess:
             return None
 
     async def kill(self) -> None:
-        if self.proc is not None and self.proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                self.proc.kill()
+        if self.proc is not None:
+            # the whole group, also when the agent itself has exited but left children behind
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.proc.wait(), 5)
         for task in self.tasks:

@@ -64,6 +64,8 @@ class Analyser:
         self.messages = 0
         self.violations = 0
         self.start = time.monotonic()
+        self.records: list[dict[str, Any]] | None = None
+        """Set to a list to keep every trace record (for --html); long lines are cut to 128 KiB."""
         self.thread = threading.Thread(target=self.run, name="acpgen-inspect-analyser", daemon=True)
         self.thread.start()
 
@@ -152,6 +154,11 @@ class Analyser:
         self.write_trace(record)
 
     def write_trace(self, record: dict[str, Any]) -> None:
+        if self.records is not None:
+            kept = dict(record)
+            if len(kept["line"]) > 128 * 1024:
+                kept["line"] = kept["line"][:128 * 1024]
+            self.records.append(kept)
         if self.trace is not None:
             self.trace.write(json.dumps(record, ensure_ascii=True) + "\n")
             self.trace.flush()
@@ -182,9 +189,9 @@ def pump(src: int, dst: int | None, analyser: Analyser, direction: str,
 
 
 def run_inspect(binding: Binding, command: list[str], trace_path: Path | None,
-                report_path: Path | None, quiet: bool = False) -> int:
+                report_path: Path | None, quiet: bool = False, html_path: Path | None = None) -> int:
     report_lock = threading.Lock()
-    report_file: IO[str] | None = report_path.open("a", encoding="utf-8") if report_path else None
+    report_file: IO[str] | None = report_path.open("w", encoding="utf-8") if report_path else None  # a run's report is its own
 
     def report(text: str) -> None:
         with report_lock:
@@ -204,6 +211,8 @@ def run_inspect(binding: Binding, command: list[str], trace_path: Path | None,
         return 127
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     analyser = Analyser(Observer(binding), report, trace)
+    if html_path is not None:
+        analyser.records = []
     child_in = proc.stdin.fileno()
 
     def close_child_stdin() -> None:
@@ -228,6 +237,10 @@ def run_inspect(binding: Binding, command: list[str], trace_path: Path | None,
         report(f"{analyser.messages} messages, {analyser.violations} violations")
     if trace is not None:
         trace.close()
+    if html_path is not None and analyser.records is not None:
+        from acpgen.kit.html_report import write_html
+
+        write_html(html_path, analyser.records, "acpgen inspect: " + " ".join(command))
     if report_file is not None:
         report_file.close()
     with contextlib.suppress(OSError):

@@ -111,6 +111,8 @@ class Replay:
         self.trace = trace
         self.timeout = timeout
         self.differences: list[str] = []
+        self.lines: list[tuple[float, str, bytes]] = []
+        """Every line of the replayed session (time, direction, bytes), for --html."""
         self.ids: dict[str, str] = {}  # recorded session id -> new one
         self.answers: dict[str, deque[tuple[dict[str, Any], dict[str, Any] | None]]] = defaultdict(deque)
         self.replayed_requests: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -172,6 +174,9 @@ class Replay:
 
     async def run(self, command: list[str]) -> list[str]:
         agent = AgentProcess(Observer(self.binding), self.on_request, self.timeout)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        agent.on_line = lambda direction, line: self.lines.append((loop.time() - started, direction, line))
         await agent.start(command)
         pending: list[tuple[dict[str, Any], dict[str, Any] | None, asyncio.Future[Observation]]] = []
         recorded_answers = {json.dumps(m["id"]): m for d, m in self.trace
@@ -282,6 +287,14 @@ class Replay:
                 self.differ(f"agent notification {key} #{index + 1}", lines)
 
 
-async def run_replay(binding: Binding, trace_path: Path, command: list[str], timeout: float) -> list[str]:
+async def run_replay(binding: Binding, trace_path: Path, command: list[str], timeout: float,
+                     html_path: Path | None = None) -> list[str]:
     trace = load_trace(trace_path)
-    return await Replay(binding, trace, timeout).run(command)
+    replay = Replay(binding, trace, timeout)
+    differences = await replay.run(command)
+    if html_path is not None:
+        from acpgen.kit.html_report import records_of, write_html
+
+        write_html(html_path, records_of(replay.lines, Observer(binding)),
+                   f"acpgen replay {trace_path.name}: " + " ".join(command), differences or ["no difference in shape"])
+    return differences

@@ -28,10 +28,19 @@ FAULTS = {
     "no_load_replay": "advertises loadSession but replays nothing",
     "numeric_id": "answers a string request id with a number",
     "hangs_on_eof": "keeps running after its stdin closes",
+    "answers_notifications_empty_id": "answers unknown notifications with an error carrying id \"\" (as chuk-acp does)",
 }
+CORRECT_VARIANTS = {
+    "allow_always_first": "lists allow_always before allow_once and asks no more once allow_always was chosen",
+    "instant_turn": "a turn is one chunk and end_turn, asking nothing (a session/cancel arrives after it ended)",
+    "auth_terminal": "advertises only a terminal auth method (which a client MUST NOT pass to authenticate)",
+    "auth_hangs": "advertises an agent auth method whose authenticate never answers (an interactive login)",
+    "auth_required": "advertises an auth method and answers session/new with -32000 until authenticated (it never is)",
+}
+"""Behaviours that break no rule but that a careless checker would fail."""
 FAULT = sys.argv[1] if len(sys.argv) > 1 else ""
-if FAULT and FAULT not in FAULTS:
-    sys.exit(f"unknown fault {FAULT!r}; known: {', '.join(FAULTS)}")
+if FAULT and FAULT not in FAULTS and FAULT not in CORRECT_VARIANTS:
+    sys.exit(f"unknown fault {FAULT!r}; known: {', '.join([*FAULTS, *CORRECT_VARIANTS])}")
 
 out_lock = threading.Lock()
 state_lock = threading.Lock()
@@ -40,6 +49,7 @@ waiting: dict[int, threading.Event] = {}
 answers: dict[int, object] = {}
 client_fs = False
 next_id = [100]
+always_allowed = [False]
 
 
 def send(message: dict[str, object]) -> None:
@@ -80,18 +90,28 @@ def turn(request_id: object, session_id: str) -> None:
     assert isinstance(cancelled, threading.Event)
     text: object = 42 if FAULT == "wrong_field_type" else "Thinking."
     update(session_id, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
+    if FAULT == "instant_turn":
+        time.sleep(0.05)
+        with state_lock:
+            session["turn"] = None
+        reply(request_id, {"stopReason": "end_turn"})
+        return
     cancelled.wait(0.3)
     reason = "cancelled" if cancelled.is_set() else "end_turn"
-    if not cancelled.is_set():
+    if not cancelled.is_set() and always_allowed[0]:
+        update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"})
+    elif not cancelled.is_set():
         update(session_id, {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read README.md",
                             "kind": "read", "status": "pending"})
+        options = [{"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                   {"optionId": "reject", "name": "Reject", "kind": "reject_once"}]
+        if FAULT == "allow_always_first":
+            options.insert(0, {"optionId": "always", "name": "Always allow", "kind": "allow_always"})
         answer = call("session/request_permission", {
-            "sessionId": session_id,
-            "toolCall": {"toolCallId": "t1", "title": "Read README.md"},
-            "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"},
-                        {"optionId": "reject", "name": "Reject", "kind": "reject_once"}],
+            "sessionId": session_id, "toolCall": {"toolCallId": "t1", "title": "Read README.md"}, "options": options,
         })
         outcome = answer.get("outcome", {}) if isinstance(answer, dict) else {}
+        always_allowed[0] = outcome.get("optionId") == "always"
         if cancelled.is_set() or outcome.get("outcome") == "cancelled":
             reason = "cancelled"
         else:
@@ -120,14 +140,18 @@ def handle(message: dict[str, object]) -> None:
     if "id" not in message:  # notifications
         if method == "session/cancel":
             session = sessions.get(str(params.get("sessionId")))
-            if session is not None:
+            if session is not None and session.get("turn") is not None:  # nothing to cancel between turns
                 session["cancel"].set()  # type: ignore[attr-defined]
+            if FAULT == "answers_notifications_empty_id":
+                reply("", error={"code": -32601, "message": "Method not found"})
         elif method == "$/cancel_request":
             for session in sessions.values():
                 if session.get("turn") == params.get("requestId"):
                     session["cancel"].set()  # type: ignore[attr-defined]
         elif FAULT == "answers_notifications":
             reply(None, error={"code": -32601, "message": "Method not found"})
+        elif FAULT == "answers_notifications_empty_id":
+            reply("", error={"code": -32601, "message": "Method not found"})
         return
     if method == "initialize":
         version = params.get("protocolVersion")
@@ -138,8 +162,21 @@ def handle(message: dict[str, object]) -> None:
         fs = caps.get("fs") if isinstance(caps, dict) else None
         client_fs = bool(isinstance(fs, dict) and fs.get("readTextFile"))
         answer = version if FAULT == "version_echo" else min(version, 1)
+        auth: list[dict[str, object]] = []
+        if FAULT == "auth_terminal":
+            auth = [{"id": "tui-login", "name": "Log in in a terminal", "type": "terminal", "args": ["--login"]}]
+        elif FAULT in ("auth_hangs", "auth_required"):
+            auth = [{"id": "browser-login", "name": "Log in with a browser"}]
         reply(request_id, {"protocolVersion": answer, "agentCapabilities": {"loadSession": FAULT == "no_load_replay" or True},
-                           "authMethods": [], "agentInfo": {"name": "faulty-agent", "version": "0"}})
+                           "authMethods": auth, "agentInfo": {"name": "faulty-agent", "version": "0"}})
+    elif method == "authenticate":
+        if FAULT == "auth_terminal":
+            sys.exit(3)  # a terminal method passed to authenticate: the client broke a MUST NOT
+        if FAULT == "auth_hangs":
+            return  # waits for a person who never comes
+        reply(request_id, error={"code": -32000, "message": "Authentication required: no browser here"})
+    elif method == "session/new" and FAULT == "auth_required":
+        reply(request_id, error={"code": -32000, "message": "Authentication required"})
     elif method == "session/new":
         session_id = f"s{len(sessions) + 1}"
         sessions[session_id] = {"cwd": params.get("cwd"), "cancel": threading.Event(), "history": [], "turn": None}

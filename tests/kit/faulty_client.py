@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 FAULTS = {
@@ -30,6 +31,9 @@ FAULTS = {
     "line_limit_64k": "gives up on lines longer than 64 KiB (asyncio's default limit)",
     "allows_after_cancel": "answers a pending permission request with allow after cancelling",
     "stdin_noise": "writes a banner to the agent's stdin",
+    "ignores_unknown_methods": "never answers a method it does not know (no -32601), but keeps working",
+    "cancelled_without_cancel": "answers a permission request cancelled though it never cancelled the turn",
+    "child_holds_stdout": "starts a child that keeps its stdout open (pid written to $FAULTY_CHILD_PID), then hangs",
 }
 KNOWN_UPDATES = {"user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call",
                  "tool_call_update", "plan", "available_commands_update", "current_mode_update"}
@@ -43,6 +47,11 @@ def main() -> int:
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     fault = args.fault
+    if fault == "child_holds_stdout":
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])  # inherits stdout
+        with open(os.environ["FAULTY_CHILD_PID"], "w") as pid_file:
+            pid_file.write(str(child.pid))
+        time.sleep(600)
     agent = subprocess.Popen(args.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert agent.stdin is not None and agent.stdout is not None
     lock = threading.Lock()
@@ -63,9 +72,10 @@ def main() -> int:
         assert isinstance(params, dict)
         if method == "session/request_permission":
             options = params.get("options") or []
+            cancelled = state["cancelled"] and fault != "allows_after_cancel"
             if fault == "bad_permission_shape":
                 answer(message["id"], {"outcome": "allow"})
-            elif state["cancelled"] and fault != "allows_after_cancel":
+            elif cancelled or fault == "cancelled_without_cancel":
                 answer(message["id"], {"outcome": {"outcome": "cancelled"}})
             elif fault == "wrong_option":
                 answer(message["id"], {"outcome": {"outcome": "selected", "optionId": "not-offered"}})
@@ -78,6 +88,8 @@ def main() -> int:
                 answer(message["id"], error={"code": -32002, "message": "Resource not found"})
         elif method == "fs/write_text_file" or fault == "no_method_not_found":
             answer(message["id"], {})
+        elif fault == "ignores_unknown_methods":
+            pass
         else:
             answer(message["id"], error={"code": -32601, "message": "Method not found"})
 

@@ -221,9 +221,11 @@ def test_conform_agent_v2_scripts_the_prompt_lifecycle_and_the_example_passes(ru
     assert skipped == {"prompt.image", "prompt.audio", "prompt.resource"}, table
     # the v1-only rules are not in a v2 report
     assert "prompt.stop_reason" not in got and "capabilities.fs" not in got and "session.load" not in got
-    # A v1 agent checked against v2 answers version 1 and cannot read v2's initialize.
+    # A v1 agent asked for v2 answers version 1, as an agent without v2 should: "agent speaks v1"
+    # (could not run, exit 3), not failures of v2 rules it never claimed.
     code, report, table, _ = runs["v1-agent-as-v2"]
-    assert code == 1 and statuses(report)["init.version.requested"] == "fail", table
+    assert code == 3 and "speaks v1" in report["stopped"], table
+    assert not [c for c in report["checks"] if c["status"] == "fail"], table
 
 
 @pytest.mark.parametrize("version", ["v1", "v2"])

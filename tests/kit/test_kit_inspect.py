@@ -114,7 +114,8 @@ def test_inspect_between_the_example_client_and_agent_changes_nothing(tmp_path: 
 
 def test_inspect_says_what_to_do_when_the_command_or_binding_is_wrong(tmp_path: Path) -> None:
     missing = subprocess.run([*INSPECT, "--", str(tmp_path / "no-such-agent")], capture_output=True, text=True, timeout=60)
-    assert missing.returncode == 2 and "no such program" in missing.stderr and "Traceback" not in missing.stderr
+    # could not run (3), not a usage error (2): the options were right, the program is not there
+    assert missing.returncode == 3 and "no such program" in missing.stderr and "Traceback" not in missing.stderr
     bad = subprocess.run([*INSPECT, "--protocol", "v9", "--", sys.executable, "-c", "pass"], capture_output=True,
                          text=True, timeout=60)
     assert bad.returncode == 2 and "no bundled binding named 'v9'" in bad.stderr
