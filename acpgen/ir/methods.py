@@ -140,7 +140,7 @@ def collect_methods(
 KNOWN_SIDES = frozenset({"agent", "client", "both", "protocol", "proxy"})
 
 # What the generated connection and interface classes define besides the handlers and proxies
-# (rpc.py.j2's `Connection`, connections.py.j2's `agent` / `client` attributes, interfaces.py.j2's
+# (acpgen/runtime/rpc.py's `Connection`, connections.py.j2's `agent` / `client` attributes, interfaces.py.j2's
 # extension methods): a handler or proxy of that name would override them. tests/corpus/test_schema_safety.py
 # checks this list against a built package.
 CONNECTION_MEMBERS = frozenset({"agent", "cancel_session_tasks", "client", "close", "closed", "ext_method",

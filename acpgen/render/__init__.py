@@ -30,6 +30,7 @@ RUNTIME = "runtime"
 OUTPUTS = {
     "__init__.py": "__init__.py.j2",
     "_codec.py": RUNTIME,
+    "_protocol.py": "_protocol.py.j2",
     "_registry.py": "_registry.py.j2",
     "asgi.py": RUNTIME,
     "connections.py": "connections.py.j2",
@@ -39,7 +40,7 @@ OUTPUTS = {
     "py.typed": None,
     "remote.py": RUNTIME,
     "router.py": "router.py.j2",
-    "rpc.py": "rpc.py.j2",
+    "rpc.py": RUNTIME,
 }
 
 def runtime_source(output: str) -> str:

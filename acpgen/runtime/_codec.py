@@ -19,6 +19,7 @@ else:
         """Read by type checkers only (typing has it from Python 3.11 on)."""
         return lambda decorator: decorator
 
+
 JsonValue: TypeAlias = bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
 """Any JSON value, as `json.loads` returns it."""
 
@@ -74,8 +75,13 @@ def _rebuild_error(message: str, path: tuple[str | int, ...]) -> ValidationError
 
 
 _JSON_TYPES: Final = {
-    str: "a string", int: "an integer", float: "a number", bool: "a boolean", list: "an array",
-    dict: "an object", type(None): "null",
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "a boolean",
+    list: "an array",
+    dict: "an object",
+    type(None): "null",
 }
 
 
@@ -166,13 +172,16 @@ class ModelType(type):
     is made the first time something asks for it, so importing the models does not pay for the
     `dataclasses` module nor for about 300 classes' fields."""
 
-    def __new__(mcls, name: str, bases: tuple[type, ...], namespace: dict[str, object], **kwargs: object) -> ModelType:
+    def __new__(
+        mcls, name: str, bases: tuple[type, ...], namespace: dict[str, object], **kwargs: object
+    ) -> ModelType:
         if "__slots__" not in namespace:
             annotations = typing.cast(dict[str, object], namespace.get("__annotations__", {}))
-            namespace["__acp_defaults__"] = {k: namespace.pop(k) for k in annotations if k in namespace}
+            namespace["__acp_defaults__"] = {
+                k: namespace.pop(k) for k in annotations if k in namespace
+            }
             namespace["__slots__"] = tuple(annotations)
         return super().__new__(mcls, name, bases, namespace, **kwargs)
-
 
 
 def _make_dataclass(cls: type) -> None:
@@ -199,7 +208,8 @@ def _plan(cls: type) -> tuple[tuple[str, object, object], ...]:
         import dataclasses
 
         plan = _PLANS[cls] = tuple(
-            (f.name, _missing_to(f.default), _missing_to(f.default_factory)) for f in dataclasses.fields(cls)
+            (f.name, _missing_to(f.default), _missing_to(f.default_factory))
+            for f in dataclasses.fields(cls)
         )
     return plan
 
@@ -262,7 +272,6 @@ class Model(metaclass=ModelType):
         init = _compile_init(type(self))
         init(self, **values)
 
-
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
@@ -323,7 +332,6 @@ class Tagged(Model):
     @classmethod
     def _decode_untagged(cls, data: object) -> Self:  # replaced in each subclass (see above)
         raise NotImplementedError
-
 
 
 _E = TypeVar("_E", bound=enum.Enum)
@@ -391,7 +399,9 @@ def tagged_decoder(
                     pass
             raise ValidationError(f"unknown {tag} {value!r}", tag)
         if default is not None and (
-            any_malformed_selects_default or value is UNSET or (null_selects_default and value is None)
+            any_malformed_selects_default
+            or value is UNSET
+            or (null_selects_default and value is None)
         ):
             return default(data)
         if value is UNSET:
@@ -484,7 +494,11 @@ def _hints(cls: type) -> dict[str, object]:
 
 
 def _name(value: object) -> str:
-    return type(value).__name__ if isinstance(value, Model) else _JSON_TYPES.get(type(value), type(value).__name__)
+    return (
+        type(value).__name__
+        if isinstance(value, Model)
+        else _JSON_TYPES.get(type(value), type(value).__name__)
+    )
 
 
 def _misfit(value: object, hint: object, path: tuple[str | int, ...]) -> ValidationError | None:
@@ -493,17 +507,25 @@ def _misfit(value: object, hint: object, path: tuple[str | int, ...]) -> Validat
         options = typing.get_args(hint)
         for option in options:
             if _shallow_fits(value, option):
-                if isinstance(value, Model) and type(value) is not option and all(
-                    isinstance(o, type) and issubclass(o, Model) for o in options
+                if (
+                    isinstance(value, Model)
+                    and type(value) is not option
+                    and all(isinstance(o, type) and issubclass(o, Model) for o in options)
                 ):
                     return ValidationError(
                         f"{type(value).__name__} subclasses the variant {getattr(option, '__name__', option)}: "
-                        "a union member must be of a variant class itself", *path)
+                        "a union member must be of a variant class itself",
+                        *path,
+                    )
                 return _misfit(value, option, path)
         choices = ", ".join(getattr(o, "__name__", str(o)) for o in options)
         hint_text = ""
         for option in options:
-            if isinstance(option, type) and isinstance(value, Model) and issubclass(option, type(value)):
+            if (
+                isinstance(option, type)
+                and isinstance(value, Model)
+                and issubclass(option, type(value))
+            ):
                 hint_text = f"; construct {option.__name__}, the variant that adds the tag"
         return ValidationError(f"expected one of {choices}, got {_name(value)}{hint_text}", *path)
     if origin is list:
@@ -529,7 +551,9 @@ def _misfit(value: object, hint: object, path: tuple[str | int, ...]) -> Validat
     if origin is typing.Literal:
         if any(type(value) is type(c) and value == c for c in typing.get_args(hint)):
             return None
-        return ValidationError(f"expected {' or '.join(map(repr, typing.get_args(hint)))}, got {value!r}", *path)
+        return ValidationError(
+            f"expected {' or '.join(map(repr, typing.get_args(hint)))}, got {value!r}", *path
+        )
     if isinstance(hint, typing.ForwardRef) or hint is typing.Any:
         return _not_json(value, path)
     if isinstance(hint, type):
@@ -558,7 +582,13 @@ def _misfit(value: object, hint: object, path: tuple[str | int, ...]) -> Validat
             ok = value is None
         else:
             ok = type(value) is hint
-        return None if ok else ValidationError(f"expected {_JSON_TYPES.get(hint, hint.__name__)}, got {_name(value)}", *path)
+        return (
+            None
+            if ok
+            else ValidationError(
+                f"expected {_JSON_TYPES.get(hint, hint.__name__)}, got {_name(value)}", *path
+            )
+        )
     return None
 
 

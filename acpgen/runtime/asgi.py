@@ -65,7 +65,9 @@ not hold (every ACP release has it, though not every schema names it)."""
 
 SESSION_SCOPED: Final = frozenset({"session/prompt", "session/cancel"})
 """Client messages whose POST must carry `Acp-Session-Id` (the RFD's prompt and cancel)."""
-SESSION_OPENERS: Final = frozenset({"session/new", "session/load", "session/resume", "session/fork"})
+SESSION_OPENERS: Final = frozenset(
+    {"session/new", "session/load", "session/resume", "session/fork"}
+)
 SESSION_CLOSE: Final = "session/close"
 """Requests that bring a session onto a connection: their answers go on the connection's stream."""
 INITIALIZE_TIMEOUT_S: Final = 30.0
@@ -211,7 +213,13 @@ def _session_of(message: Mapping[str, Any]) -> str | None:
 class _Remote:
     """One remote connection: its agent, its inbound queue and its outgoing streams."""
 
-    def __init__(self, app: AcpApp, to_agent: Callable[[AgentSideConnection], Agent], websocket: bool, identity: object) -> None:
+    def __init__(
+        self,
+        app: AcpApp,
+        to_agent: Callable[[AgentSideConnection], Agent],
+        websocket: bool,
+        identity: object,
+    ) -> None:
         self.app = app
         self.id = secrets.token_urlsafe(16)
         self.websocket = websocket
@@ -228,7 +236,8 @@ class _Remote:
         self.last_active = time.monotonic()
         self.closed = False
         self.conn = AgentSideConnection(
-            to_agent, _ServerTransport(self),
+            to_agent,
+            _ServerTransport(self),
             limits=ConnectionLimits(notification_backlog=self.limits.notification_backlog),
         )
         self.watchdog = asyncio.get_running_loop().create_task(self._watch())
@@ -255,18 +264,25 @@ class _Remote:
         key = _key(message.get("id")) if "id" in message else None
         if method in SESSION_OPENERS:
             if len(self.sessions) >= self.limits.max_sessions and session_id not in self.sessions:
-                return RequestError(TOO_MANY_SESSIONS, "Too many sessions on this connection",
-                                    {"maxSessions": self.limits.max_sessions})
+                return RequestError(
+                    TOO_MANY_SESSIONS,
+                    "Too many sessions on this connection",
+                    {"maxSessions": self.limits.max_sessions},
+                )
             if key is not None:
                 self.opening[key] = (method, session_id)
             return None
         if session_id is None:
             return None
         if session_id not in self.sessions:
-            return RequestError(NOT_ON_THIS_CONNECTION, "Resource not found", {
-                "sessionId": session_id,
-                "message": "this connection holds no such session: create it with session/new or load it with session/load",
-            })
+            return RequestError(
+                NOT_ON_THIS_CONNECTION,
+                "Resource not found",
+                {
+                    "sessionId": session_id,
+                    "message": "this connection holds no such session: create it with session/new or load it with session/load",
+                },
+            )
         if key is not None:
             self.routes[key] = session_id
             if method == SESSION_CLOSE:
@@ -274,7 +290,9 @@ class _Remote:
         return None
 
     async def answer(self, request_id: object, error: RequestError) -> None:
-        data = json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error.to_json()}, separators=(",", ":")).encode()
+        data = json.dumps(
+            {"jsonrpc": "2.0", "id": request_id, "error": error.to_json()}, separators=(",", ":")
+        ).encode()
         if self.app.tap is not None:
             self.app.tap(self.id, "out", data)
         await self.stream_for(None).put(data)
@@ -431,7 +449,9 @@ class AcpApp:
         self.to_agent = to_agent
         self.path = path
         self.allowed_origins = frozenset(o.lower().rstrip("/") for o in allowed_origins)
-        self.allowed_hosts = None if allowed_hosts is None else frozenset(h.lower() for h in allowed_hosts)
+        self.allowed_hosts = (
+            None if allowed_hosts is None else frozenset(h.lower() for h in allowed_hosts)
+        )
         self.authenticate = authenticate
         self.limits = limits
         self.cookie = cookie
@@ -464,8 +484,11 @@ class AcpApp:
 
     def _create(self, websocket: bool, identity: object) -> _Remote:
         if len(self.connections) >= self.limits.max_connections:
-            raise _RefusedError(503, f"Too many connections (cap {self.limits.max_connections}); try again later",
-                           {"retry-after": "5"})
+            raise _RefusedError(
+                503,
+                f"Too many connections (cap {self.limits.max_connections}); try again later",
+                {"retry-after": "5"},
+            )
         try:
             remote = _Remote(self, self.to_agent, websocket, identity)
         except Exception:
@@ -480,11 +503,15 @@ class AcpApp:
         headers = _headers(scope)
         origin = headers.get("origin")
         if origin is not None and origin.lower().rstrip("/") not in self.allowed_origins:
-            raise _RefusedError(403, f"Origin {origin!r} is not allowed; add it to allowed_origins to accept it")
+            raise _RefusedError(
+                403, f"Origin {origin!r} is not allowed; add it to allowed_origins to accept it"
+            )
         if self.allowed_hosts is not None:
             host = _host_name(headers.get("host", "").lower())
             if host and host not in self.allowed_hosts:
-                raise _RefusedError(403, f"Host {host!r} is not allowed; add it to allowed_hosts to accept it")
+                raise _RefusedError(
+                    403, f"Host {host!r} is not allowed; add it to allowed_hosts to accept it"
+                )
         identity: object = True
         if self.authenticate is not None:
             client = scope.get("client")
@@ -507,7 +534,9 @@ class AcpApp:
             raise _RefusedError(400, f"Missing {CONNECTION_ID_HEADER} header")
         remote = self.connections.get(connection_id)
         if remote is None or remote.websocket:
-            raise _RefusedError(404, f"Unknown {CONNECTION_ID_HEADER}; start a new connection with initialize")
+            raise _RefusedError(
+                404, f"Unknown {CONNECTION_ID_HEADER}; start a new connection with initialize"
+            )
         if remote.identity != identity:
             raise _RefusedError(403, "This connection belongs to another caller")
         return remote
@@ -558,7 +587,9 @@ class AcpApp:
         else:
             raise _RefusedError(405, "Use POST, GET or DELETE", {"allow": "GET, POST, DELETE"})
 
-    async def _post(self, headers: Mapping[str, str], identity: object, receive: Receive, send: Send) -> None:
+    async def _post(
+        self, headers: Mapping[str, str], identity: object, receive: Receive, send: Send
+    ) -> None:
         if not headers.get("content-type", "").lower().startswith("application/json"):
             raise _RefusedError(415, "Content-Type must be application/json")
         length = headers.get("content-length", "")
@@ -574,7 +605,11 @@ class AcpApp:
         if not isinstance(message, dict):
             raise _RefusedError(400, "The body must be a JSON-RPC message (an object)")
         method = message.get("method")
-        if CONNECTION_ID_HEADER.lower() not in headers and method == "initialize" and "id" in message:
+        if (
+            CONNECTION_ID_HEADER.lower() not in headers
+            and method == "initialize"
+            and "id" in message
+        ):
             remote = self._create(False, identity)
             try:
                 answer = await remote.call(message, body)
@@ -599,8 +634,12 @@ class AcpApp:
         name, value = self.cookie
         return {"set-cookie": f"{name}={value}; Path=/; HttpOnly; SameSite=Strict"}
 
-    async def _get(self, headers: Mapping[str, str], identity: object, receive: Receive, send: Send) -> None:
-        if "text/event-stream" not in headers.get("accept", "") and "*/*" not in headers.get("accept", ""):
+    async def _get(
+        self, headers: Mapping[str, str], identity: object, receive: Receive, send: Send
+    ) -> None:
+        if "text/event-stream" not in headers.get("accept", "") and "*/*" not in headers.get(
+            "accept", ""
+        ):
             raise _RefusedError(406, "Accept must include text/event-stream")
         remote = self._remote(headers, identity)
         session_id = self._session(remote, headers)
@@ -610,9 +649,16 @@ class AcpApp:
         stream.attached = True
         remote.open_streams += 1
         try:
-            await send({"type": "http.response.start", "status": 200, "headers": [
-                (b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache"),
-            ]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [
+                        (b"content-type", b"text/event-stream"),
+                        (b"cache-control", b"no-cache"),
+                    ],
+                }
+            )
             await _pump_sse(stream, receive, send)
         finally:
             stream.attached = False
@@ -652,8 +698,13 @@ class AcpApp:
                 continue  # binary frames are ignored, as the RFD says
             data = text.encode()
             if len(data) > self.limits.max_message_bytes:
-                await send({"type": "websocket.close", "code": 1009,
-                            "reason": f"message over {self.limits.max_message_bytes} bytes"})
+                await send(
+                    {
+                        "type": "websocket.close",
+                        "code": 1009,
+                        "reason": f"message over {self.limits.max_message_bytes} bytes",
+                    }
+                )
                 return
             try:
                 message = json.loads(data)
@@ -679,12 +730,16 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
             return b"".join(chunks)
 
 
-async def _respond(send: Send, status: int, body: object, headers: Mapping[str, str] | None = None) -> None:
+async def _respond(
+    send: Send, status: int, body: object, headers: Mapping[str, str] | None = None
+) -> None:
     data = b"" if body is None else json.dumps(body).encode()
     await _respond_raw(send, status, data, headers)
 
 
-async def _respond_raw(send: Send, status: int, data: bytes, headers: Mapping[str, str] | None = None) -> None:
+async def _respond_raw(
+    send: Send, status: int, data: bytes, headers: Mapping[str, str] | None = None
+) -> None:
     raw = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
     raw += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
     await send({"type": "http.response.start", "status": status, "headers": raw})
@@ -696,7 +751,9 @@ async def _deny_websocket(scope: Scope, send: Send, refused: _RefusedError) -> N
         data = json.dumps({"error": refused.message}).encode()
         headers = [(b"content-type", b"application/json")]
         headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in refused.headers.items()]
-        await send({"type": "websocket.http.response.start", "status": refused.status, "headers": headers})
+        await send(
+            {"type": "websocket.http.response.start", "status": refused.status, "headers": headers}
+        )
         await send({"type": "websocket.http.response.body", "body": data})
     else:
         await send({"type": "websocket.close", "code": 1008, "reason": refused.message[:120]})
@@ -715,7 +772,9 @@ async def _pump_sse(stream: _Outbox, receive: Receive, send: Send) -> None:
         while True:
             if item is None:
                 item = asyncio.ensure_future(stream.get())
-            done, _ = await asyncio.wait({item, gone}, timeout=KEEPALIVE_S, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(
+                {item, gone}, timeout=KEEPALIVE_S, return_when=asyncio.FIRST_COMPLETED
+            )
             if item in done:
                 data, item = item.result(), None
                 if data is None:
@@ -729,7 +788,9 @@ async def _pump_sse(stream: _Outbox, receive: Receive, send: Send) -> None:
             elif gone in done:
                 break
             else:
-                await send({"type": "http.response.body", "body": b": keepalive\n\n", "more_body": True})
+                await send(
+                    {"type": "http.response.body", "body": b": keepalive\n\n", "more_body": True}
+                )
     finally:
         for task in (item, gone):
             if task is not None and not task.done():
@@ -744,7 +805,13 @@ async def _pump_websocket(stream: _Outbox, send: Send) -> None:
     while (data := await stream.get()) is not None:
         await send({"type": "websocket.send", "text": data.decode()})
     # The connection was freed (idle, or the app is shutting down): say so and close the socket.
-    await send({"type": "websocket.close", "code": 1001, "reason": "connection closed by the agent's server"})
+    await send(
+        {
+            "type": "websocket.close",
+            "code": 1001,
+            "reason": "connection closed by the agent's server",
+        }
+    )
 
 
 def _is_loopback(host: str) -> bool:
@@ -777,15 +844,33 @@ def serve_agent(
     Binds loopback unless told otherwise. The other options are `AcpApp`'s.
     """
     if authenticate is None and not _is_loopback(host):
-        logger.warning("serving on %s without an authenticate hook: anyone who reaches it can drive the agent", host)
-    app = AcpApp(to_agent, allowed_origins=allowed_origins, allowed_hosts=allowed_hosts,
-                 authenticate=authenticate, limits=limits, cookie=cookie)
+        logger.warning(
+            "serving on %s without an authenticate hook: anyone who reaches it can drive the agent",
+            host,
+        )
+    app = AcpApp(
+        to_agent,
+        allowed_origins=allowed_origins,
+        allowed_hosts=allowed_hosts,
+        authenticate=authenticate,
+        limits=limits,
+        cookie=cookie,
+    )
     try:
         module = importlib.import_module(server)
     except ImportError:
-        raise ImportError(f"serve_agent(server={server!r}) needs the {server!r} package: pip install {server}") from None
+        raise ImportError(
+            f"serve_agent(server={server!r}) needs the {server!r} package: pip install {server}"
+        ) from None
     if server == "uvicorn":
-        module.run(app, host=host, port=port, ssl_certfile=certfile, ssl_keyfile=keyfile, log_level="warning")
+        module.run(
+            app,
+            host=host,
+            port=port,
+            ssl_certfile=certfile,
+            ssl_keyfile=keyfile,
+            log_level="warning",
+        )
     elif server == "hypercorn":
         config = importlib.import_module("hypercorn.config").Config()
         config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]

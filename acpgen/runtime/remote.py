@@ -35,7 +35,9 @@ logger = logging.getLogger(__name__)
 
 CONNECTION_ID_HEADER: Final = "Acp-Connection-Id"
 SESSION_ID_HEADER: Final = "Acp-Session-Id"
-SESSION_OPENERS: Final = frozenset({"session/new", "session/load", "session/resume", "session/fork"})
+SESSION_OPENERS: Final = frozenset(
+    {"session/new", "session/load", "session/resume", "session/fork"}
+)
 MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
 INBOX_BACKLOG: Final = 256
 
@@ -85,7 +87,9 @@ class _HttpClient(Protocol):
 
     async def request(self, method: str, url: str, *, headers: Mapping[str, str]) -> _Response: ...
 
-    def stream(self, method: str, url: str, *, headers: Mapping[str, str]) -> AbstractAsyncContextManager[_Response]: ...
+    def stream(
+        self, method: str, url: str, *, headers: Mapping[str, str]
+    ) -> AbstractAsyncContextManager[_Response]: ...
 
     async def aclose(self) -> None: ...
 
@@ -159,7 +163,9 @@ class _HttpTransport:
     """Streamable HTTP: POST each message, read the agent's on SSE streams (one per connection and
     one per session), DELETE at the end."""
 
-    def __init__(self, client: _HttpClient, url: str, headers: Mapping[str, str], max_message_bytes: int) -> None:
+    def __init__(
+        self, client: _HttpClient, url: str, headers: Mapping[str, str], max_message_bytes: int
+    ) -> None:
         self._client = client
         self._url = url
         self._headers = dict(headers)
@@ -181,12 +187,17 @@ class _HttpTransport:
         headers = {"content-type": "application/json", **self._headers}
         if self.connection_id is None:
             if message.get("method") != "initialize":
-                raise ConnectionError("the first message on a Streamable HTTP connection must be initialize")
+                raise ConnectionError(
+                    "the first message on a Streamable HTTP connection must be initialize"
+                )
             response = await self._post(data, headers)
             self.connection_id = response.headers.get(CONNECTION_ID_HEADER)
             if response.status_code != 200 or not self.connection_id:
-                raise RemoteAgentError(response.status_code, f"POST {self._url} (initialize)",
-                                       _detail(response.content) or f"no {CONNECTION_ID_HEADER}")
+                raise RemoteAgentError(
+                    response.status_code,
+                    f"POST {self._url} (initialize)",
+                    _detail(response.content) or f"no {CONNECTION_ID_HEADER}",
+                )
             await self._inbox.put(response.content)
             self._open(None)
             return
@@ -197,7 +208,9 @@ class _HttpTransport:
         response = await self._post(data, headers)
         if response.status_code not in (200, 202):
             what = message.get("method") or "a response"
-            raise RemoteAgentError(response.status_code, f"POST {self._url} ({what})", _detail(response.content))
+            raise RemoteAgentError(
+                response.status_code, f"POST {self._url} ({what})", _detail(response.content)
+            )
         if response.status_code == 200 and response.content:
             await self._inbox.put(response.content)
 
@@ -210,7 +223,9 @@ class _HttpTransport:
 
     def _session_header(self, message: Mapping[str, Any]) -> str | None:
         method = message.get("method")
-        if method is None:  # an answer to the agent: it belongs to the session the agent asked about
+        if (
+            method is None
+        ):  # an answer to the agent: it belongs to the session the agent asked about
             return self._answer_session.pop(json.dumps(message.get("id")), None)
         params = message.get("params")
         session_id = params.get("sessionId") if isinstance(params, dict) else None
@@ -228,18 +243,27 @@ class _HttpTransport:
             self._streams[session_id] = asyncio.ensure_future(self._read_stream(session_id))
 
     async def _read_stream(self, session_id: str | None) -> None:
-        headers = {"accept": "text/event-stream", CONNECTION_ID_HEADER: self.connection_id or "", **self._headers}
+        headers = {
+            "accept": "text/event-stream",
+            CONNECTION_ID_HEADER: self.connection_id or "",
+            **self._headers,
+        }
         if session_id is not None:
             headers[SESSION_ID_HEADER] = session_id
         try:
             async with self._client.stream("GET", self._url, headers=headers) as response:
                 if response.status_code != 200:
                     body = await response.aread()
-                    logger.warning("%s", RemoteAgentError(response.status_code, f"GET {self._url}", _detail(body)))
+                    logger.warning(
+                        "%s",
+                        RemoteAgentError(response.status_code, f"GET {self._url}", _detail(body)),
+                    )
                     self._streams.pop(session_id, None)
                     return
                 await self._read_events(response)
-        except Exception as exc:  # the stream broke (httpx errors, a reset): the connection ends below
+        except (
+            Exception
+        ) as exc:  # the stream broke (httpx errors, a reset): the connection ends below
             logger.debug("stream %r ended: %s", session_id, exc)
         finally:
             if session_id is None:
@@ -295,13 +319,19 @@ class _HttpTransport:
         await asyncio.gather(*self._streams.values(), return_exceptions=True)
         if self.connection_id is not None:
             with contextlib.suppress(Exception):
-                await self._client.request("DELETE", self._url, headers={CONNECTION_ID_HEADER: self.connection_id, **self._headers})
+                await self._client.request(
+                    "DELETE",
+                    self._url,
+                    headers={CONNECTION_ID_HEADER: self.connection_id, **self._headers},
+                )
 
 
 class _Tapped:
     """A transport whose messages are shown to `tap(direction, message)` on their way."""
 
-    def __init__(self, inner: _WebSocketTransport | _HttpTransport, tap: Callable[[str, bytes], None]) -> None:
+    def __init__(
+        self, inner: _WebSocketTransport | _HttpTransport, tap: Callable[[str, bytes], None]
+    ) -> None:
         self._inner = inner
         self._tap = tap
 
@@ -353,10 +383,20 @@ async def connect_agent(
             extra["Cookie"] = _cookie_header(jar)
         try:
             tls = {"ssl": ssl_context} if ssl_context is not None and scheme == "wss" else {}
-            socket = await client_module.connect(url, additional_headers=extra, open_timeout=timeout,
-                                                 max_size=max_message_bytes, compression=None, **tls)
+            socket = await client_module.connect(
+                url,
+                additional_headers=extra,
+                open_timeout=timeout,
+                max_size=max_message_bytes,
+                compression=None,
+                **tls,
+            )
         except websockets.InvalidStatus as exc:
-            raise RemoteAgentError(exc.response.status_code, f"WebSocket upgrade at {url}", _detail(exc.response.body or b"")) from None
+            raise RemoteAgentError(
+                exc.response.status_code,
+                f"WebSocket upgrade at {url}",
+                _detail(exc.response.body or b""),
+            ) from None
         except (OSError, websockets.InvalidHandshake, asyncio.TimeoutError) as exc:
             raise ConnectionError(f"cannot open a WebSocket to {url}: {exc}") from None
         for value in socket.response.headers.get_all("Set-Cookie"):
@@ -366,6 +406,7 @@ async def connect_agent(
         httpx = _require("httpx", "httpx[http2]", "connect_agent over Streamable HTTP")
         if http2:
             _require("h2", "httpx[http2]", "connect_agent over HTTP/2")
+
         async def send_cookies(request: _Request) -> None:
             if jar:
                 request.headers["cookie"] = _cookie_header(jar)
@@ -377,14 +418,20 @@ async def connect_agent(
                 http_client.cookies.clear()  # `jar` is the one store, sent by send_cookies
 
         http_client = httpx.AsyncClient(
-            http2=http2, http1=not (http2 and scheme == "http"), timeout=httpx.Timeout(timeout, read=None),
+            http2=http2,
+            http1=not (http2 and scheme == "http"),
+            timeout=httpx.Timeout(timeout, read=None),
             verify=ssl_context if ssl_context is not None else True,
             event_hooks={"request": [send_cookies], "response": [keep_cookies]},
         )
         transport = _HttpTransport(http_client, url, extra, max_message_bytes)
     else:
-        raise ValueError(f"connect_agent needs a ws://, wss://, http:// or https:// URL, not {url!r}")
-    connection = ClientSideConnection(to_client, transport if tap is None else _Tapped(transport, tap))
+        raise ValueError(
+            f"connect_agent needs a ws://, wss://, http:// or https:// URL, not {url!r}"
+        )
+    connection = ClientSideConnection(
+        to_client, transport if tap is None else _Tapped(transport, tap)
+    )
     try:
         yield connection
     finally:

@@ -38,10 +38,26 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Final, Literal, Protocol, TypeVar
 
 from ._codec import JsonValue, ValidationError, encode_value
+from ._protocol import (
+    CANCEL_REQUEST,
+    CANCELLED_BY_SESSION,
+    CANCELLED_RESULTS,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    NEGOTIATE,
+    NULL_REQUEST_ID,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    SERVER_BUSY,
+    SESSION_CANCEL,
+    WITHDRAWN_RESULTS,
+    RequestError,
+)
 from .methods import MethodInfo
 
 __all__ = [
-    "AUTHENTICATION_REQUIRED",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
@@ -50,7 +66,6 @@ __all__ = [
     "PARSE_ERROR",
     "READ_CHUNK_BYTES",
     "REQUEST_CANCELLED",
-    "RESOURCE_NOT_FOUND",
     "SERVER_BUSY",
     "Connection",
     "ConnectionClosedError",
@@ -72,45 +87,12 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-PARSE_ERROR: Final = -32700
-INVALID_REQUEST: Final = -32600
-METHOD_NOT_FOUND: Final = -32601
-INVALID_PARAMS: Final = -32602
-INTERNAL_ERROR: Final = -32603
-REQUEST_CANCELLED: Final = -32800
-AUTHENTICATION_REQUIRED: Final = -32000
-RESOURCE_NOT_FOUND: Final = -32002
-SERVER_BUSY: Final = -32001
-"""This runtime's answer when `max_requests_in_flight + request_backlog` requests are already accepted."""
-
 MAX_LINE_BYTES: Final = 64 * 1024 * 1024
 """The default for the longest line (one message) accepted and sent: 64 MiB."""
 READ_CHUNK_BYTES: Final = 1024 * 1024
 """The stdio helpers' read buffer: reading from the peer pauses when 2x this much is buffered."""
 PREFIX_BYTES: Final = 4096
 """How much of an over-long line is kept to find its id."""
-
-CANCEL_REQUEST: Final = "$/cancel_request"
-SESSION_CANCEL: Final = "session/cancel"
-CANCELLED_BY_SESSION: Final[frozenset[str]] = frozenset({"session/prompt"})
-"""Requests that `session/cancel` for their session cancels: those whose result says how the turn
-stopped (`stopReason`). A prompt whose result only acknowledges it is answered as usual, and the
-turn's end is reported by the agent (tasks from `start_session_task` are cancelled)."""
-CANCELLED_RESULTS: Final[Mapping[str, Mapping[str, JsonValue]]] = {
-    "session/prompt": {"stopReason": "cancelled"},
-}
-"""The answer to a request cancelled by `session/cancel`, for requests whose result can say so
-(from the schema: a required result field whose enum has `cancelled`). Others get -32800 (or their
-`WITHDRAWN_RESULTS` answer)."""
-WITHDRAWN_RESULTS: Final[Mapping[str, Mapping[str, JsonValue]]] = {
-    "session/request_permission": {"outcome": {"outcome": "cancelled"}},
-}
-"""The answer to a request cancelled in any way (`$/cancel_request`, `session/cancel`, or its
-handler cancelled) whose result can say the request was withdrawn (from the schema: a required
-result field whose tagged union has a variant tagged `cancelled` needing nothing else, as
-`session/request_permission`'s outcome). Others get -32800."""
-NULL_REQUEST_ID: Final = True
-"""Whether the schema's `RequestId` admits null (a null id is otherwise answered with -32600)."""
 
 RequestId = int | str | None
 """A JSON-RPC request id as the wire has it (booleans and fractions are rejected)."""
@@ -142,71 +124,6 @@ class ConnectionLimits:
     """Notifications waiting for their handler; past that reading pauses (see `Connection`)."""
     shutdown_grace: float = 2.0
     """Seconds notification handlers get to finish after the input ends before they are cancelled."""
-
-
-class RequestError(Exception):
-    """A JSON-RPC error. Raise it from a handler to answer with it; a call the peer answers with an
-    error raises it. `str()` shows the message, the code and the data."""
-
-    def __init__(self, code: int, message: str, data: JsonValue = None) -> None:
-        super().__init__(code, message, data)
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def __str__(self) -> str:
-        text = f"{self.message} ({self.code})"
-        if self.data is not None:
-            try:
-                detail = json.dumps(self.data, ensure_ascii=False)
-            except (TypeError, ValueError):
-                detail = repr(self.data)
-            text += f": {detail if len(detail) <= 2000 else detail[:2000] + '...'}"
-        return text
-
-    @classmethod
-    def parse_error(cls, data: JsonValue = None) -> RequestError:
-        return cls(PARSE_ERROR, "Parse error", data)
-
-    @classmethod
-    def invalid_request(cls, data: JsonValue = None) -> RequestError:
-        return cls(INVALID_REQUEST, "Invalid request", data)
-
-    @classmethod
-    def method_not_found(cls, method: str) -> RequestError:
-        return cls(METHOD_NOT_FOUND, "Method not found", {"method": method})
-
-    @classmethod
-    def invalid_params(cls, data: JsonValue = None) -> RequestError:
-        return cls(INVALID_PARAMS, "Invalid params", data)
-
-    @classmethod
-    def internal_error(cls, data: JsonValue = None) -> RequestError:
-        return cls(INTERNAL_ERROR, "Internal error", data)
-
-    @classmethod
-    def request_cancelled(cls, data: JsonValue = None) -> RequestError:
-        return cls(REQUEST_CANCELLED, "Request cancelled", data)
-
-    @classmethod
-    def server_busy(cls, data: JsonValue = None) -> RequestError:
-        return cls(SERVER_BUSY, "Server busy", data)
-
-    @classmethod
-    def authentication_required(cls, data: JsonValue = None) -> RequestError:
-        """`-32000` **Authentication required**: Authentication is required before this operation can be performed."""
-        return cls(AUTHENTICATION_REQUIRED, "Authentication required", data)
-
-    @classmethod
-    def resource_not_found(cls, data: JsonValue = None) -> RequestError:
-        """`-32002` **Resource not found**: A given resource, such as a session or file, was not found."""
-        return cls(RESOURCE_NOT_FOUND, "Resource not found", data)
-
-    def to_json(self) -> dict[str, JsonValue]:
-        error: dict[str, JsonValue] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
 
 
 class ProtocolError(RequestError):
@@ -954,6 +871,14 @@ class Connection:
         handler = getattr(self._handler, info.handler, None)
         if handler is None:
             raise RequestError.method_not_found(method)
+        if NEGOTIATE is not None and method == NEGOTIATE[0] and isinstance(params, dict):
+            requested = params.get(NEGOTIATE[1])
+            if (
+                isinstance(requested, int)
+                and not isinstance(requested, bool)
+                and 0 <= requested < NEGOTIATE[2]
+            ):
+                raise NEGOTIATE[3](requested, [NEGOTIATE[2]])
         try:
             value = info.decode_params(params)
         except ValidationError as exc:

@@ -202,7 +202,7 @@ def test_a_schema_may_use_every_name_the_package_uses(tmp_path: Path) -> None:
         for name in renamed:
             model = pkg.models.__dict__[name]
             assert getattr(pkg, name) is not model and getattr(pkg, name + "_") is model, name
-        assert pkg.RequestError.__module__ == f"{package}.rpc" and pkg.UNSET is pkg._codec.UNSET
+        assert pkg.RequestError.__module__ == f"{package}._protocol" and pkg.UNSET is pkg._codec.UNSET
         for index, name in enumerate(names):
             py = name + "_" if name in BUILTIN_CLASS_NAMES else name
             model = pkg.TYPES[name]

@@ -44,7 +44,8 @@ def test_every_row_names_changes_acpgen_diff_reports() -> None:
 
 def test_the_prose_rules_hold_in_the_generated_packages() -> None:
     # -32022 and its data exist in v2 only; v2 ids are never null; v1 cancels prompts by session.
-    assert rpc2.NEGOTIATE == ("initialize", "protocolVersion", 2)
-    assert not hasattr(rpc1, "NEGOTIATE")
+    assert rpc2.NEGOTIATE is not None and rpc2.NEGOTIATE[:3] == ("initialize", "protocolVersion", 2)
+    assert rpc2.NEGOTIATE[3](1, [2]).to_json()["code"] == -32022
+    assert rpc1.NEGOTIATE is None
     assert (rpc1.NULL_REQUEST_ID, rpc2.NULL_REQUEST_ID) == (True, False)
     assert (frozenset({"session/prompt"}), frozenset()) == (rpc1.CANCELLED_BY_SESSION, rpc2.CANCELLED_BY_SESSION)

@@ -8,6 +8,7 @@ and each rule of the router (`router.py`, the rules of the TS SDK's `AgentProtoc
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import subprocess
 import sys
@@ -18,8 +19,6 @@ from typing import Any
 import acp_v1
 import acp_v2
 import pytest
-from acp_v1 import rpc as rpc1
-from acp_v2 import rpc as rpc2
 
 from acpgen.ir import IrOptions, build_package
 from acpgen.load import load_schema
@@ -69,10 +68,11 @@ def test_error_helpers_follow_each_schema() -> None:
         "code": -32002, "message": "Resource not found", "data": {"sessionId": "s1"}}
     assert acp_v2.RequestError.unsupported_protocol_version(1, [2]).to_json() == {
         "code": -32022, "message": "Unsupported protocol version", "data": {"requested": 1, "supported": [2]}}
-    assert rpc2.UNSUPPORTED_PROTOCOL_VERSION == -32022
+    # the schema's codes are protocol facts: _protocol.py (rpc.py is the same runtime in every package)
+    assert importlib.import_module("acp_v2._protocol").UNSUPPORTED_PROTOCOL_VERSION == -32022
     assert acp_v1.RequestError.resource_not_found({"uri": "file:///x"}).to_json()["data"] == {"uri": "file:///x"}
     assert not hasattr(acp_v1.RequestError, "session_not_found")
-    assert not hasattr(rpc1, "UNSUPPORTED_PROTOCOL_VERSION")
+    assert not hasattr(importlib.import_module("acp_v1._protocol"), "UNSUPPORTED_PROTOCOL_VERSION")
 
 
 # -- the v2 runtime ----------------------------------------------------------------------------

@@ -1,5 +1,3 @@
-{% include "header.j2" %}
-{%- import "macros.j2" as m %}
 """JSON-RPC 2.0 over a message transport: the connection both sides share.
 
 The connection moves whole messages (one JSON value each, UTF-8) through a `MessageTransport`;
@@ -36,12 +34,35 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Final, Literal, Protocol, TypeVar
 
 from ._codec import JsonValue, ValidationError, encode_value
+from ._protocol import (
+    CANCEL_REQUEST,
+    CANCELLED_BY_SESSION,
+    CANCELLED_RESULTS,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    NEGOTIATE,
+    NULL_REQUEST_ID,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    SERVER_BUSY,
+    SESSION_CANCEL,
+    WITHDRAWN_RESULTS,
+    RequestError,
+)
 from .methods import MethodInfo
 
 __all__ = [
-{%- for name in (protocol.codes|map("first")|list + ["INTERNAL_ERROR", "INVALID_PARAMS", "INVALID_REQUEST", "MAX_LINE_BYTES", "METHOD_NOT_FOUND", "PARSE_ERROR", "READ_CHUNK_BYTES", "REQUEST_CANCELLED", "SERVER_BUSY"])|sort %}
-    {{ name|pyrepr }},
-{%- endfor %}
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "MAX_LINE_BYTES",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "READ_CHUNK_BYTES",
+    "REQUEST_CANCELLED",
+    "SERVER_BUSY",
     "Connection",
     "ConnectionClosedError",
     "ConnectionLimits",
@@ -62,56 +83,12 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-PARSE_ERROR: Final = -32700
-INVALID_REQUEST: Final = -32600
-METHOD_NOT_FOUND: Final = -32601
-INVALID_PARAMS: Final = -32602
-INTERNAL_ERROR: Final = -32603
-REQUEST_CANCELLED: Final = -32800
-{#- ACP codes beyond JSON-RPC's, from the schema's ErrorCode (acpgen/render/protocol.py) #}
-{%- for name, value in protocol.codes %}
-{{ name }}: Final = {{ value }}
-{%- endfor %}
-SERVER_BUSY: Final = -32001
-"""This runtime's answer when `max_requests_in_flight + request_backlog` requests are already accepted."""
-
 MAX_LINE_BYTES: Final = 64 * 1024 * 1024
 """The default for the longest line (one message) accepted and sent: 64 MiB."""
 READ_CHUNK_BYTES: Final = 1024 * 1024
 """The stdio helpers' read buffer: reading from the peer pauses when 2x this much is buffered."""
 PREFIX_BYTES: Final = 4096
 """How much of an over-long line is kept to find its id."""
-
-CANCEL_REQUEST: Final = "$/cancel_request"
-SESSION_CANCEL: Final = "session/cancel"
-CANCELLED_BY_SESSION: Final[frozenset[str]] = frozenset({{ '{' ~ protocol.cancelled_by_session|map('pyrepr')|join(', ') ~ '}' if protocol.cancelled_by_session else '' }})
-"""Requests that `session/cancel` for their session cancels: those whose result says how the turn
-stopped (`stopReason`). A prompt whose result only acknowledges it is answered as usual, and the
-turn's end is reported by the agent (tasks from `start_session_task` are cancelled)."""
-CANCELLED_RESULTS: Final[Mapping[str, Mapping[str, JsonValue]]] = {
-{%- for wire, key, value in cancelled_results %}
-    {{ wire|pyrepr }}: {{ {key: value}|pyrepr }},
-{%- endfor %}
-}
-"""The answer to a request cancelled by `session/cancel`, for requests whose result can say so
-(from the schema: a required result field whose enum has `cancelled`). Others get -32800 (or their
-`WITHDRAWN_RESULTS` answer)."""
-WITHDRAWN_RESULTS: Final[Mapping[str, Mapping[str, JsonValue]]] = {
-{%- for wire, key, value in withdrawn_results %}
-    {{ wire|pyrepr }}: {{ {key: value}|pyrepr }},
-{%- endfor %}
-}
-"""The answer to a request cancelled in any way (`$/cancel_request`, `session/cancel`, or its
-handler cancelled) whose result can say the request was withdrawn (from the schema: a required
-result field whose tagged union has a variant tagged `cancelled` needing nothing else, as
-`session/request_permission`'s outcome). Others get -32800."""
-NULL_REQUEST_ID: Final = {{ protocol.null_request_id|pyrepr }}
-"""Whether the schema's `RequestId` admits null (a null id is otherwise answered with -32600)."""
-{%- if protocol.negotiation %}
-NEGOTIATE: Final = ({{ protocol.negotiation.method|pyrepr }}, {{ protocol.negotiation.field|pyrepr }}, {{ package.protocol_version|pyrepr }})
-"""The request and field that carry the requested protocol version: a version below this package's
-is answered with -32022 (`unsupported_protocol_version`) before the params are decoded."""
-{%- endif %}
 
 RequestId = int | str | None
 """A JSON-RPC request id as the wire has it (booleans and fractions are rejected)."""
@@ -143,77 +120,6 @@ class ConnectionLimits:
     """Notifications waiting for their handler; past that reading pauses (see `Connection`)."""
     shutdown_grace: float = 2.0
     """Seconds notification handlers get to finish after the input ends before they are cancelled."""
-
-
-class RequestError(Exception):
-    """A JSON-RPC error. Raise it from a handler to answer with it; a call the peer answers with an
-    error raises it. `str()` shows the message, the code and the data."""
-
-    def __init__(self, code: int, message: str, data: JsonValue = None) -> None:
-        super().__init__(code, message, data)
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def __str__(self) -> str:
-        text = f"{self.message} ({self.code})"
-        if self.data is not None:
-            try:
-                detail = json.dumps(self.data, ensure_ascii=False)
-            except (TypeError, ValueError):
-                detail = repr(self.data)
-            text += f": {detail if len(detail) <= 2000 else detail[:2000] + '...'}"
-        return text
-
-    @classmethod
-    def parse_error(cls, data: JsonValue = None) -> RequestError:
-        return cls(PARSE_ERROR, "Parse error", data)
-
-    @classmethod
-    def invalid_request(cls, data: JsonValue = None) -> RequestError:
-        return cls(INVALID_REQUEST, "Invalid request", data)
-
-    @classmethod
-    def method_not_found(cls, method: str) -> RequestError:
-        return cls(METHOD_NOT_FOUND, "Method not found", {"method": method})
-
-    @classmethod
-    def invalid_params(cls, data: JsonValue = None) -> RequestError:
-        return cls(INVALID_PARAMS, "Invalid params", data)
-
-    @classmethod
-    def internal_error(cls, data: JsonValue = None) -> RequestError:
-        return cls(INTERNAL_ERROR, "Internal error", data)
-
-    @classmethod
-    def request_cancelled(cls, data: JsonValue = None) -> RequestError:
-        return cls(REQUEST_CANCELLED, "Request cancelled", data)
-
-    @classmethod
-    def server_busy(cls, data: JsonValue = None) -> RequestError:
-        return cls(SERVER_BUSY, "Server busy", data)
-{%- for h in protocol.helpers %}
-
-    @classmethod
-{%- if h.data_class %}
-    def {{ h.name }}(cls, {% for a in h.args %}{{ a.py }}: {{ a.ann }}{{ ", " if not loop.last }}{% endfor %}) -> RequestError:
-        {{ (m.docstring("`" ~ h.code ~ "` with " ~ h.data_class ~ ": " ~ h.description)|indent(8)).rstrip() }}
-        from .models import {{ h.data_class }}{{ (" as " ~ h.data_local) if h.data_local != h.data_class }}
-
-        data = {{ h.data_local }}({% for a in h.args %}{{ a.py }}={{ a.py }}{{ ", " if not loop.last }}{% endfor %})
-        return cls({{ h.constant }}, {{ h.message|pyrepr }}, _identity(data.to_dict()))
-{%- else %}
-    def {{ h.name }}(cls, data: JsonValue = None) -> RequestError:
-        {{ (m.docstring("`" ~ h.code ~ "` " ~ h.description)|indent(8)).rstrip() }}
-        return cls({{ h.constant }}, {{ h.message|pyrepr }}, data)
-{%- endif %}
-{%- endfor %}
-
-    def to_json(self) -> dict[str, JsonValue]:
-        error: dict[str, JsonValue] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
 
 
 class ProtocolError(RequestError):
@@ -294,7 +200,9 @@ class StreamTransport:
     whatever the size. A line read in several pieces is decoded piece by piece (returned as str) so
     a large message is not held twice; one that is not UTF-8 is a FrameError once read to its end."""
 
-    def __init__(self, reader: LineReader, writer: LineWriter, limits: ConnectionLimits | None = None) -> None:
+    def __init__(
+        self, reader: LineReader, writer: LineWriter, limits: ConnectionLimits | None = None
+    ) -> None:
         self.reader = reader
         self.writer = writer
         self._limit = (limits or ConnectionLimits()).max_line_bytes
@@ -360,7 +268,9 @@ class StreamTransport:
 
 
 def as_transport(
-    reader: LineReader | MessageTransport, writer: LineWriter | None, limits: ConnectionLimits | None = None
+    reader: LineReader | MessageTransport,
+    writer: LineWriter | None,
+    limits: ConnectionLimits | None = None,
 ) -> MessageTransport:
     """A reader and a writer become a `StreamTransport`; a transport alone (writer None) is kept."""
     if writer is not None:
@@ -435,12 +345,18 @@ class _Backlog:
 
 
 def _valid_id(value: object) -> bool:
-    return value is None or isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+    return (
+        value is None
+        or isinstance(value, str)
+        or (isinstance(value, int) and not isinstance(value, bool))
+    )
 
 
 def _dumps(message: Mapping[str, object]) -> bytes:
     """One message as UTF-8 JSON, without the newline."""
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode(
+        "utf-8"
+    )
 
 
 class Connection:
@@ -521,7 +437,9 @@ class Connection:
         with contextlib.suppress(asyncio.CancelledError):
             await self._main
 
-    def start_session_task(self, session_id: str, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+    def start_session_task(
+        self, session_id: str, work: Coroutine[Any, Any, None]
+    ) -> asyncio.Task[None]:
         """Run `work` as a task of session `session_id` (a turn that outlives the request that
         started it): `session/cancel` for that session cancels it, and so does closing the
         connection. The task must report its own end (v2: an idle `state_update`)."""
@@ -560,7 +478,9 @@ class Connection:
         if self._closing:
             raise ConnectionClosedError(f"cannot call {method!r}: the connection is closed")
         request_id = self._next_id
-        data = _dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": encode_value(params)})
+        data = _dumps(
+            {"jsonrpc": "2.0", "id": request_id, "method": method, "params": encode_value(params)}
+        )
         self._check_size(data, f"the {method!r} request")
         self._next_id += 1
         future: asyncio.Future[JsonValue] = asyncio.get_running_loop().create_future()
@@ -622,7 +542,10 @@ class Connection:
             self._check_size(data, f"the result of request {request_id!r}")
         except (TypeError, ValueError) as exc:  # not JSON, or too large for the peer
             logger.error("cannot answer request %r with its result: %s", request_id, exc)
-            await self._reply_error(request_id, RequestError.internal_error({"message": f"the result could not be sent: {exc}"}))
+            await self._reply_error(
+                request_id,
+                RequestError.internal_error({"message": f"the result could not be sent: {exc}"}),
+            )
             return
         try:
             await self._write(data)
@@ -633,8 +556,17 @@ class Connection:
         try:
             data = _dumps({"jsonrpc": "2.0", "id": request_id, "error": error.to_json()})
             if len(data) > self.limits.peer_max_line_bytes:
-                logger.warning("error data for request %r is over the peer's line limit; sent without it", request_id)
-                data = _dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": error.code, "message": error.message}})
+                logger.warning(
+                    "error data for request %r is over the peer's line limit; sent without it",
+                    request_id,
+                )
+                data = _dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": request_id,
+                        "error": {"code": error.code, "message": error.message},
+                    }
+                )
             await self._write(data)
         except (ConnectionClosedError, TypeError, ValueError) as exc:
             logger.debug("could not send error for request %r: %s", request_id, exc)
@@ -670,16 +602,29 @@ class Connection:
         limit = line.limit
         problem = str(line)
         request_id = head.get("id")
-        answer = isinstance(request_id, int) and "method" not in head and following in ("result", "error")
-        pending = self._pending.pop(request_id, None) if answer and isinstance(request_id, int) else None
+        answer = (
+            isinstance(request_id, int)
+            and "method" not in head
+            and following in ("result", "error")
+        )
+        pending = (
+            self._pending.pop(request_id, None) if answer and isinstance(request_id, int) else None
+        )
         if pending is not None:
             logger.warning("the answer to %r (id %r): %s", pending.method, request_id, problem)
-            self._settle(pending, ProtocolError(f"the answer to {pending.method!r} (id {request_id}): {problem}"))
+            self._settle(
+                pending,
+                ProtocolError(f"the answer to {pending.method!r} (id {request_id}): {problem}"),
+            )
         elif "method" in head and "id" not in head:
             logger.warning("dropped a %r notification: %s", head["method"], problem)
         else:
-            rid = request_id if isinstance(request_id, (int, str)) and _valid_id(request_id) else None
-            await self._reply_error(rid, RequestError.invalid_request({"message": problem, "limit": limit}))
+            rid = (
+                request_id if isinstance(request_id, (int, str)) and _valid_id(request_id) else None
+            )
+            await self._reply_error(
+                rid, RequestError.invalid_request({"message": problem, "limit": limit})
+            )
 
     def _parse(self, line: bytes | str) -> object:
         try:
@@ -691,11 +636,15 @@ class Connection:
             if start > 0:  # escape codes or a log line glued before a frame
                 with contextlib.suppress(ValueError, RecursionError):
                     message = json.loads(line[start:])
-                    logger.warning("skipped %d bytes of noise before a message: %r", start, line[:start][:80])
+                    logger.warning(
+                        "skipped %d bytes of noise before a message: %r", start, line[:start][:80]
+                    )
                     return message
             shown = line[:120] if isinstance(line, str) else line[:120].decode("utf-8", "replace")
             if self._non_json_lines == "fail":
-                raise _FatalError(f"the peer wrote a line that is not JSON: {shown!r} ({exc})") from None
+                raise _FatalError(
+                    f"the peer wrote a line that is not JSON: {shown!r} ({exc})"
+                ) from None
             logger.warning("skipped a line that is not JSON: %r", shown)
             return _SKIP
 
@@ -721,30 +670,45 @@ class Connection:
         request_id = message.get("id")
         if has_id and not _valid_id(request_id):
             await self._reply_error(
-                None, RequestError.invalid_request({"message": "id must be a string, an integer or null"})
+                None,
+                RequestError.invalid_request(
+                    {"message": "id must be a string, an integer or null"}
+                ),
             )
             return
         if message.get("jsonrpc") != "2.0":
             if has_id:
-                await self._reply_error(request_id, RequestError.invalid_request({"message": 'jsonrpc must be "2.0"'}))
+                await self._reply_error(
+                    request_id, RequestError.invalid_request({"message": 'jsonrpc must be "2.0"'})
+                )
             return
         method = message.get("method")
         if has_id and request_id is None and isinstance(method, str) and not NULL_REQUEST_ID:
             await self._reply_error(
-                None, RequestError.invalid_request({"message": "request ids must be strings or integers"})
+                None,
+                RequestError.invalid_request(
+                    {"message": "request ids must be strings or integers"}
+                ),
             )
             return
         if method is None and "method" not in message:
-            if has_id and ("result" in message or "error" in message or request_id in self._pending):
+            if has_id and (
+                "result" in message or "error" in message or request_id in self._pending
+            ):
                 self._on_response(request_id, message)
             elif has_id:
                 await self._reply_error(
-                    request_id, RequestError.invalid_request({"message": "a message needs a method, a result or an error"})
+                    request_id,
+                    RequestError.invalid_request(
+                        {"message": "a message needs a method, a result or an error"}
+                    ),
                 )
             return
         if not isinstance(method, str):
             if has_id:
-                await self._reply_error(request_id, RequestError.invalid_request({"message": "method must be a string"}))
+                await self._reply_error(
+                    request_id, RequestError.invalid_request({"message": "method must be a string"})
+                )
             return
         params = message.get("params")
         del message
@@ -757,7 +721,9 @@ class Connection:
         pending = self._pending.pop(request_id, None) if isinstance(request_id, int) else None
         if pending is None:
             if request_id is None and isinstance(message.get("error"), dict):
-                logger.warning("the peer reported an error not tied to a request: %s", message["error"])
+                logger.warning(
+                    "the peer reported an error not tied to a request: %s", message["error"]
+                )
             else:
                 logger.debug("ignoring a response to unknown request %r", request_id)
             return
@@ -767,10 +733,16 @@ class Connection:
             if "result" in message:
                 logger.warning("%s has both a result and an error; taken as the error", where)
             error = message["error"]
-            if isinstance(error, dict) and isinstance(error.get("code"), int) and isinstance(error.get("message"), str):
+            if (
+                isinstance(error, dict)
+                and isinstance(error.get("code"), int)
+                and isinstance(error.get("message"), str)
+            ):
                 outcome = RequestError(error["code"], error["message"], error.get("data"))
             else:
-                outcome = ProtocolError(f"{where} has a malformed error (it needs an integer code and a string message): {error!r:.200}")
+                outcome = ProtocolError(
+                    f"{where} has a malformed error (it needs an integer code and a string message): {error!r:.200}"
+                )
         elif "result" in message:
             outcome = message["result"]
         else:
@@ -803,9 +775,14 @@ class Connection:
 
     async def _accept_request(self, request_id: RequestId, method: str, params: JsonValue) -> None:
         if request_id in self._in_flight or request_id in self._waiting:
-            self._spawn(self._reply_error(
-                request_id, RequestError.invalid_request({"message": f"request id {request_id!r} is already in use"})
-            ))
+            self._spawn(
+                self._reply_error(
+                    request_id,
+                    RequestError.invalid_request(
+                        {"message": f"request id {request_id!r} is already in use"}
+                    ),
+                )
+            )
             return
         session_id = params.get("sessionId") if isinstance(params, dict) else None
         entry = _InFlight(method, session_id, params)
@@ -815,9 +792,14 @@ class Connection:
             self._waiting[request_id] = entry
         else:
             # Awaited: a peer that floods requests and does not read its answers stops being read.
-            await self._reply_error(request_id, RequestError.server_busy({
-                "message": f"{len(self._in_flight)} requests are being handled and {len(self._waiting)} wait; try again later",
-            }))
+            await self._reply_error(
+                request_id,
+                RequestError.server_busy(
+                    {
+                        "message": f"{len(self._in_flight)} requests are being handled and {len(self._waiting)} wait; try again later",
+                    }
+                ),
+            )
 
     def _start(self, request_id: RequestId, entry: _InFlight) -> None:
         params, entry.params = entry.params, None
@@ -846,7 +828,9 @@ class Connection:
         else:
             await self._reply_error(request_id, RequestError.request_cancelled())
 
-    async def _handle_request(self, request_id: RequestId, entry: _InFlight, params: JsonValue) -> None:
+    async def _handle_request(
+        self, request_id: RequestId, entry: _InFlight, params: JsonValue
+    ) -> None:
         method = entry.method
         try:
             result = await self._dispatch_request(method, params)
@@ -861,10 +845,15 @@ class Connection:
                 logger.debug("handler of %r stopped: the connection closed (%s)", method, exc)
             else:
                 logger.exception("handler of %r failed", method)
-                await self._reply_error(request_id, RequestError.internal_error({"message": f"{type(exc).__name__}: {exc}"}))
+                await self._reply_error(
+                    request_id,
+                    RequestError.internal_error({"message": f"{type(exc).__name__}: {exc}"}),
+                )
         except Exception as exc:
             logger.exception("handler of %r failed", method)
-            await self._reply_error(request_id, RequestError.internal_error({"message": f"{type(exc).__name__}: {exc}"}))
+            await self._reply_error(
+                request_id, RequestError.internal_error({"message": f"{type(exc).__name__}: {exc}"})
+            )
         else:
             await self._reply(request_id, result)
 
@@ -878,18 +867,22 @@ class Connection:
         handler = getattr(self._handler, info.handler, None)
         if handler is None:
             raise RequestError.method_not_found(method)
-{%- if protocol.negotiation %}
-        if method == NEGOTIATE[0] and isinstance(params, dict):
+        if NEGOTIATE is not None and method == NEGOTIATE[0] and isinstance(params, dict):
             requested = params.get(NEGOTIATE[1])
-            if isinstance(requested, int) and not isinstance(requested, bool) and 0 <= requested < NEGOTIATE[2]:
-                raise RequestError.{{ protocol.negotiation.helper }}(requested, [NEGOTIATE[2]])
-{%- endif %}
+            if (
+                isinstance(requested, int)
+                and not isinstance(requested, bool)
+                and 0 <= requested < NEGOTIATE[2]
+            ):
+                raise NEGOTIATE[3](requested, [NEGOTIATE[2]])
         try:
             value = info.decode_params(params)
         except ValidationError as exc:
             raise RequestError.invalid_params({"path": exc.path, "message": exc.message}) from None
         except RecursionError:
-            raise RequestError.invalid_params({"path": "", "message": "nested too deeply"}) from None
+            raise RequestError.invalid_params(
+                {"path": "", "message": "nested too deeply"}
+            ) from None
         del params
         result = await handler(value)
         if result is None and info.empty_result:
@@ -931,7 +924,11 @@ class Connection:
                 if not self._closing:
                     logger.exception("handler of notification %r failed", method)
                 else:
-                    logger.debug("handler of notification %r stopped: the connection closed (%s)", method, exc)
+                    logger.debug(
+                        "handler of notification %r stopped: the connection closed (%s)",
+                        method,
+                        exc,
+                    )
             except Exception:
                 logger.exception("handler of notification %r failed", method)
             finally:
@@ -943,7 +940,9 @@ class Connection:
     async def _dispatch_notification(self, method: str, params: JsonValue) -> None:
         info = self._methods.get(method)
         if info is None or not info.notification:
-            ext = getattr(self._handler, "ext_notification", None) if method.startswith("_") else None
+            ext = (
+                getattr(self._handler, "ext_notification", None) if method.startswith("_") else None
+            )
             if ext is not None:
                 await ext(method, params)
             else:
@@ -972,7 +971,11 @@ class Connection:
         if method == CANCEL_REQUEST:
             request_id = getattr(value, "request_id", None)
             if _valid_id(request_id):
-                self._cancel_entry(request_id, self._in_flight.get(request_id) or self._waiting.get(request_id), False)
+                self._cancel_entry(
+                    request_id,
+                    self._in_flight.get(request_id) or self._waiting.get(request_id),
+                    False,
+                )
         else:
             session_id = getattr(value, "session_id", None)
             for rid, entry in [*self._in_flight.items(), *self._waiting.items()]:
@@ -998,7 +1001,9 @@ class Connection:
         for request_id, pending in list(self._pending.items()):
             if not pending.future.done():
                 pending.future.set_exception(
-                    ConnectionClosedError(f"{reason} before {pending.method!r} (id {request_id}) was answered")
+                    ConnectionClosedError(
+                        f"{reason} before {pending.method!r} (id {request_id}) was answered"
+                    )
                 )
         self._pending.clear()
         self._waiting.clear()
@@ -1051,7 +1056,9 @@ class _SyncWriter:
             self._stream.flush()
 
 
-async def stdio_streams(limit: int = READ_CHUNK_BYTES, *, protect_stdout: bool = False) -> tuple[LineReader, LineWriter]:
+async def stdio_streams(
+    limit: int = READ_CHUNK_BYTES, *, protect_stdout: bool = False
+) -> tuple[LineReader, LineWriter]:
     """This process's stdin and stdout as an asyncio reader and writer. `limit` is the read buffer
     (reading pauses at twice it; longer lines are still read, in pieces).
 
