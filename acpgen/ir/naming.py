@@ -184,8 +184,9 @@ def variant_label(
 ) -> tuple[str, str]:
     """(label, source) for alternative `index` of a union: the first of its title, the `$defs`
     name it references, its tag `const`, the property only it requires (a JSON-RPC response's
-    `result` / `error`), its single property, the property only it has, its JSON type; else its
-    position (the caller warns). `props_of` gives an alternative's properties (through `allOf`)."""
+    `result` / `error`), its single property, the property only it has, its JSON type, the property
+    it requires that the fewest others require; else its position (the caller warns). `props_of`
+    gives an alternative's properties (through `allOf`)."""
     alt = alts[index]
     if not isinstance(alt, dict):
         return f"variant {index}", "position"
@@ -216,6 +217,12 @@ def variant_label(
     kind = alt.get("type")
     if isinstance(kind, str) and words(kind) and not props:
         return kind, "type"
+    # The property it requires that the fewest others require (ACP 0.0.16's tool call update, whose
+    # properties are the tool call's but which requires only `toolCallId` of them).
+    rarity = {r: sum(1 for a in others if isinstance(a, dict) and r in (a.get("required") or [])) for r in required}
+    rare = sorted((n, r) for r, n in rarity.items() if n < len(others) and words(r))
+    if rare:
+        return rare[0][1], "rare-required"
     return f"variant {index}", "position"
 
 
