@@ -1000,24 +1000,38 @@ def export_aliases(nodes: Mapping[str, Node], diags: Diagnostics) -> tuple[tuple
     return tuple(out)
 
 
-def check_keywords(node: Any, diags: Diagnostics, pointer: str = "", seen: set[str] | None = None) -> None:
-    """Warn (once per keyword) about schema keywords the generated codecs do not enforce."""
-    seen = set() if seen is None else seen
+def check_keywords(node: Any, diags: Diagnostics) -> None:
+    """Warn, once per keyword, about schema keywords the generated codecs do not enforce, naming
+    every place the keyword appears (the first ones, and how many there are)."""
+    found: dict[str, list[str]] = {}
+    unsupported_keywords(node, "", found)
+    for key, pointers in found.items():
+        shown = ", ".join("#" + p for p in pointers[1:UNSUPPORTED_SHOWN])
+        more = len(pointers) - UNSUPPORTED_SHOWN
+        where = "" if len(pointers) == 1 else (
+            f" (at {len(pointers)} places; also {shown}" + (f" and {more} more" if more > 0 else "") + ")")
+        diags.warning("unsupported-keyword", pointers[0],
+                      f"keyword {key!r} is not enforced by the generated codecs{where}",
+                      "the value is accepted without this check")
+
+
+UNSUPPORTED_SHOWN = 5  # pointers named in one unsupported-keyword warning
+
+
+def unsupported_keywords(node: Any, pointer: str, found: dict[str, list[str]]) -> None:
+    """keyword -> pointers (in document order) of each keyword the codecs do not enforce."""
     if isinstance(node, dict):
         for key, value in node.items():
-            if key not in KNOWN_KEYWORDS and not key.startswith("x-") and key not in seen:
-                seen.add(key)
-                diags.warning("unsupported-keyword", pointer_join(pointer, key),
-                              f"keyword {key!r} is not enforced by the generated codecs",
-                              "the value is accepted without this check")
-            if key in ("const", "default", "enum", "examples", "discriminator"):  # data, not schemas
-                continue
+            if key not in KNOWN_KEYWORDS and not key.startswith("x-"):
+                found.setdefault(key, []).append(pointer_join(pointer, key))
+            if key in ("const", "default", "enum", "examples", "discriminator", "dependentRequired"):
+                continue  # data (or property names), not schemas
             if key in SCHEMA_MAPS and isinstance(value, dict):
                 # Names here are property (or definition) names, not keywords.
                 for name, schema in value.items():
-                    check_keywords(schema, diags, pointer_join(pointer, key, name), seen)
+                    unsupported_keywords(schema, pointer_join(pointer, key, name), found)
             else:
-                check_keywords(value, diags, pointer_join(pointer, key), seen)
+                unsupported_keywords(value, pointer_join(pointer, key), found)
     elif isinstance(node, list):
         for index, value in enumerate(node):
-            check_keywords(value, diags, pointer_join(pointer, index), seen)
+            unsupported_keywords(value, pointer_join(pointer, index), found)
