@@ -356,14 +356,23 @@ class Builder:
         base = "int" if values and all(isinstance(v, int) and not isinstance(v, bool) for v, _, _ in values) else "str"
         seen: dict[str, object] = {}
         known = self.stable.members.get(name) if self.stable else None
+        kept: list[tuple[str | int, str, str]] = []
+        kept_values: set[str | int] = set()
         for value, title, description in values:
             if base == "str" and not isinstance(value, str):
                 self.diags.error("mixed-enum", pointer, f"enum value {json.dumps(value)} is not a string like the others",
                                  "make every value of the enum the same JSON type")
                 continue
-            if value in seen.values():
-                continue  # a repeated value is one member
-            py = base_py = naming.member_name(value, title)
+            if value not in kept_values:  # a repeated value is one member
+                kept_values.add(value)
+                kept.append((value, title, description))
+        # A name the value gives (`"value"` -> VALUE) is claimed before any invented one (`""` ->
+        # VALUE), so the invented name takes the suffix; members keep the schema's order.
+        names = {i: naming.member_name_and_source(v, t) for i, (v, t, _) in enumerate(kept)}
+        claimed: dict[int, str] = {}
+        for index in sorted(names, key=lambda i: not names[i][1]):
+            value, title, description = kept[index]
+            py = base_py = names[index][0]
             number = 2
             while py in seen:
                 py, number = f"{base_py}_{number}", number + 1
@@ -372,8 +381,10 @@ class Builder:
                                    f"enum values {seen[base_py]!r} and {value!r} both make the member name {base_py}; "
                                    f"{value!r} is member {py}", "the wire values are unaffected")
             seen[py] = value
+            claimed[index] = py
+        for index, (value, _, description) in enumerate(kept):
             unstable = known is not None and value not in known
-            members.append(EnumMember(py, value, description, unstable))
+            members.append(EnumMember(claimed[index], value, description, unstable))
         return Enum(name, pointer, doc(s), base, tuple(members), open_, def_name, other=other)  # type: ignore[arg-type]
 
     # -- unions ----------------------------------------------------------------------------

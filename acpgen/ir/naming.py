@@ -157,15 +157,22 @@ def export_name(name: str, taken: Collection[str]) -> str:
 
 def member_name(value: str | int, title: str = "") -> str:
     """An enum member: UPPER_SNAKE of the value, or of the title for integer values."""
+    return member_name_and_source(value, title)[0]
+
+
+def member_name_and_source(value: str | int, title: str = "") -> tuple[str, bool]:
+    """(member name, whether the value or title gave it): False when the name is invented (`VALUE`
+    for a value with no letters or digits, `VALUE_1` for one starting with a digit)."""
     source = title if (title and not isinstance(value, str)) else str(value)
     out = identifier_chars("_".join(w.upper() for w in words(source))).strip("_")
+    given = bool(out) and out.isidentifier()
     if not out:
         out = "VALUE"
     if not out.isidentifier():
         out = "VALUE_" + out
     if (keyword.iskeyword(out.lower()) and out.lower() == out) or out in AMBIGUOUS:
         out += "_"
-    return out
+    return out, given
 
 
 def handler_name(method: str) -> str:
