@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from acpgen.diagnostics import Diagnostics, pointer_join
+from acpgen.diagnostics import Diagnostics, pointer_join, shown_pointer
 from acpgen.ir import naming
 from acpgen.ir.model import (
     NO_DEFAULT,
@@ -33,7 +33,13 @@ from acpgen.ir.model import (
     Variant,
 )
 
-RENAME_HINT = 'add `rename = {{ "{pointer}" = "NewName" }}` to the target in [tool.acpgen.targets.<name>]'
+
+def rename_hint(pointer: str, new: str = "NewName") -> str:
+    """The config line that renames what `pointer` names, as valid TOML (the pointer a basic string)."""
+    key = json.dumps(pointer, ensure_ascii=False).replace("\x7f", "\\u007f")
+    return f'add `rename = {{ {key} = "{new}" }}` to the target in [tool.acpgen.targets.<name>]'
+
+
 # Integer formats (Rust integer types) as the ranges a decoder enforces.
 INT_RANGES = {"int8": (-(2**7), 2**7 - 1), "int16": (-(2**15), 2**15 - 1), "int32": (-(2**31), 2**31 - 1),
               "int64": (-(2**63), 2**63 - 1), "uint8": (0, 2**8 - 1), "uint16": (0, 2**16 - 1),
@@ -180,7 +186,7 @@ class Builder:
                 self.diags.error(
                     "name-collision", pointer,
                     f"{pointer} and {other} both want the Python name {name!r}",
-                    RENAME_HINT.format(pointer=pointer),
+                    rename_hint(pointer),
                 )
         else:
             name = self.free_name(name, pointer)
@@ -199,7 +205,7 @@ class Builder:
                 self.diags.warning(
                     "name-suffixed", pointer,
                     f"the derived name {name!r} is taken by {holder}; this type is named {candidate!r}",
-                    RENAME_HINT.format(pointer=pointer),
+                    rename_hint(pointer),
                 )
                 return candidate
         raise AssertionError("unreachable: one of len(claims) + 1 candidates is free")
@@ -565,7 +571,7 @@ class Builder:
                 "positional-name", pointer,
                 "nothing in this union variant gives it a name (no title, $ref, tag const or distinguishing property), "
                 "so its class is named by its position",
-                RENAME_HINT.format(pointer=pointer),
+                rename_hint(pointer),
             )
         return label
 
@@ -759,7 +765,7 @@ class Builder:
                     "field-suffixed", f.pointer,
                     f"property {f.wire!r} of {owner} escapes to {f.py!r}, which another property holds; "
                     f"its attribute is {name!r}",
-                    RENAME_HINT.format(pointer=f.pointer).replace("NewName", "new_name"))
+                    rename_hint(f.pointer, "new_name"))
             used.add(name)
             wires[f.wire] = name
             renamed[id(f)] = dataclasses.replace(f, py=name)
@@ -777,7 +783,7 @@ class Builder:
                     self.diags.error(
                         "conflicting-property", f.pointer,
                         f"property {f.wire!r} of {owner} is defined twice with different types: here and at "
-                        f"{kept.pointer}; a value cannot satisfy both as the generated class would need",
+                        f"{shown_pointer(kept.pointer)}; a value cannot satisfy both as the generated class would need",
                         "give both definitions the same schema (or drop one)",
                     )
                 elif f.required and not kept.required:
@@ -787,8 +793,8 @@ class Builder:
                 other = pys[f.py]
                 self.diags.error(
                     "field-collision", f.pointer,
-                    f"properties {other.wire!r} ({other.pointer}) and {f.wire!r} of {owner} both become attribute {f.py!r}",
-                    RENAME_HINT.format(pointer=f.pointer).replace("NewName", "new_name"),
+                    f"properties {other.wire!r} ({shown_pointer(other.pointer)}) and {f.wire!r} of {owner} both become attribute {f.py!r}",
+                    rename_hint(f.pointer, "new_name"),
                 )
                 continue
             wires[f.wire] = len(out)
@@ -1006,7 +1012,7 @@ def export_aliases(nodes: Mapping[str, Node], diags: Diagnostics) -> tuple[tuple
             "export-renamed", nodes[name].pointer,
             f"the class {name!r} has the name of one of the package's own exports: the package exports the class "
             f"as {alias!r} (`models.{name}` keeps the name)",
-            RENAME_HINT.format(pointer=nodes[name].pointer) + " to name the class yourself",
+            rename_hint(nodes[name].pointer) + " to name the class yourself",
         )
     return tuple(out)
 
