@@ -18,6 +18,7 @@ from urllib.parse import unquote
 
 from acpgen.diagnostics import Diagnostics, pointer_join, shown_pointer
 from acpgen.ir import naming
+from acpgen.ir.companion import accepts_all_of
 from acpgen.ir.model import (
     NO_DEFAULT,
     Alias,
@@ -779,7 +780,10 @@ class Builder:
         for f in fields:
             if f.wire and f.wire in wires:
                 kept = out[wires[f.wire]]
-                if (kept.type, kept.nullable) != (f.type, f.nullable):
+                narrower = intersection(kept, f)
+                if narrower is not None:
+                    out[wires[f.wire]] = narrower
+                elif (kept.type, kept.nullable) != (f.type, f.nullable):
                     self.diags.error(
                         "conflicting-property", f.pointer,
                         f"property {f.wire!r} of {owner} is defined twice with different types: here and at "
@@ -1015,6 +1019,21 @@ def export_aliases(nodes: Mapping[str, Node], diags: Diagnostics) -> tuple[tuple
             rename_hint(nodes[name].pointer) + " to name the class yourself",
         )
     return tuple(out)
+
+
+def intersection(kept: Field, other: Field) -> Field | None:
+    """Two definitions of one property (an `allOf` member narrowing another: `code: integer` and
+    `code: {const: -32042}`, `data: any` and an object): the field for the values both accept when
+    one of the two accepts every value of the other; None when neither contains the other."""
+    required = kept.required or other.required
+    nullable = kept.nullable and other.nullable
+    if (kept.type, kept.nullable) == (other.type, other.nullable):
+        return dataclasses.replace(kept, required=required)
+    if accepts_all_of(kept.type, other.type) and (kept.nullable or not other.nullable):
+        return dataclasses.replace(kept, type=other.type, required=required, nullable=nullable)
+    if accepts_all_of(other.type, kept.type) and (other.nullable or not kept.nullable):
+        return dataclasses.replace(kept, required=required, nullable=nullable)
+    return None
 
 
 def check_keywords(node: Any, diags: Diagnostics) -> None:

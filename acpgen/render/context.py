@@ -204,9 +204,12 @@ class ContextBuilder:
             if views[name].ann in null_aliases:
                 null_aliases.add(name)
         unions = {n.name for n in self.package.nodes if isinstance(n, Union_)}
-        # Self-recursive aliases need a quoted right-hand side.
+        # An alias naming itself or one defined after it (a cycle: JSONValue -> JSONObject ->
+        # JSONValue, or JSONArray beside that cycle) needs a quoted right-hand side.
+        position = {name: index for index, name in enumerate(order)}
         for name in order:
-            if name in deps[name] or (name in unions and deps[name] & null_aliases):
+            later = {d for d in deps[name] & alias_names if position[d] >= position[name]}
+            if later or (name in unions and deps[name] & null_aliases):
                 v = views[name]
                 views[name] = AliasView(name, v.ann, v.description, v.unstable, True)
         return [views[n] for n in order]
