@@ -136,7 +136,7 @@ def main() -> int:
     parser.add_argument("--check-local", action="store_true", help="verify the committed files only")
     args = parser.parse_args()
     if args.write:
-        clones = dict((k, Path(v)) for k, v in (a.split("=", 1) for a in args.write))
+        clones = {k: Path(v) for k, v in (a.split("=", 1) for a in args.write)}
         missing = {MCP, A2A, STORE} - clones.keys()
         if missing:
             raise SystemExit(f"error: give a clone of {', '.join(sorted(missing))}")
