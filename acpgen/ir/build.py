@@ -444,7 +444,7 @@ class Builder:
                 elif p is None or is_null_schema(p):
                     defaults.append(alt)
                 elif isinstance(p, dict) and p.get("type") == "string" and isinstance(alt, dict) and (
-                    "not" in alt or alt.get("additionalProperties") is True
+                    "not" in alt or true_schema(alt.get("additionalProperties"))
                     or alt.get("unevaluatedProperties") is True
                 ):
                     others.append(alt)
@@ -731,7 +731,7 @@ class Builder:
         schema makes the other keys part of the value (McpError keeps inner error fields)."""
         if not isinstance(s, dict) or depth > 16:
             return False
-        if s.get("additionalProperties") is True or s.get("unevaluatedProperties") is True:
+        if true_schema(s.get("additionalProperties")) or true_schema(s.get("unevaluatedProperties")):
             return True
         members: list[Any] = s["allOf"] if isinstance(s.get("allOf"), list) else []
         return any(self.keeps_extra(target[1] if (target := self.resolve_def(m)) else m, depth + 1) for m in members)
@@ -1019,6 +1019,11 @@ def export_aliases(nodes: Mapping[str, Node], diags: Diagnostics) -> tuple[tuple
             rename_hint(nodes[name].pointer) + " to name the class yourself",
         )
     return tuple(out)
+
+
+def true_schema(value: object) -> bool:
+    """`true` or `{}`: the schema every value is valid against."""
+    return value is True or (isinstance(value, dict) and not value)
 
 
 def intersection(kept: Field, other: Field) -> Field | None:

@@ -1,6 +1,7 @@
 """`allOf` members that narrow a property intersect (MCP 2025-11-25: `Error.code: integer` and
 `{"const": -32042}`, `data: any` and an object), and type aliases that name a cycle from outside it
-(MCP 2026-07-28: `JSONArray` beside `JSONValue` -> `JSONObject` -> `JSONValue`) import."""
+(MCP 2026-07-28: `JSONArray` beside `JSONValue` -> `JSONObject` -> `JSONValue`) import, and
+`additionalProperties: {}` keeps the extra keys as `true` does (MCP's Tool.inputSchema)."""
 
 from __future__ import annotations
 
@@ -72,3 +73,11 @@ def test_an_alias_naming_a_cycle_from_outside_it_imports(tmp_path: Path, monkeyp
     pkg, _ = generate(tmp_path, monkeypatch, "json_cycle", defs)
     value = [{"a": ["b", {"c": "d"}]}, "e"]
     assert pkg.encode(pkg.decode("JSONArray", value)) == value
+
+
+def test_additional_properties_empty_schema_keeps_extra_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    input_schema = {"type": "object", "properties": {"type": {"const": "object", "type": "string"}},
+                    "required": ["type"], "additionalProperties": {}}
+    pkg, _ = generate(tmp_path, monkeypatch, "empty_additional", {"InputSchema": input_schema})
+    value = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    assert pkg.encode(pkg.decode("InputSchema", value)) == value
