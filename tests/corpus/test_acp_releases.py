@@ -1,8 +1,8 @@
 """Every ACP release as the spec repository tagged it (tests/corpus/acp-releases/, provenance in its
 SOURCES.json: repository, tag, commit, path and sha256 of every file): each stable + unstable pair
-builds with the card's command (`acpgen build schema.json`, the unstable file beside it merged; the
-command does not read `meta.json`, which is vendored beside for the record), and so does every stable
-file a tag published alone. Each package imports, lists
+builds with the card's command (`acpgen build schema.json`, the unstable file and the `meta.json`
+published beside it read), and so does every stable file a tag published alone (15 of those are
+refused today with their own meta.json: META_REFUSED). Each package imports, lists
 every `$defs` entry, has no invented numbered names, and all of them pass one `mypy --strict` run.
 
 `python scripts/fetch_acp_releases.py --check-local` verifies the files; with `--git-dir CLONE` it
@@ -55,6 +55,13 @@ def cases() -> list[Case]:
 
 
 CASES = cases()
+# Stable releases refused today with the meta.json published beside them (the card's command reads
+# it): meta-unknown-method, the meta lists methods no `x-method` of those early schemas names.
+# Strict: a fix must drop them from the list (issue 20).
+META_REFUSED = {f"acp_release_{v}_schema_schema_json" for v in (
+    "v0_0_14", "v0_0_16", "v0_0_17", "v0_0_18", "v0_0_19", "v0_0_27", "v0_0_30", "v0_1_3_alpha_0",
+    "v0_2_0_alpha_3", "v0_2_0_alpha_4", "v0_2_0_alpha_6", "v0_2_0_alpha_7", "v0_2_0_alpha_8", "v0_2_0", "v0_2_1")}
+STRICT_XFAIL = pytest.mark.xfail(strict=True, reason="meta-unknown-method with the release's own meta.json (issue 20)")
 
 
 def test_the_release_corpus_matches_its_sources() -> None:
@@ -67,6 +74,7 @@ def test_the_release_corpus_matches_its_sources() -> None:
     assert {"v0.0.1", "v0.7.0", "v1.0.0", "schema-v2.0.0-alpha.1"} <= tags
     assert all(re.fullmatch(r"[0-9a-f]{40}", p["commit"]) for r in SOURCES["files"] for p in r["published"])
     assert len({c.package for c in CASES}) == len(CASES)
+    assert {c.package for c in CASES} >= META_REFUSED
 
 
 @pytest.fixture(scope="module")
@@ -77,13 +85,16 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Res
         target = Target(
             name=case.package, schema=CORPUS / case.stable, output=out / case.package, package=case.package,
             unstable=CORPUS / case.unstable if case.unstable else None,
+            meta=CORPUS / case.meta if case.meta else None,
             include_unstable=case.unstable is not None, find_unstable=False, command="acpgen build schema.json",
         )
         results[case.package] = build(target)
     return out, results
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.package.removeprefix("acp_release_"))
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.package.removeprefix("acp_release_"),
+                                               marks=[STRICT_XFAIL] if c.package in META_REFUSED else [])
+                                  for c in CASES])
 def test_every_release_builds_imports_and_names_every_type(
     case: Case, built: tuple[Path, dict[str, Result]], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -104,7 +115,7 @@ def test_every_release_builds_imports_and_names_every_type(
 def test_every_release_passes_mypy_strict(built: tuple[Path, dict[str, Result]]) -> None:
     out, results = built
     packages = [p for p, r in results.items() if r.ok]
-    assert len(packages) == len(CASES)
+    assert set(results) - set(packages) == META_REFUSED
     args = [a for p in sorted(packages) for a in ("-p", p)]
     proc = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", str(out / ".mypy"), *args],
                           cwd=out, capture_output=True, text=True, timeout=900)
