@@ -8,6 +8,12 @@ from typing import Literal
 Level = Literal["error", "warning"]
 
 
+def shown_pointer(pointer: str) -> str:
+    """A JSON pointer as a line of output may show it: control characters (a newline or tab inside
+    a property name) percent-encoded, as in a URI fragment (RFC 6901, section 6)."""
+    return "".join(f"%{ord(c):02X}" if ord(c) < 0x20 or ord(c) == 0x7F else c for c in pointer)
+
+
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     level: Level
@@ -20,7 +26,7 @@ class Diagnostic:
     def render(self) -> str:
         where = self.file or "<schema>"
         if self.pointer or self.file:
-            where += f"#{self.pointer}" if self.pointer else ""
+            where += f"#{shown_pointer(self.pointer)}" if self.pointer else ""
         text = f"{where}: {self.level}[{self.code}]: {self.message}"
         if self.hint:
             text += f"\n  hint: {self.hint}"

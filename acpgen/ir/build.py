@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from acpgen.diagnostics import Diagnostics, pointer_join
+from acpgen.diagnostics import Diagnostics, pointer_join, shown_pointer
 from acpgen.ir import naming
+from acpgen.ir.companion import accepts_all_of
 from acpgen.ir.model import (
     NO_DEFAULT,
     Alias,
@@ -33,7 +34,13 @@ from acpgen.ir.model import (
     Variant,
 )
 
-RENAME_HINT = 'add `rename = {{ "{pointer}" = "NewName" }}` to the target in [tool.acpgen.targets.<name>]'
+
+def rename_hint(pointer: str, new: str = "NewName") -> str:
+    """The config line that renames what `pointer` names, as valid TOML (the pointer a basic string)."""
+    key = json.dumps(pointer, ensure_ascii=False).replace("\x7f", "\\u007f")
+    return f'add `rename = {{ {key} = "{new}" }}` to the target in [tool.acpgen.targets.<name>]'
+
+
 # Integer formats (Rust integer types) as the ranges a decoder enforces.
 INT_RANGES = {"int8": (-(2**7), 2**7 - 1), "int16": (-(2**15), 2**15 - 1), "int32": (-(2**31), 2**31 - 1),
               "int64": (-(2**63), 2**63 - 1), "uint8": (0, 2**8 - 1), "uint16": (0, 2**16 - 1),
@@ -180,7 +187,7 @@ class Builder:
                 self.diags.error(
                     "name-collision", pointer,
                     f"{pointer} and {other} both want the Python name {name!r}",
-                    RENAME_HINT.format(pointer=pointer),
+                    rename_hint(pointer),
                 )
         else:
             name = self.free_name(name, pointer)
@@ -199,7 +206,7 @@ class Builder:
                 self.diags.warning(
                     "name-suffixed", pointer,
                     f"the derived name {name!r} is taken by {holder}; this type is named {candidate!r}",
-                    RENAME_HINT.format(pointer=pointer),
+                    rename_hint(pointer),
                 )
                 return candidate
         raise AssertionError("unreachable: one of len(claims) + 1 candidates is free")
@@ -356,14 +363,23 @@ class Builder:
         base = "int" if values and all(isinstance(v, int) and not isinstance(v, bool) for v, _, _ in values) else "str"
         seen: dict[str, object] = {}
         known = self.stable.members.get(name) if self.stable else None
+        kept: list[tuple[str | int, str, str]] = []
+        kept_values: set[str | int] = set()
         for value, title, description in values:
             if base == "str" and not isinstance(value, str):
                 self.diags.error("mixed-enum", pointer, f"enum value {json.dumps(value)} is not a string like the others",
                                  "make every value of the enum the same JSON type")
                 continue
-            if value in seen.values():
-                continue  # a repeated value is one member
-            py = base_py = naming.member_name(value, title)
+            if value not in kept_values:  # a repeated value is one member
+                kept_values.add(value)
+                kept.append((value, title, description))
+        # A name the value gives (`"value"` -> VALUE) is claimed before any invented one (`""` ->
+        # VALUE), so the invented name takes the suffix; members keep the schema's order.
+        names = {i: naming.member_name_and_source(v, t) for i, (v, t, _) in enumerate(kept)}
+        claimed: dict[int, str] = {}
+        for index in sorted(names, key=lambda i: not names[i][1]):
+            value, title, description = kept[index]
+            py = base_py = names[index][0]
             number = 2
             while py in seen:
                 py, number = f"{base_py}_{number}", number + 1
@@ -372,8 +388,10 @@ class Builder:
                                    f"enum values {seen[base_py]!r} and {value!r} both make the member name {base_py}; "
                                    f"{value!r} is member {py}", "the wire values are unaffected")
             seen[py] = value
+            claimed[index] = py
+        for index, (value, _, description) in enumerate(kept):
             unstable = known is not None and value not in known
-            members.append(EnumMember(py, value, description, unstable))
+            members.append(EnumMember(claimed[index], value, description, unstable))
         return Enum(name, pointer, doc(s), base, tuple(members), open_, def_name, other=other)  # type: ignore[arg-type]
 
     # -- unions ----------------------------------------------------------------------------
@@ -426,7 +444,7 @@ class Builder:
                 elif p is None or is_null_schema(p):
                     defaults.append(alt)
                 elif isinstance(p, dict) and p.get("type") == "string" and isinstance(alt, dict) and (
-                    "not" in alt or alt.get("additionalProperties") is True
+                    "not" in alt or true_schema(alt.get("additionalProperties"))
                     or alt.get("unevaluatedProperties") is True
                 ):
                     others.append(alt)
@@ -554,7 +572,7 @@ class Builder:
                 "positional-name", pointer,
                 "nothing in this union variant gives it a name (no title, $ref, tag const or distinguishing property), "
                 "so its class is named by its position",
-                RENAME_HINT.format(pointer=pointer),
+                rename_hint(pointer),
             )
         return label
 
@@ -713,7 +731,7 @@ class Builder:
         schema makes the other keys part of the value (McpError keeps inner error fields)."""
         if not isinstance(s, dict) or depth > 16:
             return False
-        if s.get("additionalProperties") is True or s.get("unevaluatedProperties") is True:
+        if true_schema(s.get("additionalProperties")) or true_schema(s.get("unevaluatedProperties")):
             return True
         members: list[Any] = s["allOf"] if isinstance(s.get("allOf"), list) else []
         return any(self.keeps_extra(target[1] if (target := self.resolve_def(m)) else m, depth + 1) for m in members)
@@ -748,7 +766,7 @@ class Builder:
                     "field-suffixed", f.pointer,
                     f"property {f.wire!r} of {owner} escapes to {f.py!r}, which another property holds; "
                     f"its attribute is {name!r}",
-                    RENAME_HINT.format(pointer=f.pointer).replace("NewName", "new_name"))
+                    rename_hint(f.pointer, "new_name"))
             used.add(name)
             wires[f.wire] = name
             renamed[id(f)] = dataclasses.replace(f, py=name)
@@ -762,11 +780,14 @@ class Builder:
         for f in fields:
             if f.wire and f.wire in wires:
                 kept = out[wires[f.wire]]
-                if (kept.type, kept.nullable) != (f.type, f.nullable):
+                narrower = intersection(kept, f)
+                if narrower is not None:
+                    out[wires[f.wire]] = narrower
+                elif (kept.type, kept.nullable) != (f.type, f.nullable):
                     self.diags.error(
                         "conflicting-property", f.pointer,
                         f"property {f.wire!r} of {owner} is defined twice with different types: here and at "
-                        f"{kept.pointer}; a value cannot satisfy both as the generated class would need",
+                        f"{shown_pointer(kept.pointer)}; a value cannot satisfy both as the generated class would need",
                         "give both definitions the same schema (or drop one)",
                     )
                 elif f.required and not kept.required:
@@ -776,8 +797,8 @@ class Builder:
                 other = pys[f.py]
                 self.diags.error(
                     "field-collision", f.pointer,
-                    f"properties {other.wire!r} ({other.pointer}) and {f.wire!r} of {owner} both become attribute {f.py!r}",
-                    RENAME_HINT.format(pointer=f.pointer).replace("NewName", "new_name"),
+                    f"properties {other.wire!r} ({shown_pointer(other.pointer)}) and {f.wire!r} of {owner} both become attribute {f.py!r}",
+                    rename_hint(f.pointer, "new_name"),
                 )
                 continue
             wires[f.wire] = len(out)
@@ -995,29 +1016,63 @@ def export_aliases(nodes: Mapping[str, Node], diags: Diagnostics) -> tuple[tuple
             "export-renamed", nodes[name].pointer,
             f"the class {name!r} has the name of one of the package's own exports: the package exports the class "
             f"as {alias!r} (`models.{name}` keeps the name)",
-            RENAME_HINT.format(pointer=nodes[name].pointer) + " to name the class yourself",
+            rename_hint(nodes[name].pointer) + " to name the class yourself",
         )
     return tuple(out)
 
 
-def check_keywords(node: Any, diags: Diagnostics, pointer: str = "", seen: set[str] | None = None) -> None:
-    """Warn (once per keyword) about schema keywords the generated codecs do not enforce."""
-    seen = set() if seen is None else seen
+def true_schema(value: object) -> bool:
+    """`true` or `{}`: the schema every value is valid against."""
+    return value is True or (isinstance(value, dict) and not value)
+
+
+def intersection(kept: Field, other: Field) -> Field | None:
+    """Two definitions of one property (an `allOf` member narrowing another: `code: integer` and
+    `code: {const: -32042}`, `data: any` and an object): the field for the values both accept when
+    one of the two accepts every value of the other; None when neither contains the other."""
+    required = kept.required or other.required
+    nullable = kept.nullable and other.nullable
+    if (kept.type, kept.nullable) == (other.type, other.nullable):
+        return dataclasses.replace(kept, required=required)
+    if accepts_all_of(kept.type, other.type) and (kept.nullable or not other.nullable):
+        return dataclasses.replace(kept, type=other.type, required=required, nullable=nullable)
+    if accepts_all_of(other.type, kept.type) and (other.nullable or not kept.nullable):
+        return dataclasses.replace(kept, required=required, nullable=nullable)
+    return None
+
+
+def check_keywords(node: Any, diags: Diagnostics) -> None:
+    """Warn, once per keyword, about schema keywords the generated codecs do not enforce, naming
+    every place the keyword appears (the first ones, and how many there are)."""
+    found: dict[str, list[str]] = {}
+    unsupported_keywords(node, "", found)
+    for key, pointers in found.items():
+        shown = ", ".join("#" + p for p in pointers[1:UNSUPPORTED_SHOWN])
+        more = len(pointers) - UNSUPPORTED_SHOWN
+        where = "" if len(pointers) == 1 else (
+            f" (at {len(pointers)} places; also {shown}" + (f" and {more} more" if more > 0 else "") + ")")
+        diags.warning("unsupported-keyword", pointers[0],
+                      f"keyword {key!r} is not enforced by the generated codecs{where}",
+                      "the value is accepted without this check")
+
+
+UNSUPPORTED_SHOWN = 5  # pointers named in one unsupported-keyword warning
+
+
+def unsupported_keywords(node: Any, pointer: str, found: dict[str, list[str]]) -> None:
+    """keyword -> pointers (in document order) of each keyword the codecs do not enforce."""
     if isinstance(node, dict):
         for key, value in node.items():
-            if key not in KNOWN_KEYWORDS and not key.startswith("x-") and key not in seen:
-                seen.add(key)
-                diags.warning("unsupported-keyword", pointer_join(pointer, key),
-                              f"keyword {key!r} is not enforced by the generated codecs",
-                              "the value is accepted without this check")
-            if key in ("const", "default", "enum", "examples", "discriminator"):  # data, not schemas
-                continue
+            if key not in KNOWN_KEYWORDS and not key.startswith("x-"):
+                found.setdefault(key, []).append(pointer_join(pointer, key))
+            if key in ("const", "default", "enum", "examples", "discriminator", "dependentRequired"):
+                continue  # data (or property names), not schemas
             if key in SCHEMA_MAPS and isinstance(value, dict):
                 # Names here are property (or definition) names, not keywords.
                 for name, schema in value.items():
-                    check_keywords(schema, diags, pointer_join(pointer, key, name), seen)
+                    unsupported_keywords(schema, pointer_join(pointer, key, name), found)
             else:
-                check_keywords(value, diags, pointer_join(pointer, key), seen)
+                unsupported_keywords(value, pointer_join(pointer, key), found)
     elif isinstance(node, list):
         for index, value in enumerate(node):
-            check_keywords(value, diags, pointer_join(pointer, index), seen)
+            unsupported_keywords(value, pointer_join(pointer, index), found)

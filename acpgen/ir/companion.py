@@ -32,6 +32,9 @@ def narrowings(stable: Mapping[str, Node], unstable: Mapping[str, Node]) -> Iter
     """(unstable pointer, stable pointer, what) for each stable type the companion narrows."""
     for name in sorted(stable.keys() & unstable.keys()):
         old, new = stable[name], unstable[name]
+        if isinstance(old, Struct) and isinstance(new, Union_):
+            yield from struct_to_union_narrowings(old, new, unstable)
+            continue
         if type(old) is not type(new):
             yield new.pointer, old.pointer, f"{name} is a different kind of type than in the stable file"
             continue
@@ -70,3 +73,18 @@ def struct_narrowings(old: Struct, new: Struct) -> Iterator[tuple[str, str, str]
     for g in new.fields:
         if g.required and g.wire not in known:
             yield g.pointer, new.pointer, f"{old.name} requires the new property {g.wire!r}"
+
+
+def struct_to_union_narrowings(old: Struct, new: Union_, unstable: Mapping[str, Node]) -> Iterator[tuple[str, str, str]]:
+    """A stable struct the companion turns into a tagged union. Stable input never carries the tag
+    (the stable struct does not declare it), so the merged package decodes it as the union's default
+    variant: the union narrows exactly where that variant rejects what the struct accepts."""
+    default = unstable.get(new.default) if new.default else None
+    declares_tag = any(f.wire == new.tag for f in old.fields)
+    if not isinstance(default, Struct) or declares_tag:
+        yield new.pointer, old.pointer, (
+            f"{old.name} is a union whose variants do not take the stable shape"
+            if not declares_tag else f"{old.name} is a union on {new.tag!r}, a property the stable struct declares")
+        return
+    for pointer, stable_pointer, what in struct_narrowings(old, default):
+        yield pointer, stable_pointer, f"{what} (in {default.name}, the variant used when {new.tag!r} is absent)"

@@ -157,15 +157,22 @@ def export_name(name: str, taken: Collection[str]) -> str:
 
 def member_name(value: str | int, title: str = "") -> str:
     """An enum member: UPPER_SNAKE of the value, or of the title for integer values."""
+    return member_name_and_source(value, title)[0]
+
+
+def member_name_and_source(value: str | int, title: str = "") -> tuple[str, bool]:
+    """(member name, whether the value or title gave it): False when the name is invented (`VALUE`
+    for a value with no letters or digits, `VALUE_1` for one starting with a digit)."""
     source = title if (title and not isinstance(value, str)) else str(value)
     out = identifier_chars("_".join(w.upper() for w in words(source))).strip("_")
+    given = bool(out) and out.isidentifier()
     if not out:
         out = "VALUE"
     if not out.isidentifier():
         out = "VALUE_" + out
     if (keyword.iskeyword(out.lower()) and out.lower() == out) or out in AMBIGUOUS:
         out += "_"
-    return out
+    return out, given
 
 
 def handler_name(method: str) -> str:
@@ -184,8 +191,9 @@ def variant_label(
 ) -> tuple[str, str]:
     """(label, source) for alternative `index` of a union: the first of its title, the `$defs`
     name it references, its tag `const`, the property only it requires (a JSON-RPC response's
-    `result` / `error`), its single property, the property only it has, its JSON type; else its
-    position (the caller warns). `props_of` gives an alternative's properties (through `allOf`)."""
+    `result` / `error`), its single property, the property only it has, its JSON type, the property
+    it requires that the fewest others require; else its position (the caller warns). `props_of`
+    gives an alternative's properties (through `allOf`)."""
     alt = alts[index]
     if not isinstance(alt, dict):
         return f"variant {index}", "position"
@@ -216,6 +224,12 @@ def variant_label(
     kind = alt.get("type")
     if isinstance(kind, str) and words(kind) and not props:
         return kind, "type"
+    # The property it requires that the fewest others require (ACP 0.0.16's tool call update, whose
+    # properties are the tool call's but which requires only `toolCallId` of them).
+    rarity = {r: sum(1 for a in others if isinstance(a, dict) and r in (a.get("required") or [])) for r in required}
+    rare = sorted((n, r) for r, n in rarity.items() if n < len(others) and words(r))
+    if rare:
+        return rare[0][1], "rare-required"
     return f"variant {index}", "position"
 
 

@@ -220,6 +220,12 @@ class Check:
     maximum: int | float | None = None
     min_length: int | None = None
 
+    @property
+    def returns_const(self) -> bool:
+        """A string or number literal: a decoder returns the constant, not the checked value,
+        which mypy cannot narrow from `object` to the Literal (`is True` narrows, so bools not)."""
+        return self.kind == "literal" and type(self.const) is not bool
+
     def invalid(self, x: str) -> str:
         """A condition true when local `x` fails the check."""
         if self.kind == "literal":

@@ -197,9 +197,19 @@ class ContextBuilder:
                 views[name] = AliasView(name, views[name].ann, views[name].description, views[name].unstable, True)
             rest = {n: sorted(deps[n] & alias_names - cyclic - {n}) for n in sorted(views) if n not in cyclic}
             order = list(graphlib.TopologicalSorter(rest).static_order()) + sorted(cyclic)
-        # Self-recursive aliases need a quoted right-hand side.
+        # An alias of `null` is `None` at run time, and `None | None` raises TypeError: a union
+        # naming one is quoted (mypy reads the string; nothing evaluates it on import).
+        null_aliases = {n for n, v in views.items() if v.ann == "None"}
         for name in order:
-            if name in deps[name]:
+            if views[name].ann in null_aliases:
+                null_aliases.add(name)
+        unions = {n.name for n in self.package.nodes if isinstance(n, Union_)}
+        # An alias naming itself or one defined after it (a cycle: JSONValue -> JSONObject ->
+        # JSONValue, or JSONArray beside that cycle) needs a quoted right-hand side.
+        position = {name: index for index, name in enumerate(order)}
+        for name in order:
+            later = {d for d in deps[name] & alias_names if position[d] >= position[name]}
+            if later or (name in unions and deps[name] & null_aliases):
                 v = views[name]
                 views[name] = AliasView(name, v.ann, v.description, v.unstable, True)
         return [views[n] for n in order]

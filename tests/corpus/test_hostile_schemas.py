@@ -253,3 +253,18 @@ def test_literals_that_sanitise_alike_get_helpers_of_their_own(tmp_path: Path, m
     for i in range(len(consts)):  # each list takes its own constant only, not its neighbour's
         with pytest.raises(module.ValidationError):
             module.A.from_dict({f"p{i}": [consts[i - 1]]})
+
+
+def test_a_pointer_with_control_characters_prints_on_one_line_and_its_hint_is_toml(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import tomllib
+
+    case = CORPUS / "field_collision_control_characters.json"
+    code, stderr = run_cli(case, tmp_path, monkeypatch)
+    assert code == 2
+    error, hint = stderr.splitlines()[:2]
+    assert error.startswith(f"{case.name}#/$defs/A%0AB/properties/a_b: error[field-collision]: ")
+    assert "(/$defs/A%0AB/properties/a%09b)" in error and "\t" not in error
+    line = hint.split("`")[1]
+    assert tomllib.loads(line) == {"rename": {"/$defs/A\nB/properties/a_b": "new_name"}}

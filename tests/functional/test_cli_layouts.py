@@ -3,7 +3,9 @@ diagnostics about a meta file, option conflicts. Each asserts the exact first er
 
 from __future__ import annotations
 
+import importlib
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -93,6 +95,54 @@ def test_an_unstable_companion_that_narrows_a_stable_type_is_an_error(
 ) -> None:
     Path("s.json").write_text(json.dumps(STABLE), encoding="utf-8")
     Path("u.json").write_text(json.dumps({**STABLE, "$defs": {**STABLE["$defs"], **unstable_defs}}), encoding="utf-8")
+    code, stderr = run(["build", "s.json", "--unstable", "u.json", "-o", "out"])
+    assert code == 2
+    assert stderr.splitlines()[0].startswith(expected), stderr
+
+
+def union_of_a(plain_a: dict[str, object], plain_tag: str | None = None) -> dict[str, object]:
+    """A as the unstable companion of ACP 0.11-1.x writes SetSessionConfigOptionRequest: the stable
+    properties beside an `anyOf` of a tagged variant and a titled default variant (no tag)."""
+    tagged = obj({"kind": {"type": "string", "const": "flag"}, "a": {"type": "boolean"}}, ("kind", "a"))
+    plain: dict[str, object] = obj({"a": plain_a}, ("a",))
+    plain["title"] = "plain"
+    if plain_tag:
+        plain = obj({"kind": {"type": "string", "const": plain_tag}, "a": plain_a}, ("kind", "a"))
+    return {"type": "object", "properties": {"b": {"type": ["integer", "null"]}}, "anyOf": [tagged, plain]}
+
+
+def test_a_union_whose_default_variant_takes_the_stable_shape_does_not_narrow(schema: Path) -> None:
+    Path("s.json").write_text(json.dumps(STABLE), encoding="utf-8")
+    Path("u.json").write_text(json.dumps({**STABLE, "$defs": {**STABLE["$defs"], "A": union_of_a({"type": "string"})}}),
+                              encoding="utf-8")
+    code, stderr = run(["build", "s.json", "--unstable", "u.json", "-o", "merged_a"])
+    assert (code, stderr) == (0, "")
+    sys.path.insert(0, str(Path.cwd()))
+    try:
+        pkg = importlib.import_module("merged_a")
+        for stable_value in ({"a": "x"}, {"a": "x", "b": None}, {"a": "x", "b": 3}):
+            assert pkg.encode(pkg.decode("A", stable_value)) == stable_value
+        assert pkg.encode(pkg.decode("A", {"kind": "flag", "a": True})) == {"kind": "flag", "a": True}
+    finally:
+        sys.path.pop(0)
+        for name in [m for m in sys.modules if m == "merged_a" or m.startswith("merged_a.")]:
+            del sys.modules[name]
+
+
+@pytest.mark.parametrize(("unstable_a", "expected"), [
+    pytest.param(union_of_a({"type": "integer"}),
+                 "u.json#/$defs/A/anyOf/1/properties/a: error[unstable-narrows]: A.a has a type that rejects values "
+                 "the stable one accepts (in PlainA, the variant used when 'kind' is absent)",
+                 id="default-variant-rejects-a-stable-value"),
+    pytest.param(union_of_a({"type": "string"}, plain_tag="text"),
+                 "u.json#/$defs/A: error[unstable-narrows]: A is a union whose variants do not take the stable shape",
+                 id="no-default-variant"),
+])
+def test_a_union_whose_default_variant_rejects_stable_input_narrows(
+    schema: Path, unstable_a: dict[str, object], expected: str,
+) -> None:
+    Path("s.json").write_text(json.dumps(STABLE), encoding="utf-8")
+    Path("u.json").write_text(json.dumps({**STABLE, "$defs": {**STABLE["$defs"], "A": unstable_a}}), encoding="utf-8")
     code, stderr = run(["build", "s.json", "--unstable", "u.json", "-o", "out"])
     assert code == 2
     assert stderr.splitlines()[0].startswith(expected), stderr
