@@ -51,11 +51,11 @@ def build_package(loaded: LoadedSchema, options: IrOptions) -> tuple[Package | N
         methods = collect_methods(
             unstable_file.document, builder.defs_key, diags,
             stable_methods={(m.wire, m.notification) for m in stable_methods}, meta=loaded.meta,
-            meta_file=loaded.meta_file,
+            meta_file=loaded.meta_file, meta_strict=not loaded.meta_found,
         )
     elif loaded.meta is not None:
         methods = collect_methods(stable_file.document, stable.defs_key, diags, meta=loaded.meta,
-                                  meta_file=loaded.meta_file)
+                                  meta_file=loaded.meta_file, meta_strict=not loaded.meta_found)
     check_required_cycles(builder.nodes, diags)
     check_keywords(chosen.document, diags)
     aliases = export_aliases(builder.nodes, diags)

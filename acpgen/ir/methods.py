@@ -70,6 +70,7 @@ def collect_methods(
     stable_methods: set[tuple[str, bool]] | None = None,
     meta: Mapping[str, Any] | None = None,
     meta_file: str = "",
+    meta_strict: bool = True,
 ) -> list[Method]:
     defs = document.get(defs_key, {})
     prefix = f"#/{defs_key}/"
@@ -131,6 +132,9 @@ def collect_methods(
     if meta is not None:
         meta_diags = Diagnostics(meta_file or diags.file)
         check_meta(meta, methods, meta_diags)
+        if not meta_strict:  # a meta.json found beside the schema (early releases list methods
+            # their schema does not annotate): reported, not refused; --meta makes it an error
+            meta_diags.items = [dataclasses.replace(d, level="warning") for d in meta_diags.items]
         diags.items.extend(meta_diags.items)  # named after the meta file, whose pointers they hold
     return methods
 

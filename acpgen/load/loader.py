@@ -41,6 +41,7 @@ class LoadedSchema:
     unstable: SchemaFile | None
     meta: dict[str, Any] | None
     meta_file: str = ""  # the meta file's path, which its diagnostics name
+    meta_found: bool = False  # found beside the schema, not given: its method table only warns
 
     @property
     def effective(self) -> SchemaFile:
@@ -365,7 +366,8 @@ def load_schema(
     if unstable is not None:
         reports.append(Diagnostics(str(unstable)))
         unstable_file = read_schema_file(unstable, reports[-1])
-    if meta is None and find_meta and (schema.parent / META_FILE).is_file():
+    found = meta is None and find_meta and (schema.parent / META_FILE).is_file()
+    if found:
         meta = schema.parent / META_FILE
     meta_doc = None
     if meta is not None:
@@ -377,4 +379,5 @@ def load_schema(
             meta_doc = None
     if stable is None or any(r.errors for r in reports):
         return None, reports
-    return LoadedSchema(stable, unstable_file, meta_doc, str(meta) if meta is not None else ""), reports
+    loaded = LoadedSchema(stable, unstable_file, meta_doc, str(meta) if meta is not None else "", found)
+    return loaded, reports

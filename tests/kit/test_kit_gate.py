@@ -158,7 +158,7 @@ def test_skip_drops_a_rule_from_the_verdict(runs: dict[str, Any]) -> None:
 def test_a_v1_agent_asked_for_v2_is_reported_as_speaking_v1_not_failed(runs: dict[str, Any]) -> None:
     code, report, table = runs["v1_as_v2"]
     assert code == 3, table
-    assert "speaks v1" in table and "--target v1" in report["stopped"], table
+    assert "speaks v1" in table and "--protocol v1" in report["stopped"], table
     assert not [c for c in report["checks"] if c["status"] == "fail"], table
 
 
