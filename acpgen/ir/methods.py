@@ -3,8 +3,10 @@ the routing definitions say whether it is a request, a notification or a result.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from acpgen.diagnostics import Diagnostics, pointer_join
@@ -143,12 +145,32 @@ def collect_methods(
 # classes, proxy none).
 KNOWN_SIDES = frozenset({"agent", "client", "both", "protocol", "proxy"})
 
-# What the generated connection and interface classes define besides the handlers and proxies
-# (acpgen/runtime/rpc.py's `Connection`, connections.py.j2's `agent` / `client` attributes, interfaces.py.j2's
-# extension methods): a handler or proxy of that name would override them. tests/corpus/test_schema_safety.py
-# checks this list against a built package.
-CONNECTION_MEMBERS = frozenset({"agent", "cancel_session_tasks", "client", "close", "closed", "ext_method",
-                                "ext_notification", "limits", "start_session_task", "wait_closed"})
+def runtime_class_members(module: str, cls: str) -> frozenset[str]:
+    """The public names a class of acpgen/runtime/MODULE defines (methods, properties, class-level
+    annotations, `self.x = ...` in `__init__`), read with ast: the runtime is never imported here."""
+    source = (Path(__file__).resolve().parent.parent / "runtime" / module).read_text(encoding="utf-8")
+    names: set[str] = set()
+    for node in ast.parse(source).body:
+        if not (isinstance(node, ast.ClassDef) and node.name == cls):
+            continue
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                names.add(item.name)
+                if item.name == "__init__":
+                    names.update(t.attr for sub in ast.walk(item) if isinstance(sub, (ast.Assign, ast.AnnAssign))
+                                 for t in (sub.targets if isinstance(sub, ast.Assign) else [sub.target])
+                                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                                 and t.value.id == "self")
+            elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                names.add(item.target.id)
+    return frozenset(n for n in names if not n.startswith("_"))
+
+
+# What the generated connection and interface classes define besides the handlers and proxies: a
+# handler or proxy of that name would override them. Derived from acpgen/runtime/rpc.py's
+# `Connection`; `agent` / `client` are the attributes connections.py.j2 adds (still a template).
+# tests/corpus/test_schema_safety.py checks this set against a built package.
+CONNECTION_MEMBERS = runtime_class_members("rpc.py", "Connection") | {"agent", "client"}
 
 
 def handling_classes(side: str) -> tuple[str, ...]:
