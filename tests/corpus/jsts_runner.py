@@ -22,8 +22,8 @@ A valid instance round-trips when encode(decode(x)) equals x, numbers compared b
 but never true == 1), allowing keys the encoder adds where the group's schema has a `default`
 (defaults are materialised). The package is built with keep_unknown, so unknown keys must survive.
 
-    python -m tests.jsts_runner            # print the table
-    python -m tests.jsts_runner --details  # and every disagreement
+    python -m tests.corpus.jsts_runner            # print the table
+    python -m tests.corpus.jsts_runner --details  # and every disagreement
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from acpgen.config import Target
 from acpgen.diagnostics import Diagnostic
 from acpgen.pipeline import generate
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "tests" / "corpus" / "jsts" / "draft2020-12"
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 PACKAGE = "jsts_suite"

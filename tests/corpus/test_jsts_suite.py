@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from tests import jsts_runner
+from tests.corpus import jsts_runner
 
 RESULTS = jsts_runner.ROOT / "tests" / "corpus" / "jsts" / "RESULTS.md"
 SOURCES = jsts_runner.ROOT / "tests" / "corpus" / "jsts" / "SOURCES.json"
