@@ -634,6 +634,15 @@ class Builder:
             variants.append(Variant(vtype, None, title))
         if any(v.type.kind == "nullable" for v in variants):
             self.diags.warning("nullable-variant", pointer, "a nullable variant inside a union; null is tried in order")
+        if keyword == "oneOf" and len(alts) > 1:
+            # An inner union (inner_union_field) is located at its keyword already.
+            at = pointer if set(s) == {keyword} and pointer.endswith("/" + keyword) else pointer_join(pointer, keyword)
+            self.diags.warning(
+                "oneOf-not-exclusive", at,
+                "keyword `oneOf` without a tag is decoded as the first alternative that accepts the value: that no "
+                "other alternative also accepts it is not checked",
+                "give each alternative a distinguishing `const` property, or write `anyOf`",
+            )
         return Union_(name, pointer, doc(s), tuple(variants), "", "", "", def_name)
 
     # -- objects ---------------------------------------------------------------------------
@@ -1057,6 +1066,52 @@ def check_keywords(node: Any, diags: Diagnostics) -> None:
 
 
 UNSUPPORTED_SHOWN = 5  # pointers named in one unsupported-keyword warning
+
+# Keywords the codecs read but do not (fully) enforce at every place they may appear: each place a
+# warning of its own, located at the keyword (the value is accepted without that check).
+_DATA_KEYWORDS = ("const", "default", "enum", "examples", "discriminator", "dependentRequired")
+_TYPED_KEYWORDS = {"minimum": "number", "maximum": "number", "minLength": "string", "minItems": "array"}
+
+
+def check_unenforced(node: Any, diags: Diagnostics) -> None:
+    """A located warning at every `not` (but the open variant's `not` of a tagged union, which the
+    tag enforces), every `unevaluatedProperties` other than `true`, and every numeric or length
+    keyword in a schema without a `type` (only typed values are checked)."""
+    for pointer, keyword, message in unenforced(node, "", False):
+        diags.warning(f"{keyword}-unchecked", pointer, message, "the value is accepted without this check")
+
+
+def unenforced(node: Any, pointer: str, alternative: bool) -> list[tuple[str, str, str]]:
+    """(pointer, keyword, message) of each unenforced use, in document order; `alternative`: the
+    node is an item of `anyOf` / `oneOf`."""
+    out: list[tuple[str, str, str]] = []
+    if isinstance(node, dict):
+        if "not" in node and not alternative:
+            out.append((pointer_join(pointer, "not"), "not",
+                        "keyword `not` is not enforced by the generated codecs: a value its subschema accepts is "
+                        "not rejected"))
+        if "unevaluatedProperties" in node and not true_schema(node["unevaluatedProperties"]):
+            out.append((pointer_join(pointer, "unevaluatedProperties"), "unevaluatedProperties",
+                        "keyword `unevaluatedProperties` is not enforced by the generated codecs: keys no other "
+                        "keyword evaluates are accepted (kept only with keep_unknown), not checked"))
+        declared = node.get("type")
+        for key, kind in _TYPED_KEYWORDS.items():
+            if key in node and declared is None and "$ref" not in node:
+                out.append((pointer_join(pointer, key), key,
+                            f"keyword `{key}` in a schema without `type` is not enforced by the generated codecs "
+                            f"(it is checked only where the schema says `\"type\": \"{kind}\"`)"))
+        for key, value in node.items():
+            if key in _DATA_KEYWORDS:
+                continue
+            if key in SCHEMA_MAPS and isinstance(value, dict):
+                for name, schema in value.items():
+                    out += unenforced(schema, pointer_join(pointer, key, name), False)
+            elif isinstance(value, list):
+                for index, item in enumerate(value):
+                    out += unenforced(item, pointer_join(pointer, key, index), key in ("anyOf", "oneOf"))
+            else:
+                out += unenforced(value, pointer_join(pointer, key), False)
+    return out
 
 
 def unsupported_keywords(node: Any, pointer: str, found: dict[str, list[str]]) -> None:

@@ -1,7 +1,7 @@
 """The JSON-Schema-Test-Suite (draft2020-12) through acpgen: the per-keyword table is committed
 (tests/corpus/jsts/RESULTS.md) so any change shows in review, and silent and crash must be 0.
 
-After an intended change: ACPGEN_UPDATE_JSTS=1 pytest tests/test_jsts_suite.py, then review the
+After an intended change: ACPGEN_UPDATE_JSTS=1 pytest tests/corpus/test_jsts_suite.py, then review the
 diff of RESULTS.md.
 """
 
