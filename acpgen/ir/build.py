@@ -1075,8 +1075,9 @@ _TYPED_KEYWORDS = {"minimum": "number", "maximum": "number", "minLength": "strin
 
 def check_unenforced(node: Any, diags: Diagnostics) -> None:
     """A located warning at every `not` (but the open variant's `not` of a tagged union, which the
-    tag enforces), every `unevaluatedProperties` other than `true`, and every numeric or length
-    keyword in a schema without a `type` (only typed values are checked)."""
+    tag enforces), every `unevaluatedProperties` other than `true`, every numeric or length keyword
+    in a schema without a `type` (only typed values are checked), object / array keywords without
+    `type` (the value is read as that type only), and `required` with neither (unchecked)."""
     for pointer, keyword, message in unenforced(node, "", False):
         diags.warning(f"{keyword}-unchecked", pointer, message, "the value is accepted without this check")
 
@@ -1100,6 +1101,20 @@ def unenforced(node: Any, pointer: str, alternative: bool) -> list[tuple[str, st
                 out.append((pointer_join(pointer, key), key,
                             f"keyword `{key}` in a schema without `type` is not enforced by the generated codecs "
                             f"(it is checked only where the schema says `\"type\": \"{kind}\"`)"))
+        composed = declared is not None or bool({"$ref", "allOf", "anyOf", "oneOf", "enum", "const"} & set(node))
+        if not composed:
+            shape = next((k for k in ("properties", "additionalProperties") if k in node), None)
+            if shape is None and "items" in node:
+                shape = "items"
+            if shape is not None:
+                kind = "an array" if shape == "items" else "an object"
+                out.append((pointer_join(pointer, shape), shape,
+                            f"keyword `{shape}` in a schema without `type`: the generated codec reads the value as "
+                            f"{kind} and rejects the other JSON types, which this schema accepts"))
+            elif "required" in node:
+                out.append((pointer_join(pointer, "required"), "required",
+                            "keyword `required` in a schema without `type` or `properties` is not enforced by the "
+                            "generated codecs: an object without those keys is accepted"))
         for key, value in node.items():
             if key in _DATA_KEYWORDS:
                 continue
