@@ -1078,8 +1078,22 @@ def check_unenforced(node: Any, diags: Diagnostics) -> None:
     tag enforces), every `unevaluatedProperties` other than `true`, every numeric or length keyword
     in a schema without a `type` (only typed values are checked), object / array keywords without
     `type` (the value is read as that type only), and `required` with neither (unchecked)."""
+    formats: list[tuple[str, str]] = []
     for pointer, keyword, message in unenforced(node, "", False):
+        if keyword == "format":
+            formats.append((pointer, message))
+            continue
         diags.warning(f"{keyword}-unchecked", pointer, message, "the value is accepted without this check")
+    if formats:
+        names = ", ".join(sorted({name for _, name in formats}))
+        shown = ", ".join("#" + p for p, _ in formats[1:UNSUPPORTED_SHOWN])
+        more = len(formats) - UNSUPPORTED_SHOWN
+        where = "" if len(formats) == 1 else (
+            f" (at {len(formats)} places; also {shown}" + (f" and {more} more" if more > 0 else "") + ")")
+        diags.warning("format-not-asserted", formats[0][0],
+                      f"keyword `format` ({names}) is an annotation the generated codecs do not assert{where}",
+                      "integer formats (int32, uint64, ...) are enforced as ranges; other values are accepted as "
+                      "their type")
 
 
 def unenforced(node: Any, pointer: str, alternative: bool) -> list[tuple[str, str, str]]:
@@ -1096,6 +1110,10 @@ def unenforced(node: Any, pointer: str, alternative: bool) -> list[tuple[str, st
                         "keyword `unevaluatedProperties` is not enforced by the generated codecs: keys no other "
                         "keyword evaluates are accepted (kept only with keep_unknown), not checked"))
         declared = node.get("type")
+        types = set(declared) if isinstance(declared, list) else {declared}
+        checked = (set(INT_RANGES) if "integer" in types else set()) | ({"double", "float"} if "number" in types else set())
+        if isinstance(node.get("format"), str) and node["format"] not in checked:
+            out.append((pointer_join(pointer, "format"), "format", node["format"]))
         for key, kind in _TYPED_KEYWORDS.items():
             if key in node and declared is None and "$ref" not in node:
                 out.append((pointer_join(pointer, key), key,
