@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acpgen.diagnostics import Diagnostics
-from acpgen.ir.build import Builder, StableIndex, check_keywords, export_aliases
+from acpgen.ir.build import Builder, StableIndex, check_keywords, check_unenforced, export_aliases
 from acpgen.ir.companion import narrowings
 from acpgen.ir.cycles import check_required_cycles
 from acpgen.ir.methods import collect_methods
@@ -58,6 +58,7 @@ def build_package(loaded: LoadedSchema, options: IrOptions) -> tuple[Package | N
                                   meta_file=loaded.meta_file, meta_strict=not loaded.meta_found)
     check_required_cycles(builder.nodes, diags)
     check_keywords(chosen.document, diags)
+    check_unenforced(chosen.document, diags)
     aliases = export_aliases(builder.nodes, diags)
     stable_diags = Diagnostics(str(stable_file.path))  # the version is the release's, named by its stable file
     version = protocol_version(options.protocol_version, loaded.meta, loaded.meta_file, stable_diags,

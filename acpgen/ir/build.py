@@ -634,6 +634,15 @@ class Builder:
             variants.append(Variant(vtype, None, title))
         if any(v.type.kind == "nullable" for v in variants):
             self.diags.warning("nullable-variant", pointer, "a nullable variant inside a union; null is tried in order")
+        if keyword == "oneOf" and len(alts) > 1:
+            # An inner union (inner_union_field) is located at its keyword already.
+            at = pointer if set(s) == {keyword} and pointer.endswith("/" + keyword) else pointer_join(pointer, keyword)
+            self.diags.warning(
+                "oneOf-not-exclusive", at,
+                "keyword `oneOf` without a tag is decoded as the first alternative that accepts the value: that no "
+                "other alternative also accepts it is not checked",
+                "give each alternative a distinguishing `const` property, or write `anyOf`",
+            )
         return Union_(name, pointer, doc(s), tuple(variants), "", "", "", def_name)
 
     # -- objects ---------------------------------------------------------------------------
@@ -1057,6 +1066,85 @@ def check_keywords(node: Any, diags: Diagnostics) -> None:
 
 
 UNSUPPORTED_SHOWN = 5  # pointers named in one unsupported-keyword warning
+
+# Keywords the codecs read but do not (fully) enforce at every place they may appear: each place a
+# warning of its own, located at the keyword (the value is accepted without that check).
+_DATA_KEYWORDS = ("const", "default", "enum", "examples", "discriminator", "dependentRequired")
+_TYPED_KEYWORDS = {"minimum": "number", "maximum": "number", "minLength": "string", "minItems": "array"}
+
+
+def check_unenforced(node: Any, diags: Diagnostics) -> None:
+    """A located warning at every `not` (but the open variant's `not` of a tagged union, which the
+    tag enforces), every `unevaluatedProperties` other than `true`, every numeric or length keyword
+    in a schema without a `type` (only typed values are checked), object / array keywords without
+    `type` (the value is read as that type only), and `required` with neither (unchecked)."""
+    formats: list[tuple[str, str]] = []
+    for pointer, keyword, message in unenforced(node, "", False):
+        if keyword == "format":
+            formats.append((pointer, message))
+            continue
+        diags.warning(f"{keyword}-unchecked", pointer, message, "the value is accepted without this check")
+    if formats:
+        names = ", ".join(sorted({name for _, name in formats}))
+        shown = ", ".join("#" + p for p, _ in formats[1:UNSUPPORTED_SHOWN])
+        more = len(formats) - UNSUPPORTED_SHOWN
+        where = "" if len(formats) == 1 else (
+            f" (at {len(formats)} places; also {shown}" + (f" and {more} more" if more > 0 else "") + ")")
+        diags.warning("format-not-asserted", formats[0][0],
+                      f"keyword `format` ({names}) is an annotation the generated codecs do not assert{where}",
+                      "integer formats (int32, uint64, ...) are enforced as ranges; other values are accepted as "
+                      "their type")
+
+
+def unenforced(node: Any, pointer: str, alternative: bool) -> list[tuple[str, str, str]]:
+    """(pointer, keyword, message) of each unenforced use, in document order; `alternative`: the
+    node is an item of `anyOf` / `oneOf`."""
+    out: list[tuple[str, str, str]] = []
+    if isinstance(node, dict):
+        if "not" in node and not alternative:
+            out.append((pointer_join(pointer, "not"), "not",
+                        "keyword `not` is not enforced by the generated codecs: a value its subschema accepts is "
+                        "not rejected"))
+        if "unevaluatedProperties" in node and not true_schema(node["unevaluatedProperties"]):
+            out.append((pointer_join(pointer, "unevaluatedProperties"), "unevaluatedProperties",
+                        "keyword `unevaluatedProperties` is not enforced by the generated codecs: keys no other "
+                        "keyword evaluates are accepted (kept only with keep_unknown), not checked"))
+        declared = node.get("type")
+        types = set(declared) if isinstance(declared, list) else {declared}
+        checked = (set(INT_RANGES) if "integer" in types else set()) | ({"double", "float"} if "number" in types else set())
+        if isinstance(node.get("format"), str) and node["format"] not in checked:
+            out.append((pointer_join(pointer, "format"), "format", node["format"]))
+        for key, kind in _TYPED_KEYWORDS.items():
+            if key in node and declared is None and "$ref" not in node:
+                out.append((pointer_join(pointer, key), key,
+                            f"keyword `{key}` in a schema without `type` is not enforced by the generated codecs "
+                            f"(it is checked only where the schema says `\"type\": \"{kind}\"`)"))
+        composed = declared is not None or bool({"$ref", "allOf", "anyOf", "oneOf", "enum", "const"} & set(node))
+        if not composed:
+            shape = next((k for k in ("properties", "additionalProperties") if k in node), None)
+            if shape is None and "items" in node:
+                shape = "items"
+            if shape is not None:
+                kind = "an array" if shape == "items" else "an object"
+                out.append((pointer_join(pointer, shape), shape,
+                            f"keyword `{shape}` in a schema without `type`: the generated codec reads the value as "
+                            f"{kind} and rejects the other JSON types, which this schema accepts"))
+            elif "required" in node:
+                out.append((pointer_join(pointer, "required"), "required",
+                            "keyword `required` in a schema without `type` or `properties` is not enforced by the "
+                            "generated codecs: an object without those keys is accepted"))
+        for key, value in node.items():
+            if key in _DATA_KEYWORDS:
+                continue
+            if key in SCHEMA_MAPS and isinstance(value, dict):
+                for name, schema in value.items():
+                    out += unenforced(schema, pointer_join(pointer, key, name), False)
+            elif isinstance(value, list):
+                for index, item in enumerate(value):
+                    out += unenforced(item, pointer_join(pointer, key, index), key in ("anyOf", "oneOf"))
+            else:
+                out += unenforced(value, pointer_join(pointer, key), False)
+    return out
 
 
 def unsupported_keywords(node: Any, pointer: str, found: dict[str, list[str]]) -> None:
