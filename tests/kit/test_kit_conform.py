@@ -102,7 +102,8 @@ def statuses(report: dict[str, Any]) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, dict[str, Any], str, Path]]:
-    """Every conform run of this module, four at a time (each takes a few seconds, mostly waiting)."""
+    """Every conform run of this module, eight at a time (each takes a few seconds, mostly waiting
+    for the peer), the longest first: the fixture lasts about as long as its longest run."""
     out = tmp_path_factory.mktemp("conform")
     jobs: dict[str, tuple[str, list[str], tuple[str, ...]]] = {
         "example-agent": ("agent", [sys.executable, str(ROOT / "examples" / "agent.py")], ()),
@@ -110,7 +111,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, dict[
         "faulty-agent": ("agent", FAULTY_AGENT, ()),
         "faulty-client": ("client", FAULTY_CLIENT, ("--cancel-args=--cancel",)),
         "ts-agent": ("agent", ["node", str(PEERS / "ts_agent.mjs")], ()),
-        "py-agent": ("agent", [sys.executable, str(PEERS / "py_agent.py")], ()),
+        # its cancel_request.honoured step waits out --timeout
+        "py-agent": ("agent", [sys.executable, str(PEERS / "py_agent.py")], ("--timeout", "10")),
         "ts-client": ("client", ["node", str(PEERS / "ts_client.mjs")], ("--cancel-args=--cancel",)),
         "py-client": ("client", [sys.executable, str(PEERS / "py_client.py")], ("--cancel-args=--cancel",)),
         "v2-agent": ("agent", [sys.executable, str(ROOT / "examples" / "agent_v2.py")], ("--protocol", "v2")),
@@ -125,20 +127,34 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, dict[
         "faulty-agent-v2": ("agent", FAULTY_AGENT_V2, ("--protocol", "v2")),
         "faulty-client-v2": ("client", FAULTY_CLIENT_V2, ("--protocol", "v2", "--cancel-args=--cancel")),
     }
+    # A fault that makes a step wait out --timeout (a turn that never ends waits at each step; a
+    # prompt answered only after its turn; a cancel never sent; an agent that never exits): a shorter
+    # one keeps the run short, and the step fails all the same.
+    short = ("--timeout", "6")
     for fault in AGENT_FAULTS_V2:
-        # a turn that never ends waits out --timeout at each step: a shorter one keeps the run short
-        short = ("--timeout", "6") if fault in ("no_idle", "waits_after_cancel") else ()
-        jobs[f"agent-v2:{fault}"] = ("agent", [*FAULTY_AGENT_V2, fault], ("--protocol", "v2", *short))
+        wait = short if fault in ("no_idle", "waits_after_cancel", "late_message_id") else ()
+        jobs[f"agent-v2:{fault}"] = ("agent", [*FAULTY_AGENT_V2, fault], ("--protocol", "v2", *wait))
     for fault in CLIENT_FAULTS_V2:
-        jobs[f"client-v2:{fault}"] = ("client", [*FAULTY_CLIENT_V2, "--fault", fault], ("--protocol", "v2", "--cancel-args=--cancel"))
+        wait = short if fault == "never_cancels" else ()
+        jobs[f"client-v2:{fault}"] = ("client", [*FAULTY_CLIENT_V2, "--fault", fault],
+                                      ("--protocol", "v2", "--cancel-args=--cancel", *wait))
     for fault in AGENT_FAULTS:
-        jobs[f"agent:{fault}"] = ("agent", [*FAULTY_AGENT, fault], ())
+        wait = short if fault == "hangs_on_eof" else ()
+        jobs[f"agent:{fault}"] = ("agent", [*FAULTY_AGENT, fault], wait)
     for fault in CLIENT_FAULTS:
         jobs[f"client:{fault}"] = ("client", [*FAULTY_CLIENT, "--fault", fault], ("--cancel-args=--cancel",))
-    with ThreadPoolExecutor(4) as pool:
-        futures = {name: pool.submit(conform, kind, command, out / name.replace(":", "-"), *options)
-                   for name, (kind, command, options) in jobs.items()}
+    # The longest runs start first (they are mostly waiting), so none of them starts last.
+    order = [*LONGEST_FIRST, *(name for name in jobs if name not in LONGEST_FIRST)]
+    with ThreadPoolExecutor(8) as pool:
+        futures = {name: pool.submit(conform, *jobs[name][:2], out / name.replace(":", "-"), *jobs[name][2])
+                   for name in order}
         return {name: future.result() for name, future in futures.items()}
+
+
+# the runs that take longest (measured), longest first
+LONGEST_FIRST = ("agent-v2:no_idle", "ts-router-agent-v2", "py-agent", "agent-v2:late_message_id",
+                 "agent-v2:waits_after_cancel", "client-v2:never_cancels", "agent:hangs_on_eof", "v2-agent",
+                 "router-as-v2", "py-client", "example-agent", "faulty-agent-v2", "router-as-v1", "faulty-agent")
 
 
 def test_example_agent_passes_every_must(runs: dict[str, Any]) -> None:

@@ -48,24 +48,33 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, dict[
         "auth_hangs_none": ([*FAULTY_AGENT, "auth_hangs"], ("--auth", "none")),
         "auth_required": ([*FAULTY_AGENT, "auth_required"], ()),
         "answers_notifications_empty_id": ([*FAULTY_AGENT, "answers_notifications_empty_id"], ()),
-        "hangs_on_eof": ([*FAULTY_AGENT, "hangs_on_eof"], ()),
-        "hangs_on_eof_strict": ([*FAULTY_AGENT, "hangs_on_eof"], ("--strict",)),
+        # an agent that never exits waits out the exit window (half of --timeout, at least 5 s)
+        "hangs_on_eof": ([*FAULTY_AGENT, "hangs_on_eof"], ("--timeout", "6")),
+        "hangs_on_eof_strict": ([*FAULTY_AGENT, "hangs_on_eof"], ("--strict", "--timeout", "6")),
         "waived": ([*FAULTY_AGENT, "no_method_not_found"], ("--waivers", str(waivers))),
         "skipped": ([*FAULTY_AGENT, "no_method_not_found"], ("--skip", "rpc.method_not_found")),
         "v1_as_v2": (EXAMPLE_AGENT, ("--protocol", "v2")),
     }
 
+    # conform client runs (test_conform_client_charges_each_fault_to_its_own_rule)
+    for fault in CLIENT_FAULTS:
+        jobs[f"client:{fault}"] = ([*FAULTY_CLIENT, "--fault", fault], ("--cancel-args=--cancel",))
+
     def one(name: str, command: list[str], options: tuple[str, ...]) -> tuple[int, dict[str, Any], str]:
-        report = out / f"{name}.json"
-        args = ["conform", "agent", "--json", str(report)]
+        report = out / f"{name.replace(':', '-')}.json"
+        args = ["conform", "client" if name.startswith("client:") else "agent", "--json", str(report)]
         if "--timeout" not in options:
             args += ["--timeout", "20"]
         result = acpgen(*args, *options, "--", *command)
         assert report.is_file(), result.stderr
         return result.returncode, json.loads(report.read_text()), result.stdout
 
-    with ThreadPoolExecutor(3) as pool:
-        futures = {name: pool.submit(one, name, command, options) for name, (command, options) in jobs.items()}
+    # Mostly waiting for the peers: all at once, the longest first (ignores_unknown_methods waits out
+    # the fake agent's pings), so the fixture lasts about as long as its longest run.
+    longest_first = ["client:ignores_unknown_methods", "hangs_on_eof", "hangs_on_eof_strict", "auth_hangs"]
+    order = [*longest_first, *(name for name in jobs if name not in longest_first)]
+    with ThreadPoolExecutor(8) as pool:
+        futures = {name: pool.submit(one, name, *jobs[name]) for name in order}
         return {name: future.result() for name, future in futures.items()}
 
 
@@ -175,16 +184,13 @@ CLIENT_FAULTS = {
 
 
 @pytest.mark.parametrize("fault", sorted(CLIENT_FAULTS))
-def test_conform_client_charges_each_fault_to_its_own_rule(tmp_path: Path, fault: str) -> None:
+def test_conform_client_charges_each_fault_to_its_own_rule(runs: dict[str, Any], fault: str) -> None:
     failed_expected, skipped_expected = CLIENT_FAULTS[fault]
-    report_path = tmp_path / "client.json"
-    result = acpgen("conform", "client", "--json", str(report_path), "--timeout", "20", "--cancel-args=--cancel",
-                    "--", *FAULTY_CLIENT, "--fault", fault)
-    report = json.loads(report_path.read_text())
+    code, report, table = runs[f"client:{fault}"]
     got = statuses(report)
-    assert {r for r, s in got.items() if s == "fail"} == failed_expected, result.stdout
-    assert skipped_expected <= {r for r, s in got.items() if s == "skipped"}, result.stdout
-    assert result.returncode == 1
+    assert {r for r, s in got.items() if s == "fail"} == failed_expected, table
+    assert skipped_expected <= {r for r, s in got.items() if s == "skipped"}, table
+    assert code == 1
     # the same client without the fault passes (test_kit_conform.py: test_the_faulty_peers_without_a_fault_pass)
 
 
