@@ -30,8 +30,8 @@ def trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def replay(trace: Path, *agent: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*ACPGEN, "replay", str(trace), "--timeout", "20", "--", *agent],
+def replay(trace: Path, *agent: str, timeout: str = "20") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*ACPGEN, "replay", str(trace), "--timeout", timeout, "--", *agent],
                           capture_output=True, text=True, timeout=180, cwd=ROOT,
                           env={**os.environ, "ACP_EXAMPLE_PAUSE_S": "0"})
 
@@ -48,7 +48,8 @@ def test_replay_reproduces_a_recorded_session_against_the_example_agent(trace: P
 
 def test_replay_reports_where_another_agent_differs(trace: Path) -> None:
     faulty = [sys.executable, str(ROOT / "tests" / "kit" / "faulty_agent.py"), "wrong_field_type"]
-    result = replay(trace, *faulty)
+    # (replay waits --timeout for the messages that differ: a short one keeps the test short)
+    result = replay(trace, *faulty, timeout="5")
     assert result.returncode == 1
     lines = result.stdout.splitlines()
     assert any(line.startswith("agent notification session/update:agent_message_chunk #1: "
