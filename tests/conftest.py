@@ -28,6 +28,34 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.tx = []
 
 
+# The files that take longest in a parallel run (measured with --durations), longest first. They run
+# first: pyproject's addopts hold `--dist loadfile --no-loadscope-reorder`, so xdist hands out whole
+# files in collection order (its default reorder is by number of tests, which put the few-test,
+# long-waiting kit files last), and a long file that starts last keeps one worker busy while the
+# other has finished. The rest keep their order. A file missing here only runs later.
+LONGEST_FIRST = (
+    "corpus/test_acp_releases.py",
+    "kit/test_kit_conform.py",
+    "corpus/test_property.py",
+    "kit/test_kit_gate.py",
+    "corpus/test_corpus.py",
+    "corpus/test_hostile_schemas.py",
+    "interop/test_interop.py",
+    "functional/test_build_cli.py",
+    "corpus/test_schema_safety.py",
+    "kit/test_kit_replay.py",
+    "interop/test_interop_v2.py",
+    "snapshots/test_diff_outcomes.py",
+    "remote/test_remote_security.py",
+    "corpus/test_real_schemas.py",
+)
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {ROOT / "tests" / name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path, len(rank)))  # stable: each file keeps its order
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     # The runtime tests call gc.collect() after each run (an "exception was never retrieved" is
     # reported only when its future is collected), and a full collection scans every object alive in
