@@ -45,9 +45,10 @@ def test_the_corpus_matches_its_sources() -> None:
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "fetch_corpus.py"), "--check-local"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout[-3000:]
-    # acp-releases/ and real/ have their own SOURCES.json and tests (test_acp_releases.py, test_real_schemas.py).
+    # acp-releases/, real/ and jsts/ have their own SOURCES.json and tests (test_acp_releases.py,
+    # test_real_schemas.py, test_jsts_suite.py).
     files = {p.relative_to(CORPUS).as_posix() for p in CORPUS.rglob("*.json")
-             if p.relative_to(CORPUS).parts[0] not in ("acp-releases", "real")} - {"SOURCES.json"}
+             if p.relative_to(CORPUS).parts[0] not in ("acp-releases", "real", "jsts")} - {"SOURCES.json"}
     assert files == {r["file"] for r in SOURCES["files"]}
     # Both packages, stable and unstable files, several schema generations.
     packages = {s["package"] for r in SOURCES["files"] for s in r["shipped_in"]}
