@@ -7,6 +7,7 @@ from typing import Any
 
 from acpgen.diagnostics import Diagnostics
 from acpgen.ir.build import Builder, StableIndex, check_keywords, check_unenforced, export_aliases
+from acpgen.ir.checks import referenced
 from acpgen.ir.companion import narrowings
 from acpgen.ir.cycles import check_required_cycles
 from acpgen.ir.methods import collect_methods
@@ -57,8 +58,9 @@ def build_package(loaded: LoadedSchema, options: IrOptions) -> tuple[Package | N
         methods = collect_methods(stable_file.document, stable.defs_key, diags, meta=loaded.meta,
                                   meta_file=loaded.meta_file, meta_strict=not loaded.meta_found)
     check_required_cycles(builder.nodes, diags)
-    check_keywords(chosen.document, diags)
-    check_unenforced(chosen.document, diags)
+    checked = tuple(sorted(n.check for n in builder.nodes.values() if n.check))
+    check_keywords(chosen.document, diags, checked)
+    check_unenforced(chosen.document, diags, checked)
     aliases = export_aliases(builder.nodes, diags)
     stable_diags = Diagnostics(str(stable_file.path))  # the version is the release's, named by its stable file
     version = protocol_version(options.protocol_version, loaded.meta, loaded.meta_file, stable_diags,
@@ -80,6 +82,7 @@ def build_package(loaded: LoadedSchema, options: IrOptions) -> tuple[Package | N
         protocol_version=version,
         options=(("keep_unknown", options.keep_unknown),),
         export_aliases=aliases,
+        checked_schema=referenced(chosen.document, builder.defs_key, checked) if checked else "",
     )
     return package, diags
 

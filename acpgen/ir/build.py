@@ -17,8 +17,9 @@ from typing import Any
 from urllib.parse import unquote
 
 from acpgen.diagnostics import Diagnostics, pointer_join, shown_pointer
-from acpgen.ir import naming
+from acpgen.ir import checks, naming
 from acpgen.ir.companion import accepts_all_of
+from acpgen.runtime._validate import SchemaChecker
 from acpgen.ir.model import (
     NO_DEFAULT,
     Alias,
@@ -164,6 +165,7 @@ class Builder:
         self.inline_refs: list[str] = []
         self.used_renames: set[str] = set()
         self.field_pointers: set[str] = set()
+        self._checker: SchemaChecker | None = None
 
     # -- names -----------------------------------------------------------------------------
 
@@ -276,11 +278,45 @@ class Builder:
             self.nodes[name] = dataclasses.replace(node, fields=tuple(fields))
 
     def define_def(self, key: str) -> TypeRef:
+        """The definition's node: typed; typed and checked against its schema where the types say
+        less than the schema; or the JSON value, checked, where the types would say something
+        else (see acpgen/ir/checks.py)."""
         name = self.def_class[key]
         schema = self.defs[key]
         pointer = self.def_pointer(key)
+        marks = (len(self.nodes), len(self.claims), len(self.by_pointer), len(self.diags.items))
         node = self.classify(name, schema, pointer, key)
+        found = self.diags.items[marks[3]:]
+        errors = [d for d in found if d.level == "error"]
+        narrow = checks.narrower(schema, pointer)
+        if ((errors and all(d.code in checks.UNTYPABLE for d in errors)) or (narrow is not None and not errors)) \
+                and not self.checker().unresolved(pointer):
+            reason = (f"{errors[0].code} at #{errors[0].pointer}: {errors[0].message}" if errors else
+                      f"at #{narrow} the schema accepts more JSON types than a Python type of it would")
+            tables: tuple[dict[str, Any], ...] = (self.nodes, self.claims, self.by_pointer)
+            for table, mark in zip(tables, marks, strict=False):
+                for added in list(table)[mark:]:
+                    del table[added]
+            del self.diags.items[marks[3]:]
+            self.claims.setdefault(name, pointer)
+            self.by_pointer.setdefault(pointer, name)
+            self.diags.warning(
+                "checked-json", pointer,
+                f"typed as any JSON value, checked against this schema ({reason})",
+                "nothing is lost on the wire; give the definition a `type` the Python types can say for a typed class")
+            return TypeRef.named(self.add(Alias(name, pointer, doc(schema), TypeRef("any"), key, check=pointer)).name)
+        if errors:
+            return TypeRef.named(node.name)
+        if checks.inexact(schema, pointer) is not None or any(d.code in checks.ENFORCED_BY_CHECK for d in found):
+            self.diags.items[marks[3]:] = [d for d in found if d.code not in checks.ENFORCED_BY_CHECK]
+            node = self.nodes[node.name] = dataclasses.replace(node, check=pointer)
         return TypeRef.named(node.name)
+
+    def checker(self) -> SchemaChecker:
+        """The validator that judges checked definitions, over this document (built once)."""
+        if self._checker is None:
+            self._checker = SchemaChecker(self.document)
+        return self._checker
 
     def add(self, node: Node) -> Node:
         if self.stable is not None and node.name not in self.stable.nodes:
@@ -1050,12 +1086,21 @@ def intersection(kept: Field, other: Field) -> Field | None:
     return None
 
 
-def check_keywords(node: Any, diags: Diagnostics) -> None:
+def under(pointer: str, roots: tuple[str, ...]) -> bool:
+    """Whether `pointer` is one of `roots` or lies below one."""
+    return any(pointer == r or pointer.startswith(r + "/") for r in roots)
+
+
+def check_keywords(node: Any, diags: Diagnostics, checked: tuple[str, ...] = ()) -> None:
     """Warn, once per keyword, about schema keywords the generated codecs do not enforce, naming
-    every place the keyword appears (the first ones, and how many there are)."""
+    every place the keyword appears (the first ones, and how many there are); the `checked`
+    definitions' schemas judge their values, so nothing below them is named."""
     found: dict[str, list[str]] = {}
     unsupported_keywords(node, "", found)
     for key, pointers in found.items():
+        pointers = [p for p in pointers if not under(p, checked)]
+        if not pointers:
+            continue
         shown = ", ".join("#" + p for p in pointers[1:UNSUPPORTED_SHOWN])
         more = len(pointers) - UNSUPPORTED_SHOWN
         where = "" if len(pointers) == 1 else (
@@ -1073,13 +1118,15 @@ _DATA_KEYWORDS = ("const", "default", "enum", "examples", "discriminator", "depe
 _TYPED_KEYWORDS = {"minimum": "number", "maximum": "number", "minLength": "string", "minItems": "array"}
 
 
-def check_unenforced(node: Any, diags: Diagnostics) -> None:
+def check_unenforced(node: Any, diags: Diagnostics, checked: tuple[str, ...] = ()) -> None:
     """A located warning at every `not` (but the open variant's `not` of a tagged union, which the
     tag enforces), every `unevaluatedProperties` other than `true`, every numeric or length keyword
     in a schema without a `type` (only typed values are checked), object / array keywords without
     `type` (the value is read as that type only), and `required` with neither (unchecked)."""
     formats: list[tuple[str, str]] = []
     for pointer, keyword, message in unenforced(node, "", False):
+        if keyword != "format" and under(pointer, checked):
+            continue
         if keyword == "format":
             formats.append((pointer, message))
             continue

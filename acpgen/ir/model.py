@@ -99,6 +99,7 @@ class Struct:
     common: str = ""  # an `other` variant: the struct of the union's common properties, checked too
     base: str = ""  # a tag-only variant: the `$defs` struct it subclasses (its fields are that struct's)
     absent: tuple[str, ...] = ()  # keys whose schema is `false`: present on the wire = invalid
+    check: str = ""  # a `$defs` pointer whose schema judges the raw value first (see ir/checks.py)
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,7 @@ class Enum:
     def_name: str = ""
     unstable: bool = False
     other: TypeRef | None = None  # open: the fallback's type, whose limits (an int format) still apply
+    check: str = ""
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,7 @@ class Union_:
     unstable: bool = False
     null_tag_default: bool = False  # a `null` tag also selects the default variant
     lenient_tag: bool = False  # default-on-error on the tag: any non-string tag selects the default
+    check: str = ""
 
     @property
     def tagged(self) -> tuple[Variant, ...]:
@@ -160,6 +163,7 @@ class Alias:
     target: TypeRef
     def_name: str = ""
     unstable: bool = False
+    check: str = ""
 
 
 Node = Struct | Enum | Union_ | Alias
@@ -198,6 +202,9 @@ class Package:
     # (class name, package-level name) of each model whose name is one of the package's own
     # exports (naming.PACKAGE_EXPORTS): models.py keeps the class name, the package exports the other.
     export_aliases: tuple[tuple[str, str], ...] = ()
+    # The part of the schema document the checked definitions (`check` of a node) are judged
+    # against: their `$defs` entries and what those refer to, pointers unchanged ({} when none).
+    checked_schema: str = ""  # as JSON text ("" when no definition is checked)
 
     def node(self, name: str) -> Node:
         return self._index[name]

@@ -32,6 +32,7 @@ OUTPUTS = {
     "_codec.py": RUNTIME,
     "_protocol.py": "_protocol.py.j2",
     "_registry.py": "_registry.py.j2",
+    "_schemas.py": "_schemas.py.j2",
     "asgi.py": RUNTIME,
     "connections.py": "connections.py.j2",
     "interfaces.py": "interfaces.py.j2",
@@ -41,7 +42,10 @@ OUTPUTS = {
     "remote.py": RUNTIME,
     "router.py": "router.py.j2",
     "rpc.py": RUNTIME,
+    "_validate.py": RUNTIME,
 }
+# Only a package with checked definitions (a schema saying more than its types) has these.
+CHECKED_ONLY = frozenset({"_schemas.py", "_validate.py"})
 
 def runtime_source(output: str) -> str:
     """The text of a runtime module as it ships in acpgen/runtime/ (read, never imported here)."""
@@ -212,6 +216,8 @@ def render_package(
     files: dict[str, str] = {}
     try:
         for output, template in OUTPUTS.items():
+            if output in CHECKED_ONLY and not package.checked_schema:
+                continue
             if template is None:
                 files[output] = ""
                 continue

@@ -25,7 +25,7 @@ SCALAR_WORD = {"str": "a string", "int": "an integer", "float": "a number", "boo
 NAME_SOURCES = {
     "Callable": "collections.abc", "Enum": "enum",
     "Final": "typing", "Literal": "typing", "TypeAlias": "typing", "cast": "typing",
-    "TYPE_CHECKING": "typing", "Self": "typing_extensions",
+    "TYPE_CHECKING": "typing", "Self": "typing_extensions", "check": "._schemas", "checked": "._schemas",
 }
 CODEC = "._codec"
 TYPING_ONLY = "typing_extensions"
@@ -318,10 +318,11 @@ class Helper:
     """A generated module-level decoder for a composite type (list, map, nullable)."""
 
     name: str
-    kind: str  # list | list_skip | map | opt | scalar
+    kind: str  # list | list_skip | map | opt | scalar | checked
     ann: str  # annotation of the result
     item: Decode
     min_items: int | None = None
+    pointer: str = ""  # kind `checked`: the schema the value is validated against first
 
     @property
     def literal(self) -> bool:
@@ -402,7 +403,7 @@ class Emitter:
     def __post_init__(self) -> None:
         # Classes first, in sorted order: their names do not depend on which helpers exist.
         for node in sorted(self.package.nodes, key=lambda n: n.name):
-            if isinstance(node, Enum | Union_):
+            if isinstance(node, Enum | Union_) or (isinstance(node, Alias) and node.check):
                 self.private.decoder(node.name)
             if isinstance(node, Enum) and not node.open:
                 self.private.wire_table(node.name)
@@ -422,7 +423,7 @@ class Emitter:
     def resolve(self, t: TypeRef) -> TypeRef:
         """Follow aliases to the type that decides the codec."""
         seen = 0
-        while t.kind == "named" and isinstance(self.node(t), Alias) and seen < 64:
+        while t.kind == "named" and isinstance(self.node(t), Alias) and not self.node(t).check and seen < 64:
             t = self.node(t).target  # type: ignore[union-attr]
             seen += 1
         return t
@@ -461,7 +462,11 @@ class Emitter:
             node = self.node(r)
             if isinstance(node, Struct):
                 return Decode(call=Call(f"{node.name}.from_dict"))
-            return Decode(call=Call(self.private.decoder(node.name)))
+            name = self.private.decoder(node.name)
+            if isinstance(node, Alias) and name not in self.helpers:
+                self.use("check")
+                self.helpers[name] = Helper(name, "checked", self.ann(r), self.decode(node.target), pointer=node.check)
+            return Decode(call=Call(name))
         if r.kind == "any":
             return Decode()
         if r.kind in ("str", "int", "float", "bool", "null", "object", "literal"):

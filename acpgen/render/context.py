@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import graphlib
 from dataclasses import dataclass
 from typing import Any
@@ -357,6 +359,7 @@ class ContextBuilder:
             "aliases": aliases,
             "helpers": helpers,
             "registry": registry,
+            "checked_schema": json.loads(p.checked_schema) if p.checked_schema else {},
             "methods": methods,
             "unstable_types": sorted(d for d, t in p.defs if self.emit.node(t).unstable),
             "protocol": protocol_view(p, self.emit),

@@ -89,6 +89,8 @@ def rebase(node: Any, base: str) -> Any:
         return [rebase(item, base) for item in node]
     if not isinstance(node, dict):
         return node
+    if "$id" in node:  # a resource of its own: `#/...` inside it is relative to it, not to the root
+        return node
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key in ("$ref", "$dynamicRef") and isinstance(value, str) and (value == "#" or value.startswith("#/")):

@@ -1,0 +1,168 @@
+"""Which definitions the typed decoders cannot judge alone, so their schema judges the raw value.
+
+A typed decoder checks what its Python type says. A definition whose schema says more (a keyword
+the types cannot express, a `oneOf` whose exclusivity no tag decides, a `required` key no property
+declares) is *checked*: its decoder first validates the raw value against the definition's schema
+(acpgen/runtime/_validate.py), then decodes it. A definition whose typed form would reject values
+the schema accepts (object keywords without `type`, an `allOf` of non-objects) or that the typed
+models cannot express at all (a mixed enum, a `false` schema, a reference by anchor) is the JSON
+value itself, checked: `typing` loses detail there, the wire loses nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+from urllib.parse import unquote
+
+from acpgen.diagnostics import pointer_join
+
+# Keywords the typed decoders enforce exactly (or that only annotate). Any other keyword, and the
+# forms of these that `inexact` finds, make a definition checked.
+TYPED = frozenset({
+    "$schema", "$defs", "definitions", "$ref", "$comment", "title", "description", "type", "properties",
+    "required", "additionalProperties", "items", "allOf", "anyOf", "oneOf", "not", "const", "enum", "default",
+    "format", "minimum", "maximum", "minItems", "minLength", "discriminator", "examples", "deprecated",
+    "readOnly", "writeOnly", "contentEncoding", "contentMediaType", "unevaluatedProperties",
+})
+# Errors of the typed build that a checked JSON value avoids: the schema is fine, its types are not.
+UNTYPABLE = frozenset({
+    "mixed-enum", "false-schema", "bad-schema", "unsupported-ref", "unresolvable-ref", "empty-enum",
+    "conflicting-property", "ref-cycle", "allof-cycle",
+})
+# Warnings of the typed build about checks it leaves out: a checked definition makes them moot.
+ENFORCED_BY_CHECK = frozenset({
+    "oneOf-not-exclusive", "required-undeclared", "ref-siblings-ignored", "unsupported-const", "nullable-variant",
+})
+_SUBSCHEMA = ("additionalProperties", "unevaluatedProperties", "items", "contains", "propertyNames", "not", "if",
+              "then", "else", "unevaluatedItems", "contentSchema")
+_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SHAPE = ("properties", "additionalProperties", "required", "items", "allOf")
+
+
+def subschemas(s: dict[str, Any], pointer: str) -> Iterator[tuple[Any, str, bool]]:
+    """(subschema, its pointer, whether it is an alternative of anyOf/oneOf)."""
+    for key, value in s.items():
+        if key in _SUBSCHEMA:
+            yield value, pointer_join(pointer, key), False
+        elif key in _SUBSCHEMA_MAPS and isinstance(value, dict):
+            for name, sub in value.items():
+                yield sub, pointer_join(pointer, key, name), False
+        elif key in _SUBSCHEMA_LISTS and isinstance(value, list):
+            for index, sub in enumerate(value):
+                yield sub, pointer_join(pointer, key, index), key in ("anyOf", "oneOf")
+
+
+def inexact(s: Any, pointer: str, alternative: bool = False) -> str | None:
+    """The pointer of the first place below `s` (references not followed) whose keyword the typed
+    decoder does not judge exactly, or None."""
+    if s is False:
+        return pointer
+    if not isinstance(s, dict):
+        return None
+    for key, value in s.items():
+        if key not in TYPED and not key.startswith("x-"):
+            return pointer_join(pointer, key)
+        if key == "not" and not (alternative and known_tags(value)):  # an open union's fallback: the tag decides
+            return pointer_join(pointer, key)
+        if key == "unevaluatedProperties" and value is not True and value != {}:
+            return pointer_join(pointer, key)
+        if key == "additionalProperties" and value is not False and value is not True and value != {}:
+            return pointer_join(pointer, key)
+        if key in ("const", "enum") and not plain_values([value] if key == "const" else value):
+            return pointer_join(pointer, key)
+        if key in ("minimum", "maximum", "minLength", "minItems") and "type" not in s:
+            return pointer_join(pointer, key)
+        if key == "required" and "properties" not in s:
+            return pointer_join(pointer, key)
+    for sub, sub_pointer, alt in subschemas(s, pointer):
+        found = inexact(sub, sub_pointer, alt)
+        if found is not None:
+            return found
+    return None
+
+
+def known_tags(s: Any) -> bool:
+    """`not: {anyOf: [{properties: {tag: {const: ...}}}, ...]}`: an open union's fallback variant
+    excluding the known tags, which the tagged decoder enforces by dispatching on the tag."""
+    alts = s.get("anyOf") if isinstance(s, dict) else None
+    return isinstance(alts, list) and bool(alts) and all(
+        isinstance(a, dict) and isinstance(a.get("properties"), dict)
+        and any(isinstance(p, dict) and "const" in p for p in a["properties"].values()) for a in alts)
+
+
+def plain_values(values: Any) -> bool:
+    """Values a typed decoder compares exactly: strings, booleans and null (no numbers: 1 == 1.0)."""
+    return isinstance(values, list) and all(v is None or isinstance(v, (str, bool)) for v in values)
+
+
+def narrower(s: Any, pointer: str) -> str | None:
+    """The pointer of a place below `s` whose typed form would reject values the schema accepts:
+    object or array keywords with no `type` (nor a reference or alternatives that pin one)."""
+    if not isinstance(s, dict):
+        return None
+    if "type" not in s and any(k in s for k in _SHAPE) and not pins_type(s):
+        return pointer
+    for sub, sub_pointer, _ in subschemas(s, pointer):
+        if (found := narrower(sub, sub_pointer)) is not None:
+            return found
+    return None
+
+
+def pins_type(s: Any) -> bool:
+    """Whether `s` admits values of one JSON type family only, by `type`, `$ref`, `const`/`enum`,
+    or through every alternative / some `allOf` member."""
+    if not isinstance(s, dict):
+        return False
+    if any(k in s for k in ("type", "$ref", "const", "enum")):
+        return True
+    alts = s.get("anyOf", s.get("oneOf"))
+    if isinstance(alts, list) and alts and all(pins_type(a) for a in alts):
+        return True
+    members = s.get("allOf")
+    return isinstance(members, list) and any(pins_type(m) for m in members)
+
+
+def referenced(document: dict[str, Any], defs_key: str, roots: Iterable[str]) -> str:
+    """The part of `document` the checked definitions need, as canonical JSON: their `$defs`
+    entries and every entry a `#/...` reference in them reaches; the whole document when they use
+    `$id`, anchors or other references (which resolve against the document as a whole)."""
+    defs = document.get(defs_key) if isinstance(document.get(defs_key), dict) else {}
+    assert isinstance(defs, dict)
+    prefix = "/" + defs_key + "/"
+    todo = [unescape(r[len(prefix):]) for r in roots]
+    keep: set[str] = set()
+    while todo:
+        key = todo.pop()
+        if key in keep or key not in defs:
+            continue
+        keep.add(key)
+        for ref in references(defs[key]):
+            if not ref.startswith("#" + prefix):
+                return json.dumps(document, sort_keys=True, ensure_ascii=False)
+            key = unescape(unquote(ref[len(prefix) + 1:]).split("/")[0])
+            if key not in defs:
+                return json.dumps(document, sort_keys=True, ensure_ascii=False)
+            todo.append(key)
+    return json.dumps({defs_key: {k: defs[k] for k in sorted(keep)}}, sort_keys=True, ensure_ascii=False)
+
+
+def unescape(part: str) -> str:
+    return part.replace("~1", "/").replace("~0", "~")
+
+
+def references(node: Any) -> Iterator[str]:
+    """Every `$ref` / `$dynamicRef` below `node`; a `$id` or anchor counts as a non-local one."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("$ref", "$dynamicRef") and isinstance(value, str):
+                yield value if key == "$ref" else "$dynamic"
+            elif key in ("$id", "$anchor", "$dynamicAnchor"):
+                yield "$" + key
+            elif key not in ("const", "enum", "default", "examples"):
+                yield from references(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from references(item)
