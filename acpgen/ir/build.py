@@ -19,7 +19,6 @@ from urllib.parse import unquote
 from acpgen.diagnostics import Diagnostics, pointer_join, shown_pointer
 from acpgen.ir import checks, naming
 from acpgen.ir.companion import accepts_all_of
-from acpgen.runtime._validate import SchemaChecker
 from acpgen.ir.model import (
     NO_DEFAULT,
     Alias,
@@ -34,6 +33,7 @@ from acpgen.ir.model import (
     Union_,
     Variant,
 )
+from acpgen.runtime._validate import SchemaChecker
 
 
 def rename_hint(pointer: str, new: str = "NewName") -> str:
@@ -128,6 +128,18 @@ def type_array_as_union(s: dict[str, Any], types: list[Any]) -> dict[str, Any]:
 def ref_fragment(ref: str) -> str:
     """The JSON pointer of a local `#...` reference, percent-escapes decoded (RFC 6901 section 6)."""
     return unquote(ref[1:])
+
+
+_UNRESOLVED = object()
+
+
+def schema_at(schema: Any, pointer: str, at: str) -> Any:
+    """The value at JSON pointer `at` inside `schema`, which sits at `pointer`."""
+    node = schema
+    for part in at[len(pointer):].split("/")[1:]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    return node
 
 
 def doc(s: Any) -> str:
@@ -284,6 +296,12 @@ class Builder:
         name = self.def_class[key]
         schema = self.defs[key]
         pointer = self.def_pointer(key)
+        if (dialect := checks.foreign_dialect(schema, pointer)) is not None:
+            self.diags.error("unsupported-dialect", dialect,
+                             f"this schema declares the dialect {schema_at(schema, pointer, dialect)!r}: its vocabularies "
+                             "may change what keywords mean, and only draft 2020-12 is understood",
+                             "remove `$schema` from the definition, or bundle it as a 2020-12 schema")
+            return TypeRef.named(self.add(Alias(name, pointer, doc(schema), TypeRef("any"), key)).name)
         marks = (len(self.nodes), len(self.claims), len(self.by_pointer), len(self.diags.items))
         node = self.classify(name, schema, pointer, key)
         found = self.diags.items[marks[3]:]
@@ -716,6 +734,8 @@ class Builder:
                     fields += self.object_fields(schema, self.def_pointer(key), owner, skip, required)
                 finally:
                     self.flattening.pop()
+            elif isinstance(member, dict) and set(member) == {"$ref"}:
+                fields += self.ref_fields(member["$ref"], member_pointer, owner, skip, required)
             else:
                 fields += self.object_fields(member, member_pointer, owner, skip, required)
         props = s.get("properties", {})
@@ -734,6 +754,42 @@ class Builder:
         if union_alternatives(s) is not None and "not" not in s:
             fields += self.inner_union_field(s, pointer, owner, {f.py for f in fields})
         return self.dedupe(fields, owner)
+
+    def local_target(self, ref: str, pointer: str) -> Any:
+        """The schema a local `#/...` reference points at, or _UNRESOLVED (with an error)."""
+        node: Any = self.document
+        try:
+            for part in ref_fragment(ref)[1:].split("/"):
+                part = part.replace("~1", "/").replace("~0", "~")
+                node = node[int(part)] if isinstance(node, list) else node[part]
+        except (KeyError, IndexError, ValueError, TypeError):
+            self.diags.error("unresolvable-ref", pointer_join(pointer, "$ref"),
+                             f"`$ref` {ref!r} does not resolve to anything in this document",
+                             "point it at an existing definition such as `#/$defs/Name`")
+            return _UNRESOLVED
+        return node
+
+    def ref_fields(self, ref: Any, pointer: str, owner: str, skip: str | None, required: frozenset[str]) -> list[Field]:
+        """The fields of a `$ref` member that names no `$defs` entry: of the schema it points at
+        inside the document (a reference cycle or an unresolvable one is an error)."""
+        if not isinstance(ref, str) or not ref.startswith("#/"):
+            self.diags.error("unsupported-ref", pointer_join(pointer, "$ref"),
+                             f"only references inside the document are supported, not {ref!r}",
+                             "bundle the referenced schema into `$defs`")
+            return []
+        if ref in self.inline_refs:
+            self.diags.error("ref-cycle", pointer_join(pointer, "$ref"), f"{ref!r} refers back to itself",
+                             "move the recursive part into `$defs` so it gets a name")
+            return []
+        fragment = ref_fragment(ref)
+        node = self.local_target(ref, pointer)
+        if node is _UNRESOLVED:
+            return []
+        self.inline_refs.append(ref)
+        try:
+            return self.object_fields(node, fragment, owner, skip, required)
+        finally:
+            self.inline_refs.pop()
 
     def inner_union_field(self, s: dict[str, Any], pointer: str, owner: str, taken: set[str]) -> list[Field]:
         """An object (a union variant, an `allOf` member) that has `oneOf` / `anyOf` of its own
@@ -1028,16 +1084,9 @@ class Builder:
             self.diags.error("ref-cycle", pointer_join(pointer, "$ref"), f"{ref!r} refers back to itself",
                              "move the recursive part into `$defs` so it gets a name")
             return TypeRef("any")
-        node: Any = self.document
         fragment = ref_fragment(ref)
-        try:
-            for part in fragment[1:].split("/"):
-                part = part.replace("~1", "/").replace("~0", "~")
-                node = node[int(part)] if isinstance(node, list) else node[part]
-        except (KeyError, IndexError, ValueError, TypeError):
-            self.diags.error("unresolvable-ref", pointer_join(pointer, "$ref"),
-                             f"`$ref` {ref!r} does not resolve to anything in this document",
-                             "point it at an existing definition such as `#/$defs/Name`")
+        node = self.local_target(ref, pointer)
+        if node is _UNRESOLVED:
             return TypeRef("any")
         self.inline_refs.append(ref)
         try:

@@ -39,7 +39,7 @@ _SUBSCHEMA = ("additionalProperties", "unevaluatedProperties", "items", "contain
               "then", "else", "unevaluatedItems", "contentSchema")
 _SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 _SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
-_SHAPE = ("properties", "additionalProperties", "required", "items", "allOf")
+_OBJECT_SHAPE = ("properties", "additionalProperties", "allOf")
 
 
 def subschemas(s: dict[str, Any], pointer: str) -> Iterator[tuple[Any, str, bool]]:
@@ -69,7 +69,8 @@ def inexact(s: Any, pointer: str, alternative: bool = False) -> str | None:
             return pointer_join(pointer, key)
         if key == "unevaluatedProperties" and value is not True and value != {}:
             return pointer_join(pointer, key)
-        if key == "additionalProperties" and value is not False and value is not True and value != {}:
+        if key == "additionalProperties" and "properties" in s and value is not False and value is not True \
+                and value != {}:  # beside properties: the struct's extra keys (alone it is a typed map)
             return pointer_join(pointer, key)
         if key in ("const", "enum") and not plain_values([value] if key == "const" else value):
             return pointer_join(pointer, key)
@@ -94,8 +95,9 @@ def known_tags(s: Any) -> bool:
 
 
 def plain_values(values: Any) -> bool:
-    """Values a typed decoder compares exactly: strings, booleans and null (no numbers: 1 == 1.0)."""
-    return isinstance(values, list) and all(v is None or isinstance(v, (str, bool)) for v in values)
+    """Values a typed decoder compares exactly: strings, integers, booleans and null (a fraction,
+    an object or an array is a `const` / `enum` the types cannot say)."""
+    return isinstance(values, list) and all(v is None or isinstance(v, (str, int, bool)) for v in values)
 
 
 def narrower(s: Any, pointer: str) -> str | None:
@@ -103,12 +105,29 @@ def narrower(s: Any, pointer: str) -> str | None:
     object or array keywords with no `type` (nor a reference or alternatives that pin one)."""
     if not isinstance(s, dict):
         return None
-    if "type" not in s and any(k in s for k in _SHAPE) and not pins_type(s):
-        return pointer
+    if "type" not in s and "$ref" not in s:
+        if any(k in s for k in _OBJECT_SHAPE) and not pins_object(s):
+            return pointer
+        if "items" in s and not pins_type(s):
+            return pointer
     for sub, sub_pointer, _ in subschemas(s, pointer):
         if (found := narrower(sub, sub_pointer)) is not None:
             return found
     return None
+
+
+def pins_object(s: Any) -> bool:
+    """Whether `s` admits objects only: `type: object`, a reference (a definition the typed build
+    reads as its own type), every alternative or some `allOf` member doing so."""
+    if not isinstance(s, dict):
+        return False
+    if s.get("type") == "object" or "$ref" in s:
+        return True
+    alts = s.get("anyOf", s.get("oneOf"))
+    if isinstance(alts, list) and alts and all(pins_object(a) for a in alts):
+        return True
+    members = s.get("allOf")
+    return isinstance(members, list) and any(pins_object(m) for m in members)
 
 
 def pins_type(s: Any) -> bool:
@@ -166,3 +185,20 @@ def references(node: Any) -> Iterator[str]:
     elif isinstance(node, list):
         for item in node:
             yield from references(item)
+
+
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def foreign_dialect(s: Any, pointer: str) -> str | None:
+    """The pointer of a `$schema` below `s` naming a dialect other than draft 2020-12 (an embedded
+    resource may declare its own meta-schema, whose vocabularies neither codec knows), or None."""
+    if not isinstance(s, dict):
+        return None
+    dialect = s.get("$schema")
+    if isinstance(dialect, str) and dialect.rstrip("#") != DIALECT:
+        return pointer_join(pointer, "$schema")
+    for sub, sub_pointer, _ in subschemas(s, pointer):
+        if (found := foreign_dialect(sub, sub_pointer)) is not None:
+            return found
+    return None

@@ -231,6 +231,8 @@ class Check:
         if self.kind == "literal":
             if type(self.const) is bool:  # `is` narrows to the Literal and lints clean (no `!= True`)
                 return f"{x} is not {self.const!r}"
+            if type(self.const) is int:  # by value, as JSON Schema compares numbers: 1.0 is 1 (True is not)
+                return f"{x} != {self.const!r} or type({x}) is bool"
             return f"type({x}) is not {type(self.const).__name__} or {x} != {self.const!r}"
         if self.kind == "float":
             parts = [f"(type({x}) is not float and type({x}) is not int)"]
@@ -257,6 +259,8 @@ class Check:
         if self.kind == "literal":
             if type(self.const) is bool:
                 return f"{x} is {self.const!r}"
+            if type(self.const) is int:
+                return f"{x} == {self.const!r} and type({x}) is not bool"
             return f"type({x}) is {type(self.const).__name__} and {x} == {self.const!r}"
         if self.kind == "float":
             parts = [f"(type({x}) is float or type({x}) is int)"]
@@ -323,14 +327,6 @@ class Helper:
     item: Decode
     min_items: int | None = None
     pointer: str = ""  # kind `checked`: the schema the value is validated against first
-
-    @property
-    def literal(self) -> bool:
-        """A helper checking a string or number literal: mypy cannot narrow `object` to it by the
-        check (a `True`/`False` literal is checked with `is`, which narrows)."""
-        c = self.item.check
-        return (self.kind in ("scalar", "opt") and c is not None and c.kind == "literal"
-                and type(c.const) is not bool)
 
 
 @dataclass(frozen=True)

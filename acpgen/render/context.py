@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 import graphlib
+import json
 from dataclasses import dataclass
 from typing import Any
 

@@ -24,9 +24,26 @@ _T = TypeVar("_T")
 ROOT: Final = "urn:acpgen:schema"
 """The base URI of the document when its root has no `$id`."""
 
-_SCHEMA_KEYS: Final = ("additionalProperties", "unevaluatedProperties", "items", "contains", "propertyNames",
-                       "not", "if", "then", "else", "unevaluatedItems", "contentSchema")
-_SCHEMA_MAPS: Final = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_SCHEMA_KEYS: Final = (
+    "additionalProperties",
+    "unevaluatedProperties",
+    "items",
+    "contains",
+    "propertyNames",
+    "not",
+    "if",
+    "then",
+    "else",
+    "unevaluatedItems",
+    "contentSchema",
+)
+_SCHEMA_MAPS: Final = (
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+)
 _SCHEMA_LISTS: Final = ("allOf", "anyOf", "oneOf", "prefixItems")
 _LENIENT: Final = ("x-deserialize-default-on-error", "x-deserialize-skip-invalid-items")
 _TYPES: Final = {
@@ -69,14 +86,18 @@ def json_equal(a: object, b: object) -> bool:
     if type(a) in (int, float) and type(b) in (int, float):
         return a == b
     if type(a) is list and type(b) is list:
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
     if type(a) is dict and type(b) is dict:
         return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     return type(a) is type(b) and a == b
 
 
-_BOUNDS: Final = (("minimum", "at least"), ("maximum", "at most"), ("exclusiveMinimum", "more than"),
-                  ("exclusiveMaximum", "less than"))
+_BOUNDS: Final = (
+    ("minimum", "at least"),
+    ("maximum", "at most"),
+    ("exclusiveMinimum", "more than"),
+    ("exclusiveMaximum", "less than"),
+)
 
 
 def _outside(key: str, value: int | float, bound: int | float) -> bool:
@@ -99,7 +120,9 @@ def _multiple(value: int | float, of: int | float) -> bool:
         return value % of == 0
     try:
         return decimal.Decimal(repr(value)) % decimal.Decimal(repr(of)) == 0
-    except decimal.InvalidOperation:  # the quotient does not fit: not a multiple in any useful sense
+    except (
+        decimal.InvalidOperation
+    ):  # the quotient does not fit: not a multiple in any useful sense
         return False
 
 
@@ -222,7 +245,9 @@ class SchemaChecker:
 
     # -- evaluation -----------------------------------------------------------------------
 
-    def _eval(self, s: object, v: object, path: tuple[str | int, ...], scope: tuple[str, ...]) -> _Seen | _Fail:
+    def _eval(
+        self, s: object, v: object, path: tuple[str | int, ...], scope: tuple[str, ...]
+    ) -> _Seen | _Fail:
         if s is True or (isinstance(s, dict) and not s):
             return _Seen()
         if s is False:
@@ -233,30 +258,48 @@ class SchemaChecker:
         if base != scope[-1]:
             scope = (*scope, base)
         seen = _Seen()
-        for step in (self._refs, self._generic, self._numeric, self._string, self._array, self._object,
-                     self._combined):
+        for step in (
+            self._refs,
+            self._generic,
+            self._numeric,
+            self._string,
+            self._array,
+            self._object,
+            self._combined,
+        ):
             fail = step(s, v, path, scope, seen)
             if fail is not None:
                 return fail
         return self._unevaluated(s, v, path, scope, seen) or seen
 
-    def _sub(self, s: object, v: object, path: tuple[str | int, ...], scope: tuple[str, ...],
-             seen: _Seen) -> _Fail | None:
+    def _sub(
+        self, s: object, v: object, path: tuple[str | int, ...], scope: tuple[str, ...], seen: _Seen
+    ) -> _Fail | None:
         result = self._eval(s, v, path, scope)
         if isinstance(result, _Fail):
             return result
         seen.add(result)
         return None
 
-    def _refs(self, s: dict[str, object], v: object, path: tuple[str | int, ...], scope: tuple[str, ...],
-              seen: _Seen) -> _Fail | None:
+    def _refs(
+        self,
+        s: dict[str, object],
+        v: object,
+        path: tuple[str | int, ...],
+        scope: tuple[str, ...],
+        seen: _Seen,
+    ) -> _Fail | None:
         base = scope[-1]
         for key in ("$ref", "$dynamicRef"):
             ref = s.get(key)
             if not isinstance(ref, str):
                 continue
             try:
-                target = self._resolve(ref, base) if key == "$ref" else self._dynamic_target(ref, base, scope)
+                target = (
+                    self._resolve(ref, base)
+                    if key == "$ref"
+                    else self._dynamic_target(ref, base, scope)
+                )
             except (KeyError, IndexError):
                 return _Fail(f"the reference {ref!r} resolves to nothing in this schema", path)
             fail = self._sub(target, v, path, scope, seen)
@@ -264,8 +307,14 @@ class SchemaChecker:
                 return fail
         return None
 
-    def _generic(self, s: dict[str, object], v: object, path: tuple[str | int, ...], scope: tuple[str, ...],
-                 seen: _Seen) -> _Fail | None:
+    def _generic(
+        self,
+        s: dict[str, object],
+        v: object,
+        path: tuple[str | int, ...],
+        scope: tuple[str, ...],
+        seen: _Seen,
+    ) -> _Fail | None:
         declared = s.get("type")
         if declared is not None:
             names = declared if isinstance(declared, list) else [declared]
@@ -278,8 +327,14 @@ class SchemaChecker:
             return _Fail(f"expected one of {_short(values)}", path)
         return None
 
-    def _numeric(self, s: dict[str, object], v: object, path: tuple[str | int, ...], scope: tuple[str, ...],
-                 seen: _Seen) -> _Fail | None:
+    def _numeric(
+        self,
+        s: dict[str, object],
+        v: object,
+        path: tuple[str | int, ...],
+        scope: tuple[str, ...],
+        seen: _Seen,
+    ) -> _Fail | None:
         if type(v) not in (int, float):
             return None
         assert isinstance(v, (int, float))
@@ -292,8 +347,14 @@ class SchemaChecker:
             return _Fail(f"expected a multiple of {of}, got {v}", path)
         return None
 
-    def _string(self, s: dict[str, object], v: object, path: tuple[str | int, ...], scope: tuple[str, ...],
-                seen: _Seen) -> _Fail | None:
+    def _string(
+        self,
+        s: dict[str, object],
+        v: object,
+        path: tuple[str | int, ...],
+        scope: tuple[str, ...],
+        seen: _Seen,
+    ) -> _Fail | None:
         if type(v) is not str:
             return None
         assert isinstance(v, str)
@@ -307,8 +368,14 @@ class SchemaChecker:
             return _Fail(f"expected a string matching {pattern!r}", path)
         return None
 
-    def _array(self, s: dict[str, object], v: object, path: tuple[str | int, ...], scope: tuple[str, ...],
-               seen: _Seen) -> _Fail | None:
+    def _array(
+        self,
+        s: dict[str, object],
+        v: object,
+        path: tuple[str | int, ...],
+        scope: tuple[str, ...],
+        seen: _Seen,
+    ) -> _Fail | None:
         if type(v) is not list:
             return None
         assert isinstance(v, list)
@@ -324,7 +391,7 @@ class SchemaChecker:
         prefix = s.get("prefixItems")
         start = 0
         if isinstance(prefix, list):
-            for i, (sub, item) in enumerate(zip(prefix, v)):
+            for i, (sub, item) in enumerate(zip(prefix, v, strict=False)):
                 if fail := self._sub(sub, item, (*path, i), scope, _Seen()):
                     return fail
                 seen.items.add(i)
@@ -335,17 +402,31 @@ class SchemaChecker:
                     return fail
                 seen.items.add(i)
         if "contains" in s:
-            matched = [i for i, item in enumerate(v) if not isinstance(self._eval(s["contains"], item, (), scope), _Fail)]
+            matched = [
+                i
+                for i, item in enumerate(v)
+                if not isinstance(self._eval(s["contains"], item, (), scope), _Fail)
+            ]
             least, most = s.get("minContains", 1), s.get("maxContains")
             if type(least) in (int, float) and len(matched) < least:  # type: ignore[operator]
-                return _Fail(f"expected at least {least} items matching `contains`, got {len(matched)}", path)
+                return _Fail(
+                    f"expected at least {least} items matching `contains`, got {len(matched)}", path
+                )
             if type(most) in (int, float) and len(matched) > most:  # type: ignore[operator]
-                return _Fail(f"expected at most {most} items matching `contains`, got {len(matched)}", path)
+                return _Fail(
+                    f"expected at most {most} items matching `contains`, got {len(matched)}", path
+                )
             seen.items.update(matched)
         return None
 
-    def _object(self, s: dict[str, object], v: object, path: tuple[str | int, ...], scope: tuple[str, ...],
-                seen: _Seen) -> _Fail | None:
+    def _object(
+        self,
+        s: dict[str, object],
+        v: object,
+        path: tuple[str | int, ...],
+        scope: tuple[str, ...],
+        seen: _Seen,
+    ) -> _Fail | None:
         if type(v) is not dict:
             return None
         assert isinstance(v, dict)
@@ -391,7 +472,9 @@ class SchemaChecker:
                 if key not in evaluated:
                     if s["additionalProperties"] is False:
                         return _Fail("the schema allows no other keys here", (*path, key))
-                    if fail := self._sub(s["additionalProperties"], v[key], (*path, key), scope, _Seen()):
+                    if fail := self._sub(
+                        s["additionalProperties"], v[key], (*path, key), scope, _Seen()
+                    ):
                         return fail
             evaluated.update(v)
         seen.props |= evaluated
@@ -402,8 +485,14 @@ class SchemaChecker:
                     return fail
         return None
 
-    def _combined(self, s: dict[str, object], v: object, path: tuple[str | int, ...], scope: tuple[str, ...],
-                  seen: _Seen) -> _Fail | None:
+    def _combined(
+        self,
+        s: dict[str, object],
+        v: object,
+        path: tuple[str | int, ...],
+        scope: tuple[str, ...],
+        seen: _Seen,
+    ) -> _Fail | None:
         for sub in _list(s.get("allOf")):
             if fail := self._sub(sub, v, path, scope, seen):
                 return fail
@@ -412,7 +501,9 @@ class SchemaChecker:
             results = [self._eval(sub, v, path, scope) for sub in alternatives]
             valid = [r for r in results if isinstance(r, _Seen)]
             if not valid:
-                return _Fail("matches none of the `anyOf` alternatives (" + _why(results) + ")", path)
+                return _Fail(
+                    "matches none of the `anyOf` alternatives (" + _why(results) + ")", path
+                )
             for r in valid:
                 seen.add(r)
         alternatives = s.get("oneOf")
@@ -420,10 +511,15 @@ class SchemaChecker:
             results = [self._eval(sub, v, path, scope) for sub in alternatives]
             valid = [r for r in results if isinstance(r, _Seen)]
             if not valid:
-                return _Fail("matches none of the `oneOf` alternatives (" + _why(results) + ")", path)
+                return _Fail(
+                    "matches none of the `oneOf` alternatives (" + _why(results) + ")", path
+                )
             if len(valid) > 1:
                 which = [i for i, r in enumerate(results) if isinstance(r, _Seen)]
-                return _Fail(f"matches more than one `oneOf` alternative ({which}), exactly one must match", path)
+                return _Fail(
+                    f"matches more than one `oneOf` alternative ({which}), exactly one must match",
+                    path,
+                )
             seen.add(valid[0])
         if "not" in s and isinstance(self._eval(s["not"], v, path, scope), _Seen):
             return _Fail("matches the schema under `not`", path)
@@ -437,8 +533,14 @@ class SchemaChecker:
                 return fail
         return None
 
-    def _unevaluated(self, s: dict[str, object], v: object, path: tuple[str | int, ...], scope: tuple[str, ...],
-                     seen: _Seen) -> _Fail | None:
+    def _unevaluated(
+        self,
+        s: dict[str, object],
+        v: object,
+        path: tuple[str | int, ...],
+        scope: tuple[str, ...],
+        seen: _Seen,
+    ) -> _Fail | None:
         if type(v) is list and "unevaluatedItems" in s:
             assert isinstance(v, list)
             for i, item in enumerate(v):
@@ -452,7 +554,9 @@ class SchemaChecker:
                 if key not in seen.props:
                     if s["unevaluatedProperties"] is False:
                         return _Fail("the schema allows no other keys here", (*path, key))
-                    if fail := self._sub(s["unevaluatedProperties"], v[key], (*path, key), scope, _Seen()):
+                    if fail := self._sub(
+                        s["unevaluatedProperties"], v[key], (*path, key), scope, _Seen()
+                    ):
                         return fail
                     seen.props.add(key)
         return None
@@ -474,8 +578,15 @@ def _list(value: object) -> list[object]:
 
 
 def _kind(v: object) -> str:
-    return {type(None): "null", bool: "a boolean", int: "an integer", float: "a number", str: "a string",
-            list: "an array", dict: "an object"}.get(type(v), type(v).__name__)
+    return {
+        type(None): "null",
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "an array",
+        dict: "an object",
+    }.get(type(v), type(v).__name__)
 
 
 def _short(value: object) -> str:

@@ -342,14 +342,22 @@ _E = TypeVar("_E", bound=enum.Enum)
 _B = TypeVar("_B", str, int)
 
 
+def integral(data: object) -> bool:
+    """A number with a zero fractional part (`1.0`): JSON Schema's `integer` accepts it."""
+    return type(data) is float and data.is_integer()
+
+
 def enum_decoder(cls: type[_E], base: type[_B]) -> Callable[[object], _E]:
     """The decoder of a closed enum: one of its values, as its member."""
     members: dict[object, _E] = {member.value: member for member in cls}
     what = "a string" if base is str else "an integer"
+    accepts_integral = what == "an integer"  # 1.0 is the integer 1 in JSON Schema
 
     def decode(data: object) -> _E:
         if type(data) is not base:
-            raise expected(what, data)
+            if not (accepts_integral and integral(data)):
+                raise expected(what, data)
+            data = int(data)  # type: ignore[call-overload]
         member = members.get(data)
         if member is None:
             raise ValidationError(f"unknown {cls.__name__} value {data!r}")
@@ -362,12 +370,15 @@ def open_enum_decoder(cls: type[_E], base: type[_B]) -> Callable[[object], _E | 
     """The decoder of an open enum: a known value as its member, any other as a plain value."""
     members: dict[object, _E] = {member.value: member for member in cls}
     what = "a string" if base is str else "an integer"
+    accepts_integral = what == "an integer"  # 1.0 is the integer 1 in JSON Schema
 
     def decode(data: object) -> _E | _B:
         if type(data) is not base:
-            raise expected(what, data)
+            if not (accepts_integral and integral(data)):
+                raise expected(what, data)
+            data = int(data)  # type: ignore[call-overload]
         member = members.get(data)
-        return data if member is None else member
+        return data if member is None else member  # type: ignore[return-value]  # `data` is a `base` here
 
     return decode
 
@@ -647,7 +658,9 @@ def decode_str(data: object) -> str:
 
 def decode_int(data: object) -> int:
     if type(data) is not int:
-        raise expected("an integer", data)
+        if type(data) is not float or not data.is_integer():
+            raise expected("an integer", data)
+        return int(data)
     return data
 
 

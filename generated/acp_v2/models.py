@@ -29,6 +29,7 @@ from ._codec import (
     tagged_decoder,
     variant_encoders,
 )
+from ._schemas import check
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -16337,6 +16338,7 @@ _ELICITATION_FORM_MODE_ENCODERS: Final = variant_encoders(
 
 
 def _dec_elicitation_form_mode(data: object) -> ElicitationFormMode:
+    check("/$defs/ElicitationFormMode", data)
     try:
         return SessionElicitationFormMode.from_dict(data)
     except ValidationError as e:
@@ -16383,6 +16385,7 @@ _ELICITATION_URL_MODE_ENCODERS: Final = variant_encoders(
 
 
 def _dec_elicitation_url_mode(data: object) -> ElicitationUrlMode:
+    check("/$defs/ElicitationUrlMode", data)
     try:
         return SessionElicitationUrlMode.from_dict(data)
     except ValidationError as e:

@@ -106,7 +106,8 @@ def document(groups: list[Group]) -> dict[str, Any]:
     defs: dict[str, Any] = {}
     for g in groups:
         schema = rebase(g.schema, g.pointer)
-        if isinstance(schema, dict):
+        if isinstance(schema, dict) and "$id" not in schema:
+            # Only a resource (a schema with `$id`) may declare its dialect; the suite's own is the document's.
             schema = {k: v for k, v in schema.items() if k != "$schema"}
         defs[g.key] = schema
     return {"$schema": DRAFT, "title": "JSON-Schema-Test-Suite draft2020-12", "$defs": defs}
