@@ -33,6 +33,7 @@ from acpgen.ir.model import (
     Union_,
     Variant,
 )
+from acpgen.runtime._validate import KEYWORDS as VALIDATED
 from acpgen.runtime._validate import SchemaChecker
 
 
@@ -1147,7 +1148,8 @@ def check_keywords(node: Any, diags: Diagnostics, checked: tuple[str, ...] = ())
     found: dict[str, list[str]] = {}
     unsupported_keywords(node, "", found)
     for key, pointers in found.items():
-        pointers = [p for p in pointers if not under(p, checked)]
+        if key in VALIDATED:  # a checked definition's schema enforces it; an unknown keyword stays reported
+            pointers = [p for p in pointers if not under(p, checked)]
         if not pointers:
             continue
         shown = ", ".join("#" + p for p in pointers[1:UNSUPPORTED_SHOWN])

@@ -29,7 +29,7 @@ TYPED = frozenset({
 # Errors of the typed build that a checked JSON value avoids: the schema is fine, its types are not.
 UNTYPABLE = frozenset({
     "mixed-enum", "false-schema", "bad-schema", "unsupported-ref", "unresolvable-ref", "empty-enum",
-    "conflicting-property", "ref-cycle", "allof-cycle",
+    "ref-cycle", "allof-cycle",
 })
 # Warnings of the typed build about checks it leaves out: a checked definition makes them moot.
 ENFORCED_BY_CHECK = frozenset({
@@ -88,10 +88,13 @@ def inexact(s: Any, pointer: str, alternative: bool = False) -> str | None:
 def known_tags(s: Any) -> bool:
     """`not: {anyOf: [{properties: {tag: {const: ...}}}, ...]}`: an open union's fallback variant
     excluding the known tags, which the tagged decoder enforces by dispatching on the tag."""
-    alts = s.get("anyOf") if isinstance(s, dict) else None
+    if not isinstance(s, dict):
+        return False
+    alts = s.get("anyOf", [s])
     return isinstance(alts, list) and bool(alts) and all(
         isinstance(a, dict) and isinstance(a.get("properties"), dict)
-        and any(isinstance(p, dict) and "const" in p for p in a["properties"].values()) for a in alts)
+        and any(isinstance(p, dict) and ("const" in p or "enum" in p) for p in a["properties"].values())
+        for a in alts)
 
 
 def plain_values(values: Any) -> bool:
@@ -111,9 +114,13 @@ def narrower(s: Any, pointer: str) -> str | None:
         if "items" in s and not pins_type(s):
             return pointer
     for sub, sub_pointer, _ in subschemas(s, pointer):
-        if (found := narrower(sub, sub_pointer)) is not None:
+        typed = sub_pointer[len(pointer) + 1:].split("/")[0] in _TYPED_PARTS  # not `not`, `if`, ...: never typed
+        if typed and (found := narrower(sub, sub_pointer)) is not None:
             return found
     return None
+
+
+_TYPED_PARTS = ("properties", "additionalProperties", "items", "allOf", "anyOf", "oneOf")
 
 
 def pins_object(s: Any) -> bool:

@@ -25,6 +25,70 @@ from ._codec import ValidationError
 
 _T = TypeVar("_T")
 
+KEYWORDS: Final = frozenset(
+    {
+        "$schema",
+        "$id",
+        "$anchor",
+        "$dynamicAnchor",
+        "$ref",
+        "$dynamicRef",
+        "$defs",
+        "definitions",
+        "$comment",
+        "$vocabulary",
+        "title",
+        "description",
+        "default",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "format",
+        "contentEncoding",
+        "contentMediaType",
+        "contentSchema",
+        "type",
+        "enum",
+        "const",
+        "multipleOf",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "prefixItems",
+        "items",
+        "contains",
+        "minContains",
+        "maxContains",
+        "unevaluatedItems",
+        "minProperties",
+        "maxProperties",
+        "required",
+        "dependentRequired",
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "propertyNames",
+        "dependentSchemas",
+        "unevaluatedProperties",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+    }
+)
+"""The draft 2020-12 keywords this module knows (`format` and the content keywords annotate only)."""
+
 ROOT: Final = "urn:acpgen:schema"
 """The base URI of the document when its root has no `$id`."""
 
@@ -104,7 +168,7 @@ _BOUNDS: Final = (
 )
 
 
-def _outside(key: str, value: int | float, bound: int | float) -> bool:
+def _outside(key: str, value: float, bound: float) -> bool:
     if key == "minimum":
         return value < bound
     if key == "maximum":
@@ -119,7 +183,7 @@ def _join(base: str, ref: str) -> str:
     return urljoin(base, ref)
 
 
-def _multiple(value: int | float, of: int | float) -> bool:
+def _multiple(value: float, of: float) -> bool:
     if type(value) is int and type(of) is int:
         return value % of == 0
     try:

@@ -168,12 +168,12 @@ def test_keep_unknown_keeps_and_re_encodes_keys_the_schema_does_not_define(tmp_p
 
 def test_warnings_are_printed_by_default_and_quiet_hides_them(tmp_path: Path) -> None:
     schema = tmp_path / "schema.json"
-    schema.write_text(json.dumps({"$defs": {"Name": {"type": "string", "pattern": "^[a-z]+$"}}}))
+    schema.write_text(json.dumps({"$defs": {"Name": {"type": "string", "patern": "^[a-z]+$"}}}))
     quiet = run(["build", str(schema), "-o", str(tmp_path / "out" / "q"), "-q"], tmp_path)
     assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
     plain = run(["build", str(schema), "-o", str(tmp_path / "out" / "p")], tmp_path)
     assert plain.returncode == 0
-    assert plain.stderr.startswith(f"{schema}#/$defs/Name/pattern: warning[unsupported-keyword]: keyword 'pattern'")
+    assert plain.stderr.startswith(f"{schema}#/$defs/Name/patern: warning[unsupported-keyword]: keyword 'patern'")
     assert re.search(r"wrote \d+ files to ", plain.stdout) and plain.stdout.endswith(f"{tmp_path / 'out' / 'p'}\n")
     verbose = run(["build", str(schema), "-o", str(tmp_path / "out" / "v"), "-v", "-q"], tmp_path)
-    assert "schema.json#/$defs/Name" in verbose.stderr and "pattern" in verbose.stderr
+    assert "schema.json#/$defs/Name" in verbose.stderr and "patern" in verbose.stderr
