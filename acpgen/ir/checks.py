@@ -34,6 +34,7 @@ UNTYPABLE = frozenset({
 # Warnings of the typed build about checks it leaves out: a checked definition makes them moot.
 ENFORCED_BY_CHECK = frozenset({
     "oneOf-not-exclusive", "required-undeclared", "ref-siblings-ignored", "unsupported-const", "nullable-variant",
+    "additional-properties-unchecked",
 })
 _SUBSCHEMA = ("additionalProperties", "unevaluatedProperties", "items", "contains", "propertyNames", "not", "if",
               "then", "else", "unevaluatedItems", "contentSchema")
