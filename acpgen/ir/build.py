@@ -179,6 +179,9 @@ class Builder:
         self.used_renames: set[str] = set()
         self.field_pointers: set[str] = set()
         self._checker: SchemaChecker | None = None
+        # Set while a definition is built when a part of it is typed as any JSON value because its
+        # Python type would reject values the schema accepts: the definition is then checked.
+        self.loosened = False
 
     # -- names -----------------------------------------------------------------------------
 
@@ -304,14 +307,15 @@ class Builder:
                              "remove `$schema` from the definition, or bundle it as a 2020-12 schema")
             return TypeRef.named(self.add(Alias(name, pointer, doc(schema), TypeRef("any"), key)).name)
         marks = (len(self.nodes), len(self.claims), len(self.by_pointer), len(self.diags.items))
+        self.loosened = False
         node = self.classify(name, schema, pointer, key)
         found = self.diags.items[marks[3]:]
         errors = [d for d in found if d.level == "error"]
-        narrow = checks.narrower(schema, pointer)
-        if ((errors and all(d.code in checks.UNTYPABLE for d in errors)) or (narrow is not None and not errors)) \
+        narrow = checks.narrower(schema)
+        if ((errors and all(checks.untypable(d.code, d.pointer, pointer) for d in errors)) or (narrow and not errors)) \
                 and not self.checker().unresolved(pointer):
             reason = (f"{errors[0].code} at #{errors[0].pointer}: {errors[0].message}" if errors else
-                      f"at #{narrow} the schema accepts more JSON types than a Python type of it would")
+                      "the schema accepts more JSON types than a Python type of it would")
             tables: tuple[dict[str, Any], ...] = (self.nodes, self.claims, self.by_pointer)
             for table, mark in zip(tables, marks, strict=False):
                 for added in list(table)[mark:]:
@@ -326,7 +330,8 @@ class Builder:
             return TypeRef.named(self.add(Alias(name, pointer, doc(schema), TypeRef("any"), key, check=pointer)).name)
         if errors:
             return TypeRef.named(node.name)
-        if checks.inexact(schema, pointer) is not None or any(d.code in checks.ENFORCED_BY_CHECK for d in found):
+        if self.loosened or checks.inexact(schema, pointer) is not None \
+                or any(d.code in checks.ENFORCED_BY_CHECK for d in found):
             self.diags.items[marks[3]:] = [d for d in found if d.code not in checks.ENFORCED_BY_CHECK]
             node = self.nodes[node.name] = dataclasses.replace(node, check=pointer)
         return TypeRef.named(node.name)
@@ -585,6 +590,20 @@ class Builder:
             return ""
         return target[0]
 
+    def holds_non_objects(self, ref: Any) -> bool:
+        """Whether `ref` names a union with an alternative that is no object with properties (a
+        map, a string): beside `properties` it cannot be a flattened field of a class."""
+        target = self.resolve_def({"$ref": ref})
+        alts = union_alternatives(target[1]) if target is not None and isinstance(target[1], dict) else None
+        return alts is not None and not self.enum_like(alts) and not all(self.object_alternative(a) for a in alts)
+
+    def object_alternative(self, alt: Any) -> bool:
+        """Whether a union alternative decodes as a class (a struct, or a reference to one)."""
+        target = self.resolve_def(alt) if isinstance(alt, dict) and "$ref" in alt else None
+        if target is not None:
+            return self.is_object_def(target[1]) or union_alternatives(target[1]) is not None
+        return isinstance(alt, dict) and ("properties" in alt or "allOf" in alt)
+
     def is_object_def(self, d: Any) -> bool:
         """Whether `classify` makes a plain Struct of this `$defs` schema (as its last branches do)."""
         if not isinstance(d, dict) or "enum" in d or union_alternatives(d) is not None or "$ref" in d:
@@ -728,6 +747,13 @@ class Builder:
                                      "break the cycle; a type cannot contain itself through allOf")
                     continue
                 if union_alternatives(schema) is not None and not self.enum_like(union_alternatives(schema) or []):
+                    if not all(self.object_alternative(a) for a in union_alternatives(schema) or []):
+                        self.diags.error(
+                            "flatten-not-object", member_pointer,
+                            f"the union {key!r} has alternatives that are no objects with properties (a map, a "
+                            "string, ...): an object cannot hold it as a flattened field",
+                            "give every alternative `properties`, or reference the union from a property")
+                        continue
                     fields.append(self.flatten_field(key, member_pointer))
                     continue
                 self.flattening.append(key)
@@ -811,7 +837,9 @@ class Builder:
                 "make each alternative an object (`properties`, `required`, or a `$ref` to an object type)",
             )
             return []
-        t = self.inline(owner + naming.pascal(keyword), {keyword: alts}, union_pointer)
+        # Each alternative describes the same object: an object, whether or not it says `type`.
+        objects = [a if not isinstance(a, dict) or "type" in a or "$ref" in a else {"type": "object", **a} for a in alts]
+        t = self.inline(owner + naming.pascal(keyword), {keyword: objects}, union_pointer)
         py, number = naming.snake(keyword), 2
         while py in taken:
             py, number = f"{naming.snake(keyword)}_{number}", number + 1
@@ -957,8 +985,15 @@ class Builder:
     def type_of(self, p: Any, pointer: str, hint: str) -> TypeRef:
         if p is True or p == {}:
             return TypeRef("any")
+        if p is False:
+            self.diags.error("false-subschema", pointer, "a `false` schema accepts no value here",
+                             "remove the alternative (or the keyword) it stands for")
+            return TypeRef("any")
         if not isinstance(p, dict):
             self.diags.error("bad-schema", pointer, f"expected a schema object, found {p!r}", "use an object or `true`")
+            return TypeRef("any")
+        if checks.narrower(p) or ("$ref" in p and set(p) & OBJECT_KEYWORDS and self.holds_non_objects(p["$ref"])):
+            self.loosened = True  # the JSON value, which the definition's check judges
             return TypeRef("any")
         if "$ref" in p:
             siblings = sorted(k for k in p if k not in ANNOTATIONS and k != "$ref" and not k.startswith("x-"))

@@ -27,10 +27,15 @@ TYPED = frozenset({
     "readOnly", "writeOnly", "contentEncoding", "contentMediaType", "unevaluatedProperties",
 })
 # Errors of the typed build that a checked JSON value avoids: the schema is fine, its types are not.
-UNTYPABLE = frozenset({
-    "mixed-enum", "false-schema", "bad-schema", "unsupported-ref", "unresolvable-ref", "empty-enum",
-    "ref-cycle", "allof-cycle",
-})
+# (A reference or allOf cycle stays an error: no validator finishes evaluating it; so do an empty
+# enum and a required `false` property, which accept nothing by mistake rather than by design.)
+UNTYPABLE = frozenset({"mixed-enum", "false-subschema", "unsupported-ref", "unresolvable-ref", "flatten-not-object"})
+
+
+def untypable(code: str, at: str, pointer: str) -> bool:
+    """Whether an error of the typed build at `at`, in the definition at `pointer`, is one a checked
+    JSON value avoids: a code above, or the definition itself being `false` (it accepts nothing)."""
+    return code in UNTYPABLE or (code == "false-schema" and at == pointer)
 # Warnings of the typed build about checks it leaves out: a checked definition makes them moot.
 ENFORCED_BY_CHECK = frozenset({
     "oneOf-not-exclusive", "required-undeclared", "ref-siblings-ignored", "unsupported-const", "nullable-variant",
@@ -80,6 +85,8 @@ def inexact(s: Any, pointer: str, alternative: bool = False) -> str | None:
         if key == "required" and "properties" not in s:
             return pointer_join(pointer, key)
     for sub, sub_pointer, alt in subschemas(s, pointer):
+        if sub is False and sub_pointer.rsplit("/", 2)[-2] == "properties":
+            continue  # a key that must be absent: the typed decoder rejects it (Struct.absent)
         found = inexact(sub, sub_pointer, alt)
         if found is not None:
             return found
@@ -104,24 +111,16 @@ def plain_values(values: Any) -> bool:
     return isinstance(values, list) and all(v is None or isinstance(v, (str, int, bool)) for v in values)
 
 
-def narrower(s: Any, pointer: str) -> str | None:
-    """The pointer of a place below `s` whose typed form would reject values the schema accepts:
-    object or array keywords with no `type` (nor a reference or alternatives that pin one)."""
-    if not isinstance(s, dict):
-        return None
-    if "type" not in s and "$ref" not in s:
-        if any(k in s for k in _OBJECT_SHAPE) and not pins_object(s):
-            return pointer
-        if "items" in s and not pins_type(s):
-            return pointer
-    for sub, sub_pointer, _ in subschemas(s, pointer):
-        typed = sub_pointer[len(pointer) + 1:].split("/")[0] in _TYPED_PARTS  # not `not`, `if`, ...: never typed
-        if typed and (found := narrower(sub, sub_pointer)) is not None:
-            return found
-    return None
+def narrower(s: Any) -> bool:
+    """Whether the typed form of `s` would reject values the schema accepts: object or array
+    keywords with no `type` (nor a reference or alternatives that pin one)."""
+    if not isinstance(s, dict) or "type" in s or "$ref" in s:
+        return False
+    if any(k in s for k in _OBJECT_SHAPE) and not pins_object(s):
+        return True
+    return "items" in s and not pins_type(s)
 
 
-_TYPED_PARTS = ("properties", "additionalProperties", "items", "allOf", "anyOf", "oneOf")
 
 
 def pins_object(s: Any) -> bool:

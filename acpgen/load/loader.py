@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from acpgen.diagnostics import Diagnostics, pointer_join
+from acpgen.load.dialect import older_dialect, upgrade
 from acpgen.load.metaschema import certainly_valid
 
 UNSTABLE_SUFFIX = ".unstable.json"
@@ -168,6 +169,8 @@ def read_schema_file(path: Path, diags: Diagnostics) -> SchemaFile | None:
     if diags.errors:
         return None
     check_meta_schema(document, diags)
+    if older_dialect(document) and not diags.errors:
+        upgrade(document)
     check_refs(document, diags)
     return SchemaFile(path, document, hashlib.sha256(path.read_bytes()).hexdigest())
 

@@ -522,6 +522,10 @@ class SchemaChecker:
         properties = s.get("properties")
         if isinstance(properties, dict):
             for key, sub in properties.items():
+                if key in v and sub is False:
+                    return _Fail(
+                        "the schema allows no value here: the key must be absent", (*path, key)
+                    )
                 if key in v:
                     if fail := self._sub(sub, v[key], (*path, key), scope, _Seen()):
                         return fail

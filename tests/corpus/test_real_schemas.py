@@ -32,13 +32,11 @@ SOURCES = json.loads((REAL / "SOURCES.json").read_text(encoding="utf-8"))
 SCHEMAS = {s["name"]: s for s in SOURCES["schemas"]}
 # Refused today, each with the diagnostic that says where (issue 20 lists them as work to do).
 REFUSED = {
-    "schemastore-github-workflow": ("bad-schema", "a draft-07 tuple `items` array (runs-on) is not read as prefixItems"),
-    "schemastore-tsconfig": ("too-deep", "a `$ref` to a non-definitions pointer beside `properties` recurses"),
-    "schemastore-babelrc": ("bad-default bad-schema", "defaults the schema's own `anyOf` rejects ('auto' for "
-                            "compact); a draft-07 tuple `items` array"),
+    "schemastore-babelrc": ("bad-default false-subschema", "defaults the schema's own `anyOf` rejects ('auto' for compact): acpgen "
+                            "writes defaults on encode and will not write an invalid one"),
 }
 # Refused with a diagnostic that names no pointer (a defect: issue 20 wants every refusal located).
-UNLOCATED = {"schemastore-tsconfig"}
+UNLOCATED: set[str] = set()
 # MCP examples the package gets wrong today (issue 20, item 5): a round trip that loses data (a
 # response's keys beyond the first anyOf branch, `jsonrpc` among them), or a valid value rejected
 # (a tagged anyOf whose array alternative is dropped: `content` given as an array).
