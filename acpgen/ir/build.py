@@ -500,8 +500,10 @@ class Builder:
             for alt, props in zip(alts, flat, strict=False):
                 p = props.get(key)
                 if isinstance(p, dict) and "const" in p:
+                    if key not in {n for n, _ in self.required_names(alt)}:
+                        ok = False  # an optional tag does not say which variant an untagged value is
                     tagged.append(p["const"])
-                elif p is None or is_null_schema(p):
+                elif (p is None or is_null_schema(p)) and not self.scalar_or_array(alt):
                     defaults.append(alt)
                 elif isinstance(p, dict) and p.get("type") == "string" and isinstance(alt, dict) and (
                     "not" in alt or true_schema(alt.get("additionalProperties"))
@@ -513,6 +515,15 @@ class Builder:
             if ok and tagged and len(set(tagged)) == len(tagged) and len(defaults) <= 1 and len(others) <= 1:
                 return key
         return ""
+
+    def scalar_or_array(self, alt: Any) -> bool:
+        """An alternative whose values are no objects (an array of blocks beside tagged blocks): it
+        cannot be a tagged union's default variant, so such a union is untagged (tried in order)."""
+        target = self.resolve_def(alt) if isinstance(alt, dict) and set(alt) <= {"$ref", "description", "title"} else None
+        schema = target[1] if target is not None else alt
+        kind = schema.get("type") if isinstance(schema, dict) else None
+        return kind in ("array", "string", "number", "integer", "boolean") or (
+            isinstance(schema, dict) and "items" in schema and kind is None)
 
     def common_fields(self, s: dict[str, Any], pointer: str, owner: str) -> list[Field]:
         own = {k: v for k, v in s.items() if k not in ("anyOf", "oneOf")}

@@ -55,6 +55,12 @@ class UnionView:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.u, name)
 
+    @property
+    def widest(self) -> bool:
+        """An untagged union of classes: a value several variants accept decodes as the one that
+        keeps the most of its keys (`widest_variant`), not merely the first."""
+        return not self.u.tag and len(self.classes) >= 2 and all(dec.call for _, dec in self.members)
+
 
 @dataclass(frozen=True)
 class MethodView:

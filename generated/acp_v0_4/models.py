@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
-from typing import TYPE_CHECKING, Final, TypeAlias
+from typing import TYPE_CHECKING, Final, TypeAlias, cast
 
 from ._codec import (
     UNSET,
@@ -24,6 +24,7 @@ from ._codec import (
     missing,
     tagged_decoder,
     variant_encoders,
+    widest_variant,
 )
 
 if TYPE_CHECKING:
@@ -4810,21 +4811,12 @@ _EMBEDDED_RESOURCE_RESOURCE_ENCODERS: Final = variant_encoders(
 
 
 def _dec_embedded_resource_resource(data: object) -> EmbeddedResourceResource:
-    try:
-        return TextResourceContents.from_dict(data)
-    except ValidationError as e:
-        error_1 = str(e)
-    try:
-        return BlobResourceContents.from_dict(data)
-    except ValidationError as e:
-        error_2 = str(e)
-    # Only now that every variant failed: the messages cost more than the checks.
-    errors = [
-        "TextResourceContents: " + error_1,
-        "BlobResourceContents: " + error_2,
-    ]
-    raise ValidationError(
-        "matches no variant of EmbeddedResourceResource (" + "; ".join(errors) + ")"
+    variants = (
+        ("TextResourceContents", TextResourceContents.from_dict),
+        ("BlobResourceContents", BlobResourceContents.from_dict),
+    )
+    return cast(
+        "EmbeddedResourceResource", widest_variant(data, variants, "EmbeddedResourceResource")
     )
 
 

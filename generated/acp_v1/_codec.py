@@ -383,6 +383,34 @@ def open_enum_decoder(cls: type[_E], base: type[_B]) -> Callable[[object], _E | 
     return decode
 
 
+def widest_variant(
+    data: object, variants: tuple[tuple[str, Callable[[object], Model]], ...], union: str
+) -> Model:
+    """The variant of an untagged union that accepts `data` and keeps the most of its keys: the
+    first that keeps them all, else the first of those keeping the most (a value several
+    overlapping variants accept is not cut down to the first one's fields)."""
+    best: Model | None = None
+    best_kept = -1
+    errors = []
+    for label, decode in variants:
+        try:
+            value = decode(data)
+        except ValidationError as e:
+            errors.append(f"{label}: {e}")
+            continue
+        if not isinstance(data, dict):
+            return value
+        encoded = value.to_dict()
+        kept = sum(1 for key in data if key in encoded)
+        if kept == len(data):
+            return value
+        if kept > best_kept:
+            best, best_kept = value, kept
+    if best is not None:
+        return best
+    raise ValidationError(f"matches no variant of {union} (" + "; ".join(errors) + ")")
+
+
 def tagged_decoder(
     tag: str,
     variants: dict[str, Callable[[object], _T]],

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
-from typing import TYPE_CHECKING, Final, TypeAlias
+from typing import TYPE_CHECKING, Final, TypeAlias, cast
 
 from ._codec import (
     UNSET,
@@ -28,6 +28,7 @@ from ._codec import (
     report_skipped,
     tagged_decoder,
     variant_encoders,
+    widest_variant,
 )
 
 if TYPE_CHECKING:
@@ -13902,20 +13903,11 @@ _AGENT_RESPONSE_ENCODERS: Final = variant_encoders(AgentResponseResult, AgentRes
 
 
 def _dec_agent_response(data: object) -> AgentResponse:
-    try:
-        return AgentResponseResult.from_dict(data)
-    except ValidationError as e:
-        error_1 = str(e)
-    try:
-        return AgentResponseError.from_dict(data)
-    except ValidationError as e:
-        error_2 = str(e)
-    # Only now that every variant failed: the messages cost more than the checks.
-    errors = [
-        "AgentResponseResult: " + error_1,
-        "AgentResponseError: " + error_2,
-    ]
-    raise ValidationError("matches no variant of AgentResponse (" + "; ".join(errors) + ")")
+    variants = (
+        ("AgentResponseResult", AgentResponseResult.from_dict),
+        ("AgentResponseError", AgentResponseError.from_dict),
+    )
+    return cast("AgentResponse", widest_variant(data, variants, "AgentResponse"))
 
 
 def _dec_agent_response_result_result(data: object) -> AgentResponseResultResult:
@@ -14196,20 +14188,11 @@ _CLIENT_RESPONSE_ENCODERS: Final = variant_encoders(ClientResponseResult, Client
 
 
 def _dec_client_response(data: object) -> ClientResponse:
-    try:
-        return ClientResponseResult.from_dict(data)
-    except ValidationError as e:
-        error_1 = str(e)
-    try:
-        return ClientResponseError.from_dict(data)
-    except ValidationError as e:
-        error_2 = str(e)
-    # Only now that every variant failed: the messages cost more than the checks.
-    errors = [
-        "ClientResponseResult: " + error_1,
-        "ClientResponseError: " + error_2,
-    ]
-    raise ValidationError("matches no variant of ClientResponse (" + "; ".join(errors) + ")")
+    variants = (
+        ("ClientResponseResult", ClientResponseResult.from_dict),
+        ("ClientResponseError", ClientResponseError.from_dict),
+    )
+    return cast("ClientResponse", widest_variant(data, variants, "ClientResponse"))
 
 
 def _dec_client_response_result_result(data: object) -> ClientResponseResultResult:
@@ -14361,20 +14344,11 @@ _ELICITATION_FORM_MODE_ENCODERS: Final = variant_encoders(
 
 
 def _dec_elicitation_form_mode(data: object) -> ElicitationFormMode:
-    try:
-        return SessionElicitationFormMode.from_dict(data)
-    except ValidationError as e:
-        error_1 = str(e)
-    try:
-        return RequestElicitationFormMode.from_dict(data)
-    except ValidationError as e:
-        error_2 = str(e)
-    # Only now that every variant failed: the messages cost more than the checks.
-    errors = [
-        "SessionElicitationFormMode: " + error_1,
-        "RequestElicitationFormMode: " + error_2,
-    ]
-    raise ValidationError("matches no variant of ElicitationFormMode (" + "; ".join(errors) + ")")
+    variants = (
+        ("SessionElicitationFormMode", SessionElicitationFormMode.from_dict),
+        ("RequestElicitationFormMode", RequestElicitationFormMode.from_dict),
+    )
+    return cast("ElicitationFormMode", widest_variant(data, variants, "ElicitationFormMode"))
 
 
 _ELICITATION_PROPERTY_SCHEMA_ENCODERS: Final = variant_encoders(
@@ -14407,20 +14381,11 @@ _ELICITATION_URL_MODE_ENCODERS: Final = variant_encoders(
 
 
 def _dec_elicitation_url_mode(data: object) -> ElicitationUrlMode:
-    try:
-        return SessionElicitationUrlMode.from_dict(data)
-    except ValidationError as e:
-        error_1 = str(e)
-    try:
-        return RequestElicitationUrlMode.from_dict(data)
-    except ValidationError as e:
-        error_2 = str(e)
-    # Only now that every variant failed: the messages cost more than the checks.
-    errors = [
-        "SessionElicitationUrlMode: " + error_1,
-        "RequestElicitationUrlMode: " + error_2,
-    ]
-    raise ValidationError("matches no variant of ElicitationUrlMode (" + "; ".join(errors) + ")")
+    variants = (
+        ("SessionElicitationUrlMode", SessionElicitationUrlMode.from_dict),
+        ("RequestElicitationUrlMode", RequestElicitationUrlMode.from_dict),
+    )
+    return cast("ElicitationUrlMode", widest_variant(data, variants, "ElicitationUrlMode"))
 
 
 _EMBEDDED_RESOURCE_RESOURCE_ENCODERS: Final = variant_encoders(
@@ -14429,21 +14394,12 @@ _EMBEDDED_RESOURCE_RESOURCE_ENCODERS: Final = variant_encoders(
 
 
 def _dec_embedded_resource_resource(data: object) -> EmbeddedResourceResource:
-    try:
-        return TextResourceContents.from_dict(data)
-    except ValidationError as e:
-        error_1 = str(e)
-    try:
-        return BlobResourceContents.from_dict(data)
-    except ValidationError as e:
-        error_2 = str(e)
-    # Only now that every variant failed: the messages cost more than the checks.
-    errors = [
-        "TextResourceContents: " + error_1,
-        "BlobResourceContents: " + error_2,
-    ]
-    raise ValidationError(
-        "matches no variant of EmbeddedResourceResource (" + "; ".join(errors) + ")"
+    variants = (
+        ("TextResourceContents", TextResourceContents.from_dict),
+        ("BlobResourceContents", BlobResourceContents.from_dict),
+    )
+    return cast(
+        "EmbeddedResourceResource", widest_variant(data, variants, "EmbeddedResourceResource")
     )
 
 
@@ -14496,20 +14452,11 @@ _MESSAGE_MCP_RESPONSE_ENCODERS: Final = variant_encoders(
 
 
 def _dec_message_mcp_response(data: object) -> MessageMcpResponse:
-    try:
-        return MessageMcpResponseResult.from_dict(data)
-    except ValidationError as e:
-        error_1 = str(e)
-    try:
-        return MessageMcpResponseError.from_dict(data)
-    except ValidationError as e:
-        error_2 = str(e)
-    # Only now that every variant failed: the messages cost more than the checks.
-    errors = [
-        "MessageMcpResponseResult: " + error_1,
-        "MessageMcpResponseError: " + error_2,
-    ]
-    raise ValidationError("matches no variant of MessageMcpResponse (" + "; ".join(errors) + ")")
+    variants = (
+        ("MessageMcpResponseResult", MessageMcpResponseResult.from_dict),
+        ("MessageMcpResponseError", MessageMcpResponseError.from_dict),
+    )
+    return cast("MessageMcpResponse", widest_variant(data, variants, "MessageMcpResponse"))
 
 
 _MULTI_SELECT_ITEMS_ENCODERS: Final = variant_encoders(
@@ -14561,40 +14508,22 @@ _PROXY_REQUEST_PARAMS_ENCODERS: Final = variant_encoders(InitializeRequest, Prox
 
 
 def _dec_proxy_request_params(data: object) -> ProxyRequestParams:
-    try:
-        return InitializeRequest.from_dict(data)
-    except ValidationError as e:
-        error_1 = str(e)
-    try:
-        return ProxySuccessorRequest.from_dict(data)
-    except ValidationError as e:
-        error_2 = str(e)
-    # Only now that every variant failed: the messages cost more than the checks.
-    errors = [
-        "InitializeProxyRequest: " + error_1,
-        "ProxySuccessorRequest: " + error_2,
-    ]
-    raise ValidationError("matches no variant of ProxyRequestParams (" + "; ".join(errors) + ")")
+    variants = (
+        ("InitializeProxyRequest", InitializeRequest.from_dict),
+        ("ProxySuccessorRequest", ProxySuccessorRequest.from_dict),
+    )
+    return cast("ProxyRequestParams", widest_variant(data, variants, "ProxyRequestParams"))
 
 
 _PROXY_RESPONSE_ENCODERS: Final = variant_encoders(ProxyResponseResult, ProxyResponseError)
 
 
 def _dec_proxy_response(data: object) -> ProxyResponse:
-    try:
-        return ProxyResponseResult.from_dict(data)
-    except ValidationError as e:
-        error_1 = str(e)
-    try:
-        return ProxyResponseError.from_dict(data)
-    except ValidationError as e:
-        error_2 = str(e)
-    # Only now that every variant failed: the messages cost more than the checks.
-    errors = [
-        "ProxyResponseResult: " + error_1,
-        "ProxyResponseError: " + error_2,
-    ]
-    raise ValidationError("matches no variant of ProxyResponse (" + "; ".join(errors) + ")")
+    variants = (
+        ("ProxyResponseResult", ProxyResponseResult.from_dict),
+        ("ProxyResponseError", ProxyResponseError.from_dict),
+    )
+    return cast("ProxyResponse", widest_variant(data, variants, "ProxyResponse"))
 
 
 def _dec_proxy_response_result_result(data: object) -> ProxyResponseResultResult:

@@ -445,7 +445,7 @@ def test_a_union_inside_an_object_is_honoured(tmp_path: Path) -> None:
     response = pkg.decode("Message", {"jsonrpc": "2.0", "id": 3, "error": {"code": -1, "message": "no"}})
     assert type(response.one_of).__name__ == "ResponseMessageOneOfError" and response.one_of.error.code == -1
     # Message's inner `oneOf` makes it a checked definition: its schema judges the value first.
-    with pytest.raises(pkg.ValidationError, match="matches none of the `oneOf` alternatives .*result: a required key"):
+    with pytest.raises(pkg.ValidationError, match=r"matches none of the `oneOf` alternatives .*result: a required key"):
         pkg.decode("Message", {"jsonrpc": "2.0", "id": 4})
     built = pkg.models.ResponseMessage(id=5, jsonrpc="2.0", one_of=pkg.models.ResponseMessageOneOfResult(result=None))
     assert pkg.encode(built) == {"jsonrpc": "2.0", "id": 5, "result": None}
