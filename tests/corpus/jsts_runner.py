@@ -245,15 +245,15 @@ def classify(groups: list[Group], built: list[Group], registry: Any, validation_
     return results
 
 
-def run(suite: Path = SUITE) -> tuple[list[Outcome], int]:
-    """Every test's outcome, and how many builds it took."""
+def run(suite: Path = SUITE, keep: Path | None = None) -> tuple[list[Outcome], int]:
+    """Every test's outcome, and how many builds it took; `keep`: a folder the package stays in."""
     groups = load_groups(suite)
     with tempfile.TemporaryDirectory(prefix="jsts-") as tmp:
         workdir = Path(tmp)
         built, files, builds = build_all(groups, workdir)
         if not built:
             return classify(groups, built, None, Exception), builds
-        out = workdir / "pkg"
+        out = keep or workdir / "pkg"
         for name, text in files.items():
             path = out / PACKAGE / name
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -20,9 +23,23 @@ SOURCES = jsts_runner.ROOT / "tests" / "corpus" / "jsts" / "SOURCES.json"
 
 
 @pytest.fixture(scope="module")
-def outcomes() -> list[jsts_runner.Outcome]:
-    results, _ = jsts_runner.run()
+def package_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("jsts")
+
+
+@pytest.fixture(scope="module")
+def outcomes(package_dir: Path) -> list[jsts_runner.Outcome]:
+    results, _ = jsts_runner.run(keep=package_dir)
     return results
+
+
+def test_the_package_passes_mypy_strict(outcomes: list[jsts_runner.Outcome], package_dir: Path) -> None:
+    """Every output type-checks, the suite's odd schemas (checked JSON values, nested nullable
+    unions, literal helpers) included."""
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir",
+                           str(package_dir / ".mypy"), "-p", jsts_runner.PACKAGE],
+                          cwd=package_dir, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:]
 
 
 def test_vendored_files_match_their_provenance() -> None:
