@@ -334,6 +334,8 @@ class Builder:
                 or any(d.code in checks.ENFORCED_BY_CHECK for d in found):
             self.diags.items[marks[3]:] = [d for d in found if d.code not in checks.ENFORCED_BY_CHECK]
             node = self.nodes[node.name] = dataclasses.replace(node, check=pointer)
+            if isinstance(node, Struct) and checks.declares_keys(schema):
+                node = self.nodes[node.name] = dataclasses.replace(node, keeps_extra=True)
         return TypeRef.named(node.name)
 
     def checker(self) -> SchemaChecker:

@@ -209,3 +209,16 @@ def foreign_dialect(s: Any, pointer: str) -> str | None:
         if (found := foreign_dialect(sub, sub_pointer)) is not None:
             return found
     return None
+
+
+def declares_keys(s: Any) -> bool:
+    """Whether an object schema gives meaning to keys beyond its `properties` (`patternProperties`,
+    an `additionalProperties` schema, `required` names no property declares, `dependentSchemas`):
+    those keys are data, so its class keeps them (and writes them back) whatever `keep_unknown` says."""
+    if not isinstance(s, dict):
+        return False
+    extra = s.get("additionalProperties")
+    declared: dict[str, Any] = s["properties"] if isinstance(s.get("properties"), dict) else {}
+    required: list[Any] = s["required"] if isinstance(s.get("required"), list) else []
+    return ("patternProperties" in s or "dependentSchemas" in s or any(r not in declared for r in required)
+            or (extra is not None and not isinstance(extra, bool) and extra != {} and bool(declared)))
