@@ -98,24 +98,6 @@ def union_alternatives(s: Mapping[str, Any]) -> list[Any] | None:
     return alts if isinstance(alts, list) and alts else None
 
 
-def default_problem(value: Any, p: Any, document: Mapping[str, Any], defs_key: str) -> str | None:
-    """Why `value` does not validate against the property schema `p` (local `$ref`s resolved
-    against the document's definitions), or None when it does or cannot be checked."""
-    from jsonschema import Draft202012Validator
-
-    if not isinstance(p, dict):
-        return None
-    schema = {**p, defs_key: document.get(defs_key, {})}
-    try:
-        error = next(iter(Draft202012Validator(schema).iter_errors(value)), None)
-    except Exception:  # a reference outside `$defs`, an odd regex: not checkable here, so not checked
-        return None
-    if error is None:
-        return None
-    where = "/".join(str(x) for x in error.absolute_path)
-    return f"{error.message}{f' (at {where})' if where else ''}"
-
-
 def type_array_as_union(s: dict[str, Any], types: list[Any]) -> dict[str, Any]:
     """`{type: [a, b, ...], ...}` as the union it means: one alternative per type, each with the
     other keywords (a single type stays a plain schema)."""
@@ -179,6 +161,7 @@ class Builder:
         self.used_renames: set[str] = set()
         self.field_pointers: set[str] = set()
         self._checker: SchemaChecker | None = None
+        self._strict: SchemaChecker | None = None
         # Set while a definition is built when a part of it is typed as any JSON value because its
         # Python type would reject values the schema accepts: the definition is then checked.
         self.loosened = False
@@ -983,7 +966,9 @@ class Builder:
     def checked_default(self, value: Any, p: Any, pointer: str, source: str) -> Any:
         """A default must be a value of its property: an ill-typed one would make the generated
         constructor ill-typed (or decode valid input wrongly), so it is an error."""
-        problem = default_problem(value, p, self.document, self.defs_key)
+        if self._strict is None:  # leniency annotations do not excuse a default: it is written as it is
+            self._strict = SchemaChecker(self.document, lenient=False)
+        problem = self._strict.problem(p, value)
         if problem is None:
             return value
         self.diags.error(

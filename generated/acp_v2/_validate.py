@@ -198,8 +198,9 @@ class SchemaChecker:
     """Validates values against the definitions of one schema document (its `$id`s, `$anchor`s and
     `$dynamicAnchor`s resolved within the document; references outside it match nothing)."""
 
-    def __init__(self, document: Mapping[str, object]) -> None:
+    def __init__(self, document: Mapping[str, object], *, lenient: bool = True) -> None:
         self.document = document
+        self._lenient = _LENIENT if lenient else ()
         self._base: dict[int, str] = {}
         self._resources: dict[str, object] = {}
         self._anchors: dict[tuple[str, str], object] = {}
@@ -214,6 +215,17 @@ class SchemaChecker:
         result = self._eval(schema, data, (), (self._base.get(id(schema), ROOT),))
         if isinstance(result, _Fail):
             raise ValidationError(result.message, *result.path)
+
+    def problem(self, schema: object, data: object) -> str | None:
+        """Why `data` is invalid against `schema` (a schema of the document, or one whose references
+        point into it), with the path of the failing value; None when it is valid."""
+        result = self._eval(schema, data, (), (self._base.get(id(schema), ROOT),))
+        if isinstance(result, _Seen):
+            return None
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in result.path).lstrip(
+            "."
+        )
+        return f"{result.message} (at {where})" if where else result.message
 
     def checked(self, pointer: str, decoder: Callable[[object], _T]) -> Callable[[object], _T]:
         """`decoder`, judging each value against the schema at `pointer` first."""
@@ -320,7 +332,7 @@ class SchemaChecker:
             return _Seen()
         if s is False:
             return _Fail("the schema allows no value here", path)
-        if not isinstance(s, dict) or any(s.get(k) is True for k in _LENIENT):
+        if not isinstance(s, dict) or any(s.get(k) is True for k in self._lenient):
             return _Seen()
         base = self._base.get(id(s), scope[-1])
         if base != scope[-1]:
