@@ -434,11 +434,8 @@ class SchemaChecker:
         if type(v) is not str:
             return None
         assert isinstance(v, str)
-        low, high = s.get("minLength"), s.get("maxLength")
-        if type(low) in (int, float) and len(v) < low:  # type: ignore[operator]
-            return _Fail(f"expected at least {low} characters, got {len(v)}", path)
-        if type(high) in (int, float) and len(v) > high:  # type: ignore[operator]
-            return _Fail(f"expected at most {high} characters, got {len(v)}", path)
+        if fail := _size(s, "minLength", "maxLength", len(v), "characters", path):
+            return fail
         pattern = s.get("pattern")
         if isinstance(pattern, str) and not self._regex(pattern).search(v):
             return _Fail(f"expected a string matching {pattern!r}", path)
@@ -455,11 +452,8 @@ class SchemaChecker:
         if type(v) is not list:
             return None
         assert isinstance(v, list)
-        low, high = s.get("minItems"), s.get("maxItems")
-        if type(low) in (int, float) and len(v) < low:  # type: ignore[operator]
-            return _Fail(f"expected at least {low} items, got {len(v)}", path)
-        if type(high) in (int, float) and len(v) > high:  # type: ignore[operator]
-            return _Fail(f"expected at most {high} items, got {len(v)}", path)
+        if fail := _size(s, "minItems", "maxItems", len(v), "items", path):
+            return fail
         if s.get("uniqueItems") is True:
             for i, item in enumerate(v):
                 if any(json_equal(item, other) for other in v[:i]):
@@ -483,15 +477,16 @@ class SchemaChecker:
                 for i, item in enumerate(v)
                 if not isinstance(self._eval(s["contains"], item, (), scope), _Fail)
             ]
-            least, most = s.get("minContains", 1), s.get("maxContains")
-            if type(least) in (int, float) and len(matched) < least:  # type: ignore[operator]
-                return _Fail(
-                    f"expected at least {least} items matching `contains`, got {len(matched)}", path
-                )
-            if type(most) in (int, float) and len(matched) > most:  # type: ignore[operator]
-                return _Fail(
-                    f"expected at most {most} items matching `contains`, got {len(matched)}", path
-                )
+            limits = {"minContains": 1, **s}
+            if fail := _size(
+                limits,
+                "minContains",
+                "maxContains",
+                len(matched),
+                "items matching `contains`",
+                path,
+            ):
+                return fail
             seen.items.update(matched)
         return None
 
@@ -506,11 +501,8 @@ class SchemaChecker:
         if type(v) is not dict:
             return None
         assert isinstance(v, dict)
-        low, high = s.get("minProperties"), s.get("maxProperties")
-        if type(low) in (int, float) and len(v) < low:  # type: ignore[operator]
-            return _Fail(f"expected at least {low} properties, got {len(v)}", path)
-        if type(high) in (int, float) and len(v) > high:  # type: ignore[operator]
-            return _Fail(f"expected at most {high} properties, got {len(v)}", path)
+        if fail := _size(s, "minProperties", "maxProperties", len(v), "properties", path):
+            return fail
         for key in _strings(s.get("required")):
             if key not in v:
                 return _Fail("a required key is missing", (*path, key))
@@ -646,6 +638,18 @@ class SchemaChecker:
         if compiled is None:
             compiled = self._patterns[pattern] = re.compile(pattern)
         return compiled
+
+
+def _size(
+    s: Mapping[str, object], least: str, most: str, n: int, unit: str, path: tuple[str | int, ...]
+) -> _Fail | None:
+    """The `minX` / `maxX` pair of `s` applied to a count `n` of characters, items or properties."""
+    low, high = s.get(least), s.get(most)
+    if isinstance(low, (int, float)) and not isinstance(low, bool) and n < low:
+        return _Fail(f"expected at least {low} {unit}, got {n}", path)
+    if isinstance(high, (int, float)) and not isinstance(high, bool) and n > high:
+        return _Fail(f"expected at most {high} {unit}, got {n}", path)
+    return None
 
 
 def _strings(value: object) -> Iterator[str]:
