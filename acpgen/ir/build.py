@@ -294,16 +294,11 @@ class Builder:
         node = self.classify(name, schema, pointer, key)
         found = self.diags.items[marks[3]:]
         errors = [d for d in found if d.level == "error"]
-        narrow = checks.narrower(schema)
-        if ((errors and all(checks.untypable(d.code, d.pointer, pointer) for d in errors)) or (narrow and not errors)) \
-                and not self.checker().unresolved(pointer):
+        untypable = all(checks.untypable(d.code, d.pointer, pointer) for d in errors)
+        if (untypable if errors else checks.narrower(schema)) and not self.checker().unresolved(pointer):
             reason = (f"{errors[0].code} at #{errors[0].pointer}: {errors[0].message}" if errors else
                       "the schema accepts more JSON types than a Python type of it would")
-            tables: tuple[dict[str, Any], ...] = (self.nodes, self.claims, self.by_pointer)
-            for table, mark in zip(tables, marks, strict=False):
-                for added in list(table)[mark:]:
-                    del table[added]
-            del self.diags.items[marks[3]:]
+            self.undo(marks)
             self.claims.setdefault(name, pointer)
             self.by_pointer.setdefault(pointer, name)
             self.diags.warning(
@@ -316,10 +311,18 @@ class Builder:
         if self.loosened or checks.inexact(schema, pointer) is not None \
                 or any(d.code in checks.ENFORCED_BY_CHECK for d in found):
             self.diags.items[marks[3]:] = [d for d in found if d.code not in checks.ENFORCED_BY_CHECK]
-            node = self.nodes[node.name] = dataclasses.replace(node, check=pointer)
             if isinstance(node, Struct) and checks.declares_keys(schema):
-                node = self.nodes[node.name] = dataclasses.replace(node, keeps_extra=True)
+                node = dataclasses.replace(node, keeps_extra=True)
+            node = self.nodes[node.name] = dataclasses.replace(node, check=pointer)
         return TypeRef.named(node.name)
+
+    def undo(self, marks: tuple[int, int, int, int]) -> None:
+        """Forget the nodes, names and diagnostics a definition's typed build added after `marks`."""
+        tables: tuple[dict[str, Any], ...] = (self.nodes, self.claims, self.by_pointer)
+        for table, mark in zip(tables, marks, strict=False):
+            for added in list(table)[mark:]:
+                del table[added]
+        del self.diags.items[marks[3]:]
 
     def checker(self) -> SchemaChecker:
         """The validator that judges checked definitions, over this document (built once)."""
