@@ -34,6 +34,8 @@ RPC = "JSON-RPC 2.0"
 RFD_CANCEL = "Request Cancellation ($/cancel_request)"
 SCHEMA = "Schema"
 STARTUP = 3
+EXIT_WAIT = 2.0
+"""Seconds the main run's agent gets to exit after its stdin closed, before it is killed."""
 """initialize may take this many times --timeout: it includes the agent's start."""
 UNSUPPORTED_VERSION = -32022
 """The v2 draft's answer to an initialize whose version (and every lower one) the agent lacks."""
@@ -103,8 +105,6 @@ RULES = [
     R("run.completes", "MUST", "the scripted session runs to its end: every request answered, no early exit", f"{RPC} §5; {TRANSPORT}"),
     R("messages.valid", "MUST", "every message the agent sends is well-formed JSON-RPC that the schema decodes", f"{SCHEMA}; {RPC}"),
     R("stdout.clean", "MUST", "nothing but JSON-RPC messages on stdout", TRANSPORT),
-    R("exit.stdin_closed", "SHOULD", "the agent exits with status 0 soon after its stdin closes (half of --timeout, at least 5 s): "
-      "no spec text requires it; clients rely on it to end an agent without a signal", "kit expectation (no spec rule)"),
 ]
 RULE = {r.id: r for r in RULES}
 
@@ -290,7 +290,7 @@ class AgentConform:
             self.set("run.completes", BLOCKED, f"blocked by auth: {exc}")
             for rule in self.rules:
                 if rule.id not in self.results and not rule.id.startswith(
-                        ("init.version.", "capabilities.", "exit.", "stdout.", "updates.", "messages.")):
+                        ("init.version.", "capabilities.", "stdout.", "updates.", "messages.")):
                     self.set(rule.id, BLOCKED, f"blocked by auth: {exc}")
         except OtherVersion as exc:
             self.report.stopped = str(exc)
@@ -299,7 +299,7 @@ class AgentConform:
             self.set("run.completes", FAIL, f"the scripted session stopped: {exc}\n{agent.stderr_text()[-600:]}")
             for rule in self.rules:
                 if rule.id not in self.results and not rule.id.startswith(
-                        ("init.version.", "capabilities.", "exit.", "stdout.", "updates.", "messages.")):
+                        ("init.version.", "capabilities.", "stdout.", "updates.", "messages.")):
                     self.set(rule.id, SKIP, f"not reached: {exc}")
         finally:
             self.initialized.set()
@@ -665,14 +665,11 @@ class AgentConform:
         self.check_answer("session.close", await agent.request("session/close", {"sessionId": session_id}))
 
     async def exit_check(self, agent: AgentProcess) -> None:
-        window = max(5.0, self.timeout / 2)
-        code = await agent.close_stdin(window)
-        if code == 0:
-            self.set("exit.stdin_closed", PASS)
-        elif code is None:
-            self.set("exit.stdin_closed", FAIL, f"still running {window:g} s after its stdin closed (killed)")
-        else:
-            self.set("exit.stdin_closed", FAIL, f"exited with status {code}")
+        """End the main run by closing the agent's stdin (the agent is killed after a short wait).
+        Not a verdict: no spec text says an agent exits when its stdin closes (the stdio transport
+        says only who launches whom and what goes on stdout), so an agent that keeps running is
+        ended, not failed (the kit judged it as `exit.stdin_closed` before, citing no rule)."""
+        await agent.close_stdin(EXIT_WAIT)
 
     async def version_scenarios(self) -> None:
         await self.initialized.wait()

@@ -27,7 +27,8 @@ FAULTS = {
     "bad_stop_reason": "ends a turn with stopReason \"done\"",
     "no_load_replay": "advertises loadSession but replays nothing",
     "numeric_id": "answers a string request id with a number",
-    "hangs_on_eof": "keeps running after its stdin closes",
+    "hangs_on_eof": "keeps running after its stdin closes (no rule: the run must still end, and pass)",
+    "accepts_invalid_version": "answers initialize with protocolVersion \"1.0.0\" as if it were 1 (a SHOULD)",
     "answers_notifications_empty_id": "answers unknown notifications with an error carrying id \"\" (as chuk-acp does)",
 }
 CORRECT_VARIANTS = {
@@ -155,6 +156,8 @@ def handle(message: dict[str, object]) -> None:
         return
     if method == "initialize":
         version = params.get("protocolVersion")
+        if FAULT == "accepts_invalid_version" and not isinstance(version, int):
+            version = 1
         if not isinstance(version, int) or isinstance(version, bool) or version < 0:
             reply(request_id, error={"code": -32602, "message": "Invalid params", "data": {"path": "protocolVersion"}})
             return
