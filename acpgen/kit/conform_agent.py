@@ -16,7 +16,7 @@ from typing import Any
 
 from acpgen.kit.bindings import Binding
 from acpgen.kit.harness import AgentProcess, Closed, Timeout, WrongId
-from acpgen.kit.observe import Observation, Observer, dig
+from acpgen.kit.observe import TO_AGENT, Observation, Observer, dig
 from acpgen.kit.report import BLOCKED, FAIL, PASS, SKIP, Report, Rule
 
 INIT = "Initialization"
@@ -628,7 +628,9 @@ class AgentConform:
             self.set("rpc.notification_unanswered", PASS)
         # a malformed line: -32700 with id null, and the connection carries on
         parse_error = agent.expect(None)
-        await agent.send_raw(b'{"jsonrpc": "2.0", "id": 99, "method": "session/prompt", "params": {\n')
+        malformed = b'{"jsonrpc": "2.0", "id": 99, "method": "session/prompt", "params": {\n'
+        agent.observer.feed(TO_AGENT, malformed.rstrip(b"\n"))  # so its id-null answer answers something
+        await agent.send_raw(malformed)
         try:
             obs = await agent.wait_answer(parse_error, "a malformed line", timeout=min(self.timeout, 10))
             code = dig(obs.message, "error", "code") if obs.kind == "error" else None
