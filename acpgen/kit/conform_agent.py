@@ -34,6 +34,10 @@ TRANSPORT = "Transports: stdio"
 RPC = "JSON-RPC 2.0"
 RFD_CANCEL = "Request Cancellation ($/cancel_request)"
 SCHEMA = "Schema"
+MODES = "Session Modes"
+CONFIG = "Session Config Options"
+TOOL_CALLS = "Tool Calls: Updating"
+LARGE_PROMPT = 1 << 20
 STARTUP = 3
 EXIT_WAIT = 2.0
 """Seconds the main run's agent gets to exit after its stdin closed, before it is killed."""
@@ -98,6 +102,14 @@ RULES = [
     R("session.list", "MUST", "session/list (when advertised) answers with a well-formed list", LIST),
     R("session.list.contains", "SHOULD", "session/list includes the session created on this connection", LIST),
     R("session.close", "MUST", "session/close (when advertised) answers a known session", SETUP),
+    R("session.set_mode", "MUST", "session/set_mode with one of the modes session/new offered is answered", MODES),
+    R("session.set_config_option", "MUST", "session/set_config_option with an offered value is answered with the "
+      "full set of options", CONFIG),
+    R("updates.tool_call_known", "SHOULD", "a tool_call_update names a tool call a tool_call announced in its session "
+      "(the schema: \"an update to an existing tool call\")", TOOL_CALLS),
+    R("stress.concurrent_sessions", "SHOULD", "three sessions prompted at once on one connection: each turn ends, "
+      "each update names its own session", f"{SETUP}; {TURN}"),
+    R("stress.large_prompt", "SHOULD", "a 1 MiB text prompt is accepted and its turn ends (no line limit below it)", TRANSPORT),
     R("rpc.method_not_found", "MUST", "an unknown method is answered with -32601", f"{RPC} §5.1"),
     R("rpc.parse_error", "MUST", "a malformed line is answered with -32700 (id null)", f"{RPC} §5.1"),
     R("rpc.survives_bad_line", "MUST", "after a malformed line the connection and session keep working", f"{RPC} §5.1; {TRANSPORT}"),
@@ -182,6 +194,26 @@ def pick_option(options: list[dict[str, Any]], permission: str) -> dict[str, Any
     return options[0]
 
 
+def config_choice(options: object) -> tuple[str, dict[str, Any]] | None:
+    """A config option to set and its params' value part: another value of the first select (or
+    boolean) option than its current one."""
+    for option in options if isinstance(options, list) else []:
+        if not isinstance(option, dict) or not isinstance(option.get("id"), str):
+            continue
+        if option.get("type") == "boolean" and isinstance(option.get("currentValue"), bool):
+            return option["id"], {"type": "boolean", "value": not option["currentValue"]}
+        if option.get("type") == "select":
+            values: list[object] = []
+            for entry in option.get("options") or []:
+                group = entry.get("options") if isinstance(entry, dict) else None
+                for item in group if isinstance(group, list) else [entry]:
+                    if isinstance(item, dict) and isinstance(item.get("value"), str):
+                        values.append(item["value"])
+            if values:
+                return option["id"], {"value": next((v for v in values if v != option.get("currentValue")), values[0])}
+    return None
+
+
 def short(obs: Observation) -> str:
     return "; ".join(v.render() for v in obs.violations)
 
@@ -205,6 +237,7 @@ class AgentConform:
         (self.workdir / "README.md").write_text("# conform\n\nA file for the agent to read.\n", encoding="utf-8")
         self.results: dict[str, tuple[str, str]] = {}
         self.agent_caps: dict[str, Any] = {}
+        self.new_session_result: dict[str, Any] = {}
         self.latest: int | None = None
         self.initialized = asyncio.Event()
         self.has_unsupported_version = "UnsupportedProtocolVersionErrorData" in getattr(binding.module, "TYPES", {})
@@ -277,7 +310,8 @@ class AgentConform:
                 self.tmp.cleanup()
                 return self.report
         try:
-            await asyncio.gather(self.main_run(), self.version_scenarios(), self.capability_scenario())
+            await asyncio.gather(self.main_run(), self.version_scenarios(), self.capability_scenario(),
+                                 self.stress_scenario())
         finally:
             for agent in self.processes:
                 await agent.kill()
@@ -363,6 +397,7 @@ class AgentConform:
         result = await self.initialize_main(agent)
         await self.authenticate(agent, result)
         session_id = await self.new_session(agent)
+        await self.modes_and_config(agent, session_id)
         await self.prompts(agent, client, session_id)
         await self.cancel(agent, client, session_id)
         await self.cancel_request(agent, client, session_id)
@@ -429,7 +464,31 @@ class AgentConform:
         if not isinstance(session_id, str):
             raise Closed("session/new gave no sessionId; nothing else can be checked")
         self.sessions.add(session_id)
+        self.new_session_result = result if isinstance(result, dict) else {}
         return session_id
+
+    async def modes_and_config(self, agent: AgentProcess, session_id: str) -> None:
+        """session/set_mode and session/set_config_option with what session/new offered."""
+        offered = self.new_session_result
+        modes = dig(offered, "modes", "availableModes")
+        ids = [m.get("id") for m in modes if isinstance(m, dict)] if isinstance(modes, list) else []
+        if ids and "session/set_mode" in self.binding.agent_methods:
+            current = dig(offered, "modes", "currentModeId")
+            mode = next((m for m in ids if m != current), ids[0])
+            obs = await agent.request("session/set_mode", {"sessionId": session_id, "modeId": mode})
+            self.check_answer("session.set_mode", obs)
+        else:
+            self.set("session.set_mode", SKIP, "session/new offered no modes")
+        choice = config_choice(offered.get("configOptions"))
+        if choice is None or "session/set_config_option" not in self.binding.agent_methods:
+            self.set("session.set_config_option", SKIP, "session/new offered no select or boolean config option")
+            return
+        config_id, value = choice
+        obs = await agent.request("session/set_config_option", {"sessionId": session_id, "configId": config_id, **value})
+        if self.check_answer("session.set_config_option", obs):
+            options = dig(obs.message, "result", "configOptions")
+            if not isinstance(options, list) or not any(isinstance(o, dict) and o.get("id") == config_id for o in options):
+                self.set("session.set_config_option", FAIL, f"the answer's configOptions lack {config_id!r} (the full set is due)")
 
     def permission_requests(self, client: Client, since: int) -> list[Observation]:
         return [o for o in client.requests[since:] if o.method == "session/request_permission"]
@@ -800,6 +859,68 @@ class AgentConform:
             used = sorted({o.method or "" for o in client.requests if (o.method or "").startswith(prefix)})
             self.set(rule, FAIL if used else PASS, f"called {', '.join(used)} though not advertised" if used else "")
 
+    async def stress_scenario(self) -> None:
+        """Its own connection: three sessions prompted at once, then a 1 MiB prompt."""
+        await self.initialized.wait()
+        if self.report.stopped or self.version >= 2:
+            return
+        client = Client(self.client_capabilities(True), self.workdir, permission="allow")
+        agent = await self.spawn(client)
+        try:
+            await self.initialize(agent, self.version)
+            opened = [await agent.request("session/new", {"cwd": str(self.workdir), "mcpServers": []}) for _ in range(3)]
+            ids = [dig(o.message, "result", "sessionId") for o in opened]
+            if not all(isinstance(i, str) for i in ids):
+                blocked = any(auth_required(o) for o in opened)
+                for rule in ("stress.concurrent_sessions", "stress.large_prompt"):
+                    self.set(rule, BLOCKED if blocked else SKIP, "blocked by auth: session/new answered -32000" if blocked
+                             else "session/new gave no session (session.new says why)")
+                return
+            self.sessions.update(ids)
+            since = len(agent.received.observations)
+            answers = await asyncio.gather(*(agent.request("session/prompt", {"sessionId": i, "prompt": [
+                {"type": "text", "text": f"{self.prompt_text} (session {n + 1} of 3)"}]}) for n, i in enumerate(ids)))
+            ended = [a for a in answers if a.kind == "response" and isinstance(dig(a.message, "result", "stopReason"), str)]
+            strays = [o for o in agent.received.observations[since:] if o.method == "session/update"
+                      and dig(o.message, "params", "sessionId") not in ids]
+            if len(ended) == 3 and not strays:
+                self.set("stress.concurrent_sessions", PASS)
+            else:
+                bad = next((a for a in answers if a not in ended), None)
+                self.set("stress.concurrent_sessions", FAIL, f"{len(ended)} of 3 turns ended" + (
+                    f"; {str(bad.message)[:160]}" if bad is not None else "") + (
+                    f"; {len(strays)} update(s) named another session" if strays else ""))
+            big = {"type": "text", "text": "Please ignore this filler. " + "x" * LARGE_PROMPT}
+            obs = await agent.request("session/prompt", {"sessionId": ids[0], "prompt": [big]})
+            if obs.kind == "response" and isinstance(dig(obs.message, "result", "stopReason"), str):
+                self.set("stress.large_prompt", PASS)
+            else:
+                self.set("stress.large_prompt", FAIL, f"answered {str(obs.message)[:200]}")
+        except (Closed, Timeout) as exc:
+            left = [r for r in ("stress.concurrent_sessions", "stress.large_prompt") if r not in self.results]
+            for rule in left[:1]:  # the step that broke
+                self.set(rule, FAIL, f"{exc}\n{agent.stderr_text()[-300:]}")
+            for rule in left[1:]:
+                self.set(rule, SKIP, f"not reached: {exc}")
+        finally:
+            await agent.close_stdin(2)
+
+    def tool_call_checks(self) -> None:
+        unknown: list[str] = []
+        for agent in self.processes:
+            announced: set[tuple[object, object]] = set()
+            for obs in agent.received.observations:
+                if obs.method != "session/update" or obs.kind != "notification" or obs.violations:
+                    continue
+                sid = dig(obs.message, "params", "sessionId")
+                kind = dig(obs.message, "params", "update", "sessionUpdate")
+                call = dig(obs.message, "params", "update", "toolCallId")
+                if kind == "tool_call":
+                    announced.add((sid, call))
+                elif kind == "tool_call_update" and (sid, call) not in announced:
+                    unknown.append(f"tool_call_update for {call!r} in session {sid!r}, which no tool_call announced")
+        self.set("updates.tool_call_known", FAIL if unknown else PASS, "\n".join(unknown[:5]))
+
     def extra_checks(self) -> None:
         """Checks over every run that only a version's script adds."""
 
@@ -824,6 +945,8 @@ class AgentConform:
                         bad_updates.append(f"session/update for unknown session {sid!r}")
         self.set("messages.valid", FAIL if bad else PASS, "\n".join(bad[:8]))
         self.set("updates.valid", FAIL if bad_updates else PASS, "\n".join(bad_updates[:8]))
+        if self.version < 2:
+            self.tool_call_checks()
 
 
 def rule_catalogue() -> list[tuple[str, Rule]]:

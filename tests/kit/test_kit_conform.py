@@ -49,6 +49,10 @@ AGENT_FAULTS = {
     "bad_stop_reason": ("prompt.stop_reason", True),
     "no_load_replay": ("session.load", True),
     "numeric_id": ("jsonrpc.id", True),
+    "set_mode_error": ("session.set_mode", True),
+    "config_without_options": ("session.set_config_option", True),
+    "update_unknown_tool_call": ("updates.tool_call_known", False),
+    "line_limit_64k": ("stress.large_prompt", False),
 }
 # v2 fault -> every rule the run fails (exactly: collateral failures are listed too)
 AGENT_FAULTS_V2 = {
