@@ -78,9 +78,14 @@ def fake_agent_command(log: Path, scenario: str, binding: Binding, read: Path, w
 
 
 def client_command(command: list[str], agent: list[str], extra: list[str]) -> list[str]:
+    """The fake agent's argv appended, or spliced where an argument is `{agent}`; inside a longer
+    argument (`--agent={agent}`) it becomes one shell-quoted string, for clients that take the
+    agent's command as one option value."""
     if "{agent}" in command:
         at = command.index("{agent}")
         return [*command[:at], *extra, *agent, *command[at + 1:]]
+    if any("{agent}" in arg for arg in command):
+        return [*(arg.replace("{agent}", shlex.join(agent)) for arg in command), *extra]
     return [*command, *extra, *agent]
 
 
