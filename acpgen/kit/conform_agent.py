@@ -120,6 +120,8 @@ RULES = [
     R("run.completes", "MUST", "the scripted session runs to its end: every request answered, no early exit", f"{RPC} §5; {TRANSPORT}"),
     R("messages.valid", "MUST", "every message the agent sends is well-formed JSON-RPC that the schema decodes", f"{SCHEMA}; {RPC}"),
     R("stdout.clean", "MUST", "nothing but JSON-RPC messages on stdout", TRANSPORT),
+    R("messages.strict", "SHOULD", "nothing the agent sends decodes only because the schema's leniency annotations "
+      "(x-deserialize-skip-invalid-items, x-deserialize-default-on-error) dropped an item or replaced a value", SCHEMA),
 ]
 RULE = {r.id: r for r in RULES}
 
@@ -937,12 +939,14 @@ class AgentConform:
                  "\n".join(f"non-JSON-RPC output: {n[:120]!r}" for n in noise[:5]))
         bad_updates: list[str] = []
         bad: list[str] = []
+        tolerated: list[str] = []
         for agent in self.processes:
             if agent.other_version is not None:
                 continue  # it speaks another version on this connection (checked above with that binding)
             for obs in agent.received.observations:
                 if obs.violations:
                     bad.append(short(obs))
+                tolerated += [note.render() for note in obs.tolerated]
                 if obs.method == "session/update" and obs.kind == "notification":
                     params = obs.message.get("params")
                     sid = params.get("sessionId") if isinstance(params, dict) else None
@@ -951,6 +955,7 @@ class AgentConform:
                     elif sid not in self.sessions:
                         bad_updates.append(f"session/update for unknown session {sid!r}")
         self.set("messages.valid", FAIL if bad else PASS, "\n".join(bad[:8]))
+        self.set("messages.strict", FAIL if tolerated else PASS, "\n".join(tolerated[:5]))
         self.set("updates.valid", FAIL if bad_updates else PASS, "\n".join(bad_updates[:8]))
         if self.version < 2:
             self.tool_call_checks()

@@ -33,6 +33,7 @@ FAULTS = {
     "config_without_options": "answers session/set_config_option with {} (the full set of options is required)",
     "update_unknown_tool_call": "sends a tool_call_update for a tool call no tool_call announced",
     "line_limit_64k": "gives up on lines longer than 64 KiB (asyncio's default limit)",
+    "lenient_only": "its initialize result holds an auth method without id and `image: \"yes\"` (tolerated, not valid)",
     "answers_notifications_empty_id": "answers unknown notifications with an error carrying id \"\" (as chuk-acp does)",
 }
 CORRECT_VARIANTS = {
@@ -185,7 +186,11 @@ def handle(message: dict[str, object]) -> None:
             auth = [{"id": "tui-login", "name": "Log in in a terminal", "type": "terminal", "args": ["--login"]}]
         elif FAULT in ("auth_hangs", "auth_required"):
             auth = [{"id": "browser-login", "name": "Log in with a browser"}]
-        reply(request_id, {"protocolVersion": answer, "agentCapabilities": {"loadSession": FAULT == "no_load_replay" or True},
+        caps: dict[str, object] = {"loadSession": True}
+        if FAULT == "lenient_only":
+            caps["promptCapabilities"] = {"image": "yes"}
+            auth = [{"name": "an auth method without its id"}]
+        reply(request_id, {"protocolVersion": answer, "agentCapabilities": caps,
                            "authMethods": auth, "agentInfo": {"name": "faulty-agent", "version": "0"}})
     elif method == "authenticate":
         if FAULT == "auth_terminal":

@@ -53,6 +53,7 @@ AGENT_FAULTS = {
     "config_without_options": ("session.set_config_option", True),
     "update_unknown_tool_call": ("updates.tool_call_known", False),
     "line_limit_64k": ("stress.large_prompt", False),
+    "lenient_only": ("messages.strict", False),
 }
 # v2 fault -> every rule the run fails (exactly: collateral failures are listed too)
 AGENT_FAULTS_V2 = {
