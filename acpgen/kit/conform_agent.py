@@ -17,6 +17,7 @@ from typing import Any
 from acpgen.kit.bindings import Binding
 from acpgen.kit.harness import AgentProcess, Closed, Timeout, WrongId
 from acpgen.kit.observe import TO_AGENT, Observation, Observer, dig
+from acpgen.kit.offers import config_choice, unknown_tool_call_updates
 from acpgen.kit.remote_agent import NotSendable, RemoteAgent, RemoteOptions, reachable
 from acpgen.kit.report import BLOCKED, FAIL, PASS, SKIP, Report, Rule
 
@@ -194,26 +195,6 @@ def pick_option(options: list[dict[str, Any]], permission: str) -> dict[str, Any
         if found is not None:
             return found
     return options[0]
-
-
-def config_choice(options: object) -> tuple[str, dict[str, Any]] | None:
-    """A config option to set and its params' value part: another value of the first select (or
-    boolean) option than its current one."""
-    for option in options if isinstance(options, list) else []:
-        if not isinstance(option, dict) or not isinstance(option.get("id"), str):
-            continue
-        if option.get("type") == "boolean" and isinstance(option.get("currentValue"), bool):
-            return option["id"], {"type": "boolean", "value": not option["currentValue"]}
-        if option.get("type") == "select":
-            values: list[object] = []
-            for entry in option.get("options") or []:
-                group = entry.get("options") if isinstance(entry, dict) else None
-                for item in group if isinstance(group, list) else [entry]:
-                    if isinstance(item, dict) and isinstance(item.get("value"), str):
-                        values.append(item["value"])
-            if values:
-                return option["id"], {"value": next((v for v in values if v != option.get("currentValue")), values[0])}
-    return None
 
 
 def short(obs: Observation) -> str:
@@ -915,19 +896,7 @@ class AgentConform:
             await agent.close_stdin(2)
 
     def tool_call_checks(self) -> None:
-        unknown: list[str] = []
-        for agent in self.processes:
-            announced: set[tuple[object, object]] = set()
-            for obs in agent.received.observations:
-                if obs.method != "session/update" or obs.kind != "notification" or obs.violations:
-                    continue
-                sid = dig(obs.message, "params", "sessionId")
-                kind = dig(obs.message, "params", "update", "sessionUpdate")
-                call = dig(obs.message, "params", "update", "toolCallId")
-                if kind == "tool_call":
-                    announced.add((sid, call))
-                elif kind == "tool_call_update" and (sid, call) not in announced:
-                    unknown.append(f"tool_call_update for {call!r} in session {sid!r}, which no tool_call announced")
+        unknown = [note for agent in self.processes for note in unknown_tool_call_updates(agent.received.observations)]
         self.set("updates.tool_call_known", FAIL if unknown else PASS, "\n".join(unknown[:5]))
 
     def extra_checks(self) -> None:
