@@ -7,7 +7,7 @@ import shlex
 
 from acpgen.kit.conform_client import client_command
 
-AGENT = ["/opt/py bin/python", "-m", "acpgen.kit.fake_agent", "--log", "a b.jsonl"]
+AGENT = ["my env/bin/python", "-m", "acpgen.kit.fake_agent", "--log", "a b.jsonl"]
 
 
 def test_appended_spliced_or_quoted_into_one_argument() -> None:
