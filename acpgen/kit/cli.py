@@ -13,6 +13,7 @@ import typer
 if TYPE_CHECKING:
     from acpgen.kit.bindings import Binding
     from acpgen.kit.gate import Gate
+    from acpgen.kit.remote_agent import RemoteOptions
 
 from acpgen.kit.gate import EXIT_COULD_NOT_RUN, EXIT_FAIL, EXIT_OK, EXIT_USAGE, GateError
 
@@ -76,6 +77,28 @@ def need_command(command: list[str] | None) -> list[str]:
         typer.echo(f"error: cannot run {command[0]!r}: no such program (check the path or PATH)", err=True)
         raise typer.Exit(EXIT_COULD_NOT_RUN)
     return command
+
+
+def remote_or_none(command: list[str] | None, headers: list[str] | None, http1: bool) -> RemoteOptions | None:
+    """A single URL instead of a command: the remote agent's options (--header, --http1)."""
+    from acpgen.kit.remote_agent import RemoteOptions, is_url
+
+    if not command or not is_url(command[0]):
+        if headers or http1:
+            typer.echo("error: --header and --http1 are for a remote agent (a ws:// or http:// URL)", err=True)
+            raise typer.Exit(EXIT_USAGE)
+        return None
+    if len(command) > 1:
+        typer.echo(f"error: a URL ({command[0]}) takes no arguments after it", err=True)
+        raise typer.Exit(EXIT_USAGE)
+    parsed: dict[str, str] = {}
+    for item in headers or []:
+        name, colon, value = item.partition(":")
+        if not colon or not name.strip():
+            typer.echo(f"error: --header {item!r}: expected 'NAME: VALUE'", err=True)
+            raise typer.Exit(EXIT_USAGE)
+        parsed[name.strip()] = value.strip()
+    return RemoteOptions(url=command[0], headers=parsed, http2=not http1)
 
 
 def gate_or_exit(strict: bool, skip: list[str] | None, waivers: Path | None, known: set[str],
@@ -149,19 +172,30 @@ def conform_agent(
     prompt: Annotated[str | None, typer.Option(
         "--prompt", metavar="TEXT", help="The text of the scripted prompts (it should make the agent ask a "
         "permission, for the permission.* checks).")] = None,
+    header: Annotated[list[str] | None, typer.Option(
+        "--header", metavar="'NAME: VALUE'", help="A remote agent (URL): send this header with every request "
+        "(repeatable), e.g. 'Authorization: Bearer TOKEN'.")] = None,
+    http1: Annotated[bool, typer.Option(
+        "--http1", help="A remote agent over http(s)://: HTTP/1.1 instead of HTTP/2 (for a server such as "
+        "Uvicorn that has no HTTP/2).")] = False,
 ) -> None:
     """Drive an agent through scripted scenarios and check each protocol rule.
 
+    The agent is a command to start (stdio), or a URL: ws:// or wss:// (WebSocket), http:// or
+    https:// (Streamable HTTP), each connection a new agent connection.
     Each check names its rule (MUST/SHOULD and spec section). Exit 0 when every MUST holds (with
     --strict every SHOULD too), 1 when one fails, 2 on a usage error, 3 when the run could not
-    check (no such program, another protocol version, checks blocked by authentication)."""
+    check (no such program, nothing at the URL, another protocol version, checks blocked by
+    authentication)."""
     from acpgen.kit.conform_agent import AgentOptions, all_agent_rule_ids
     from acpgen.kit.conform_agent import conform_agent as run
 
     gate = gate_or_exit(strict, skip, waivers, all_agent_rule_ids(), {"--json": json_out, "--junit": junit})
-    command = need_command(command)
+    remote = remote_or_none(command, header, http1)
+    command = command if remote is not None else need_command(command)
     binding = binding_or_exit(schema, protocol, target)
-    result = asyncio.run(run(binding, command, timeout, AgentOptions(auth=auth, prompt=prompt)))
+    options = AgentOptions(auth=auth, prompt=prompt, remote=remote)
+    result = asyncio.run(run(binding, command, timeout, options))
     result.apply(gate)
     sys.stdout.write(result.table())
     result.write(json_out, junit)

@@ -16,7 +16,9 @@ from typing import Any
 
 from acpgen.kit.bindings import Binding
 from acpgen.kit.harness import AgentProcess, Closed, Timeout, WrongId
-from acpgen.kit.observe import Observation, Observer, dig
+from acpgen.kit.observe import TO_AGENT, Observation, Observer, dig
+from acpgen.kit.offers import config_choice, unknown_tool_call_updates
+from acpgen.kit.remote_agent import NotSendable, RemoteAgent, RemoteOptions, reachable
 from acpgen.kit.report import BLOCKED, FAIL, PASS, SKIP, Report, Rule
 
 INIT = "Initialization"
@@ -33,7 +35,13 @@ TRANSPORT = "Transports: stdio"
 RPC = "JSON-RPC 2.0"
 RFD_CANCEL = "Request Cancellation ($/cancel_request)"
 SCHEMA = "Schema"
+MODES = "Session Modes"
+CONFIG = "Session Config Options"
+TOOL_CALLS = "Tool Calls: Updating"
+LARGE_PROMPT = 1 << 20
 STARTUP = 3
+EXIT_WAIT = 2.0
+"""Seconds the main run's agent gets to exit after its stdin closed, before it is killed."""
 """initialize may take this many times --timeout: it includes the agent's start."""
 UNSUPPORTED_VERSION = -32022
 """The v2 draft's answer to an initialize whose version (and every lower one) the agent lacks."""
@@ -52,6 +60,8 @@ class AgentOptions:
     """An advertised auth method id, "none" (never authenticate), or None (the first method a
     client may pass to authenticate)."""
     prompt: str | None = None
+    remote: RemoteOptions | None = None
+    """Connect to this URL (WebSocket or Streamable HTTP) instead of starting a command."""
 
 
 class AuthBlocked(Exception):
@@ -93,6 +103,14 @@ RULES = [
     R("session.list", "MUST", "session/list (when advertised) answers with a well-formed list", LIST),
     R("session.list.contains", "SHOULD", "session/list includes the session created on this connection", LIST),
     R("session.close", "MUST", "session/close (when advertised) answers a known session", SETUP),
+    R("session.set_mode", "MUST", "session/set_mode with one of the modes session/new offered is answered", MODES),
+    R("session.set_config_option", "MUST", "session/set_config_option with an offered value is answered with the "
+      "full set of options", CONFIG),
+    R("updates.tool_call_known", "SHOULD", "a tool_call_update names a tool call a tool_call announced in its session "
+      "(the schema: \"an update to an existing tool call\")", TOOL_CALLS),
+    R("stress.concurrent_sessions", "SHOULD", "three sessions prompted at once on one connection: each turn ends, "
+      "each update names its own session", f"{SETUP}; {TURN}"),
+    R("stress.large_prompt", "SHOULD", "a 1 MiB text prompt is accepted and its turn ends (no line limit below it)", TRANSPORT),
     R("rpc.method_not_found", "MUST", "an unknown method is answered with -32601", f"{RPC} §5.1"),
     R("rpc.parse_error", "MUST", "a malformed line is answered with -32700 (id null)", f"{RPC} §5.1"),
     R("rpc.survives_bad_line", "MUST", "after a malformed line the connection and session keep working", f"{RPC} §5.1; {TRANSPORT}"),
@@ -103,8 +121,8 @@ RULES = [
     R("run.completes", "MUST", "the scripted session runs to its end: every request answered, no early exit", f"{RPC} §5; {TRANSPORT}"),
     R("messages.valid", "MUST", "every message the agent sends is well-formed JSON-RPC that the schema decodes", f"{SCHEMA}; {RPC}"),
     R("stdout.clean", "MUST", "nothing but JSON-RPC messages on stdout", TRANSPORT),
-    R("exit.stdin_closed", "SHOULD", "the agent exits with status 0 soon after its stdin closes (half of --timeout, at least 5 s): "
-      "no spec text requires it; clients rely on it to end an agent without a signal", "kit expectation (no spec rule)"),
+    R("messages.strict", "SHOULD", "nothing the agent sends decodes only because the schema's leniency annotations "
+      "(x-deserialize-skip-invalid-items, x-deserialize-default-on-error) dropped an item or replaced a value", SCHEMA),
 ]
 RULE = {r.id: r for r in RULES}
 
@@ -202,6 +220,7 @@ class AgentConform:
         (self.workdir / "README.md").write_text("# conform\n\nA file for the agent to read.\n", encoding="utf-8")
         self.results: dict[str, tuple[str, str]] = {}
         self.agent_caps: dict[str, Any] = {}
+        self.new_session_result: dict[str, Any] = {}
         self.latest: int | None = None
         self.initialized = asyncio.Event()
         self.has_unsupported_version = "UnsupportedProtocolVersionErrorData" in getattr(binding.module, "TYPES", {})
@@ -232,6 +251,12 @@ class AgentConform:
         self.set(rule, PASS)
         return True
 
+    @property
+    def one_stream(self) -> bool:
+        """Every message of a connection comes in one ordered stream (stdio, WebSocket); over
+        Streamable HTTP a session's messages and the connection's come on different streams."""
+        return self.options.remote is None or self.options.remote.profile == "WebSocket"
+
     def client_capabilities(self, full: bool) -> dict[str, Any]:
         if self.version >= 2:  # v2 clients have no fs/terminal methods; elicitation is what they advertise
             return {"elicitation": {"form": {}, "url": {}}} if full else {}
@@ -246,7 +271,9 @@ class AgentConform:
         return {"protocolVersion": version, "clientCapabilities": self.client_capabilities(full), "clientInfo": info}
 
     async def spawn(self, client: Client) -> AgentProcess:
-        agent = AgentProcess(Observer(self.binding), client.handle, self.timeout)
+        remote = self.options.remote
+        agent = (AgentProcess(Observer(self.binding), client.handle, self.timeout) if remote is None else
+                 RemoteAgent(Observer(self.binding), client.handle, self.timeout, self.binding, remote))
         await agent.start(self.command)
         self.processes.append(agent)
         return agent
@@ -256,8 +283,18 @@ class AgentConform:
     async def run(self) -> Report:
         """The main session, the capability-less client and the version probes run side by side
         (the version probes once the main initialize said which version is the agent's latest)."""
+        if self.options.remote is not None:
+            try:
+                await reachable(self.options.remote.url, self.timeout)
+            except Closed as exc:
+                self.report.stopped = str(exc)
+                for rule in self.rules:
+                    self.report.add(rule, SKIP, f"not checked: {exc}")
+                self.tmp.cleanup()
+                return self.report
         try:
-            await asyncio.gather(self.main_run(), self.version_scenarios(), self.capability_scenario())
+            await asyncio.gather(self.main_run(), self.version_scenarios(), self.capability_scenario(),
+                                 self.stress_scenario())
         finally:
             for agent in self.processes:
                 await agent.kill()
@@ -290,7 +327,7 @@ class AgentConform:
             self.set("run.completes", BLOCKED, f"blocked by auth: {exc}")
             for rule in self.rules:
                 if rule.id not in self.results and not rule.id.startswith(
-                        ("init.version.", "capabilities.", "exit.", "stdout.", "updates.", "messages.")):
+                        ("init.version.", "capabilities.", "stdout.", "updates.", "messages.")):
                     self.set(rule.id, BLOCKED, f"blocked by auth: {exc}")
         except OtherVersion as exc:
             self.report.stopped = str(exc)
@@ -299,7 +336,7 @@ class AgentConform:
             self.set("run.completes", FAIL, f"the scripted session stopped: {exc}\n{agent.stderr_text()[-600:]}")
             for rule in self.rules:
                 if rule.id not in self.results and not rule.id.startswith(
-                        ("init.version.", "capabilities.", "exit.", "stdout.", "updates.", "messages.")):
+                        ("init.version.", "capabilities.", "stdout.", "updates.", "messages.")):
                     self.set(rule.id, SKIP, f"not reached: {exc}")
         finally:
             self.initialized.set()
@@ -343,6 +380,7 @@ class AgentConform:
         result = await self.initialize_main(agent)
         await self.authenticate(agent, result)
         session_id = await self.new_session(agent)
+        await self.modes_and_config(agent, session_id)
         await self.prompts(agent, client, session_id)
         await self.cancel(agent, client, session_id)
         await self.cancel_request(agent, client, session_id)
@@ -409,7 +447,31 @@ class AgentConform:
         if not isinstance(session_id, str):
             raise Closed("session/new gave no sessionId; nothing else can be checked")
         self.sessions.add(session_id)
+        self.new_session_result = result if isinstance(result, dict) else {}
         return session_id
+
+    async def modes_and_config(self, agent: AgentProcess, session_id: str) -> None:
+        """session/set_mode and session/set_config_option with what session/new offered."""
+        offered = self.new_session_result
+        modes = dig(offered, "modes", "availableModes")
+        ids = [m.get("id") for m in modes if isinstance(m, dict)] if isinstance(modes, list) else []
+        if ids and "session/set_mode" in self.binding.agent_methods:
+            current = dig(offered, "modes", "currentModeId")
+            mode = next((m for m in ids if m != current), ids[0])
+            obs = await agent.request("session/set_mode", {"sessionId": session_id, "modeId": mode})
+            self.check_answer("session.set_mode", obs)
+        else:
+            self.set("session.set_mode", SKIP, "session/new offered no modes")
+        choice = config_choice(offered.get("configOptions"))
+        if choice is None or "session/set_config_option" not in self.binding.agent_methods:
+            self.set("session.set_config_option", SKIP, "session/new offered no select or boolean config option")
+            return
+        config_id, value = choice
+        obs = await agent.request("session/set_config_option", {"sessionId": session_id, "configId": config_id, **value})
+        if self.check_answer("session.set_config_option", obs):
+            options = dig(obs.message, "result", "configOptions")
+            if not isinstance(options, list) or not any(isinstance(o, dict) and o.get("id") == config_id for o in options):
+                self.set("session.set_config_option", FAIL, f"the answer's configOptions lack {config_id!r} (the full set is due)")
 
     def permission_requests(self, client: Client, since: int) -> list[Observation]:
         return [o for o in client.requests[since:] if o.method == "session/request_permission"]
@@ -578,11 +640,17 @@ class AgentConform:
         if self.agent_caps.get("loadSession") and "session/load" in self.binding.agent_methods:
             since = len(agent.received.observations)
             obs = await agent.request("session/load", {"sessionId": session_id, "cwd": str(self.workdir), "mcpServers": []})
-            if self.check_answer("session.load", obs):
+            if self.check_answer("session.load", obs) and self.one_stream:
                 index = agent.received.observations.index(obs)
                 replayed = self.updates_for(agent, session_id, since)
                 if not replayed or agent.received.observations.index(replayed[0]) > index:
                     self.set("session.load", FAIL, "no session/update replayed the history before the answer")
+            elif self.results.get("session.load", ("",))[0] == PASS:
+                # Streamable HTTP: the answer comes on the connection's stream, the replay on the
+                # session's; their order is not defined across streams, so only the replay is judged.
+                await agent.wait_for(lambda: bool(self.updates_for(agent, session_id, since)), min(self.timeout, 5))
+                if not self.updates_for(agent, session_id, since):
+                    self.set("session.load", FAIL, "no session/update replayed the history")
         else:
             self.set("session.load", SKIP, "loadSession not advertised")
         session_caps = dig(self.agent_caps, "sessionCapabilities") or dig(self.agent_caps, "session")
@@ -628,7 +696,15 @@ class AgentConform:
             self.set("rpc.notification_unanswered", PASS)
         # a malformed line: -32700 with id null, and the connection carries on
         parse_error = agent.expect(None)
-        await agent.send_raw(b'{"jsonrpc": "2.0", "id": 99, "method": "session/prompt", "params": {\n')
+        malformed = b'{"jsonrpc": "2.0", "id": 99, "method": "session/prompt", "params": {\n'
+        agent.observer.feed(TO_AGENT, malformed.rstrip(b"\n"))  # so its id-null answer answers something
+        try:
+            await agent.send_raw(malformed)
+        except NotSendable as exc:
+            agent.waiters.pop("null", None)
+            for rule in ("rpc.parse_error", "rpc.survives_bad_line"):
+                self.set(rule, SKIP, f"not applicable: {exc}")
+            return
         try:
             obs = await agent.wait_answer(parse_error, "a malformed line", timeout=min(self.timeout, 10))
             code = dig(obs.message, "error", "code") if obs.kind == "error" else None
@@ -665,14 +741,11 @@ class AgentConform:
         self.check_answer("session.close", await agent.request("session/close", {"sessionId": session_id}))
 
     async def exit_check(self, agent: AgentProcess) -> None:
-        window = max(5.0, self.timeout / 2)
-        code = await agent.close_stdin(window)
-        if code == 0:
-            self.set("exit.stdin_closed", PASS)
-        elif code is None:
-            self.set("exit.stdin_closed", FAIL, f"still running {window:g} s after its stdin closed (killed)")
-        else:
-            self.set("exit.stdin_closed", FAIL, f"exited with status {code}")
+        """End the main run by closing the agent's stdin (the agent is killed after a short wait).
+        Not a verdict: no spec text says an agent exits when its stdin closes (the stdio transport
+        says only who launches whom and what goes on stdout), so an agent that keeps running is
+        ended, not failed (the kit judged it as `exit.stdin_closed` before, citing no rule)."""
+        await agent.close_stdin(EXIT_WAIT)
 
     async def version_scenarios(self) -> None:
         await self.initialized.wait()
@@ -769,6 +842,63 @@ class AgentConform:
             used = sorted({o.method or "" for o in client.requests if (o.method or "").startswith(prefix)})
             self.set(rule, FAIL if used else PASS, f"called {', '.join(used)} though not advertised" if used else "")
 
+    async def stress_scenario(self) -> None:
+        """Its own connection: three sessions prompted at once, then a 1 MiB prompt."""
+        await self.initialized.wait()
+        if self.report.stopped or self.version >= 2:
+            return
+        client = Client(self.client_capabilities(True), self.workdir, permission="allow")
+        agent = await self.spawn(client)
+        try:
+            await self.initialize(agent, self.version)
+            opened = [await agent.request("session/new", {"cwd": str(self.workdir), "mcpServers": []}) for _ in range(3)]
+            ids = [dig(o.message, "result", "sessionId") for o in opened]
+            if not all(isinstance(i, str) for i in ids):
+                blocked = any(auth_required(o) for o in opened)
+                for rule in ("stress.concurrent_sessions", "stress.large_prompt"):
+                    self.set(rule, BLOCKED if blocked else SKIP, "blocked by auth: session/new answered -32000" if blocked
+                             else "session/new gave no session (session.new says why)")
+                return
+            self.sessions.update(ids)
+            since = len(agent.received.observations)
+            answers = await asyncio.gather(*(agent.request("session/prompt", {"sessionId": i, "prompt": [
+                {"type": "text", "text": f"{self.prompt_text} (session {n + 1} of 3)"}]}) for n, i in enumerate(ids)))
+            ended = [a for a in answers if a.kind == "response" and isinstance(dig(a.message, "result", "stopReason"), str)]
+            strays = [o for o in agent.received.observations[since:] if o.method == "session/update"
+                      and dig(o.message, "params", "sessionId") not in ids]
+            if len(ended) == 3 and not strays:
+                self.set("stress.concurrent_sessions", PASS)
+            else:
+                bad = next((a for a in answers if a not in ended), None)
+                self.set("stress.concurrent_sessions", FAIL, f"{len(ended)} of 3 turns ended" + (
+                    f"; {str(bad.message)[:160]}" if bad is not None else "") + (
+                    f"; {len(strays)} update(s) named another session" if strays else ""))
+            remote = self.options.remote
+            if remote is not None and remote.profile != "WebSocket" and remote.http2:
+                # measured: the HTTP/2 client (httpx) waits 15-30 s to send a body over 64 KiB while
+                # its SSE streams are open (curl posts the same body at once): not the agent's doing
+                self.set("stress.large_prompt", SKIP, "not judged over HTTP/2: the kit's HTTP/2 client stalls on "
+                         "request bodies over 64 KiB; --http1 runs it")
+                return
+            big = {"type": "text", "text": "Please ignore this filler. " + "x" * LARGE_PROMPT}
+            obs = await agent.request("session/prompt", {"sessionId": ids[0], "prompt": [big]})
+            if obs.kind == "response" and isinstance(dig(obs.message, "result", "stopReason"), str):
+                self.set("stress.large_prompt", PASS)
+            else:
+                self.set("stress.large_prompt", FAIL, f"answered {str(obs.message)[:200]}")
+        except (Closed, Timeout) as exc:
+            left = [r for r in ("stress.concurrent_sessions", "stress.large_prompt") if r not in self.results]
+            for rule in left[:1]:  # the step that broke
+                self.set(rule, FAIL, f"{exc}\n{agent.stderr_text()[-300:]}")
+            for rule in left[1:]:
+                self.set(rule, SKIP, f"not reached: {exc}")
+        finally:
+            await agent.close_stdin(2)
+
+    def tool_call_checks(self) -> None:
+        unknown = [note for agent in self.processes for note in unknown_tool_call_updates(agent.received.observations)]
+        self.set("updates.tool_call_known", FAIL if unknown else PASS, "\n".join(unknown[:5]))
+
     def extra_checks(self) -> None:
         """Checks over every run that only a version's script adds."""
 
@@ -778,12 +908,14 @@ class AgentConform:
                  "\n".join(f"non-JSON-RPC output: {n[:120]!r}" for n in noise[:5]))
         bad_updates: list[str] = []
         bad: list[str] = []
+        tolerated: list[str] = []
         for agent in self.processes:
             if agent.other_version is not None:
                 continue  # it speaks another version on this connection (checked above with that binding)
             for obs in agent.received.observations:
                 if obs.violations:
                     bad.append(short(obs))
+                tolerated += [note.render() for note in obs.tolerated]
                 if obs.method == "session/update" and obs.kind == "notification":
                     params = obs.message.get("params")
                     sid = params.get("sessionId") if isinstance(params, dict) else None
@@ -792,7 +924,10 @@ class AgentConform:
                     elif sid not in self.sessions:
                         bad_updates.append(f"session/update for unknown session {sid!r}")
         self.set("messages.valid", FAIL if bad else PASS, "\n".join(bad[:8]))
+        self.set("messages.strict", FAIL if tolerated else PASS, "\n".join(tolerated[:5]))
         self.set("updates.valid", FAIL if bad_updates else PASS, "\n".join(bad_updates[:8]))
+        if self.version < 2:
+            self.tool_call_checks()
 
 
 def rule_catalogue() -> list[tuple[str, Rule]]:

@@ -48,7 +48,8 @@ REQUEST_CANCEL = "v2 Cancellation ($/cancel_request)"
 V1_ONLY = {"prompt.stop_reason", "cancel.cancelled", "capabilities.fs", "capabilities.terminal", "session.load",
            "cancel_request.answered", "cancel_request.honoured", "auth.advertised", "prompt.text",
            "prompt.resource_link", "prompt.image", "prompt.audio", "prompt.resource", "permission.allow",
-           "permission.reject", "permission.cancelled", "session.close"}
+           "permission.reject", "permission.cancelled", "session.close", "session.set_mode",
+           "session.set_config_option", "updates.tool_call_known", "stress.concurrent_sessions", "stress.large_prompt"}
 """v1 rules that the v2 list replaces (same id where the v2 rule checks the same thing in v2 terms)."""
 
 V2_RULES = [

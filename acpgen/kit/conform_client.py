@@ -46,6 +46,10 @@ RULES = [
     R("client.cancel.sent", "MUST", "the cancellation run sends session/cancel for the session", CANCEL),
     R("client.cancel.permission", "MUST", "after session/cancel, a pending permission request is answered with outcome cancelled", CANCEL),
     R("client.cancel.late_update", "SHOULD", "an update that arrives after session/cancel is accepted", CANCEL),
+    R("client.cancel.ends", "MUST", "the cancelled turn ends: once its prompt is answered `cancelled`, a client asked "
+      "(--cancel-args) to cancel one turn is done and exits within --timeout", CANCEL),
+    R("client.notification_unanswered", "MUST", "notifications (session/update, an unknown _-prefixed one) are never "
+      "answered: every answer carries the id of a request the agent sent", f"{RPC} §4.1; {EXT}"),
     R("client.messages.valid", "MUST", "every message the client sends is well-formed JSON-RPC that the schema decodes", f"{SCHEMA}; {RPC}"),
     R("client.stdin.clean", "MUST", "nothing but JSON-RPC messages on the agent's stdin", TRANSPORT),
 ]
@@ -74,9 +78,14 @@ def fake_agent_command(log: Path, scenario: str, binding: Binding, read: Path, w
 
 
 def client_command(command: list[str], agent: list[str], extra: list[str]) -> list[str]:
+    """The fake agent's argv appended, or spliced where an argument is `{agent}`; inside a longer
+    argument (`--agent={agent}`) it becomes one shell-quoted string, for clients that take the
+    agent's command as one option value."""
     if "{agent}" in command:
         at = command.index("{agent}")
         return [*command[:at], *extra, *agent, *command[at + 1:]]
+    if any("{agent}" in arg for arg in command):
+        return [*(arg.replace("{agent}", shlex.join(agent)) for arg in command), *extra]
     return [*command, *extra, *agent]
 
 
@@ -138,7 +147,18 @@ class ClientConform:
         except asyncio.TimeoutError:
             reader.cancel()
             await asyncio.gather(reader, return_exceptions=True)
+        self.remove_created(log)
         return self.read_log(log), code, bytes(output).decode("utf-8", "replace")[-1500:]
+
+    def remove_created(self, log: Path) -> None:
+        """The fake agent's files in the client's announced cwd (the fs checks read and write there)."""
+        if not log.is_file():
+            return
+        for text in log.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(text)
+            if entry.get("event") == "created" and isinstance(entry.get("path"), str):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry["path"])
 
     def read_log(self, log: Path) -> list[Line]:
         observer = Observer(self.binding)
@@ -169,9 +189,9 @@ class ClientConform:
                 if scenario == "turn":
                     self.judge_turn(lines, output, code)
                 else:
-                    self.judge_cancel(lines)
+                    self.judge_cancel(lines, code)
         if self.cancel_args is None:
-            for name in ("client.cancel.sent", "client.cancel.permission", "client.cancel.late_update"):
+            for name in ("client.cancel.sent", "client.cancel.permission", "client.cancel.late_update", "client.cancel.ends"):
                 self.set(name, SKIP, "no --cancel-args given: the client was not asked to cancel")
         for rule in RULES_V2 if self.binding.protocol_version >= 2 else RULES:
             status, detail = self.results.get(rule.id, (SKIP, "not exercised"))
@@ -201,6 +221,12 @@ class ClientConform:
                      f"[{scenario}] called {', '.join(called)}, which the agent did not advertise" if called else "")
         bad = [f"[{scenario}] " + v.render() for o in sent for v in o.violations]
         self.set("client.messages.valid", FAIL if bad else PASS, "\n".join(bad[:8]))
+        asked = {json.dumps(o.id) for line in lines if line.direction not in (TO_AGENT, "event")
+                 for o in line.obs if o.kind == "request"}
+        stray = [o for o in sent if o.kind in ("response", "error") and json.dumps(o.id) not in asked]
+        self.set("client.notification_unanswered", FAIL if stray else PASS,
+                 "\n".join(f"[{scenario}] answered no request of the agent's (a notification?): "
+                           f"{json.dumps(o.message)[:160]}" for o in stray[:3]))
         for rule, method in (("client.initialize", "initialize"), ("client.session_new", "session/new"),
                              ("client.prompt", "session/prompt")):
             found = [o for o in sent if o.method == method and o.kind == "request"]
@@ -274,14 +300,18 @@ class ClientConform:
                 else:
                     self.set("client.permission", PASS)
             self.judge_answer(lines, "acpgen-fs-read", "client.fs.read", "fs.readTextFile not advertised")
+            self.refusal_outside_cwd(lines, "acpgen-fs-read", ("client.fs.read", "client.fs.read.content"))
             read = self.answer(lines, "acpgen-fs-read")
-            if read is not None and read.kind == "response":
+            if self.results.get("client.fs.read", ("",))[0] == SKIP:
+                pass
+            elif read is not None and read.kind == "response":
                 content = dig(read.message, "result", "content")
                 self.set("client.fs.read.content", PASS if content == FILE_TEXT else FAIL,
                          "" if content == FILE_TEXT else f"got {str(content)[:120]!r}")
             else:
                 self.set("client.fs.read.content", SKIP, "no successful read")
             self.judge_answer(lines, "acpgen-fs-write", "client.fs.write", "fs.writeTextFile not advertised")
+            self.refusal_outside_cwd(lines, "acpgen-fs-write", ("client.fs.write",))
             self.judge_answer(lines, "acpgen-term-create", "client.terminal", "terminal not advertised")
             for step in ("wait", "output", "release"):
                 if any(line.direction != "event" and f'"acpgen-term-{step}"' in line.raw for line in lines):
@@ -319,7 +349,25 @@ class ClientConform:
         else:
             self.set(rule, PASS)
 
-    def judge_cancel(self, lines: list[Line]) -> None:
+    def refusal_outside_cwd(self, lines: list[Line], request_id: str, rules: tuple[str, ...]) -> None:
+        """A client may refuse a path outside the cwd it announced (the fake agent reads and
+        writes inside it when it can): an error answer for such a path is no failure."""
+        answer = self.answer(lines, request_id)
+        if answer is None or answer.kind != "error" or answer.violations:
+            return
+        request = next((o for line in lines if line.direction not in (TO_AGENT, "event") for o in line.obs
+                        if o.kind == "request" and o.id == request_id), None)
+        path = dig(request.message, "params", "path") if request is not None else None
+        cwds = [dig(o.message, "params", "cwd") for o in self.sent(lines) if o.method == "session/new"]
+        cwd = cwds[0] if cwds and isinstance(cwds[0], str) else None
+        if not isinstance(path, str) or cwd is None:
+            return
+        inside = os.path.commonpath([os.path.abspath(path), os.path.abspath(cwd)]) == os.path.abspath(cwd)
+        if not inside:
+            for rule in rules:
+                self.results[rule] = (SKIP, f"refused {path}, which lies outside its announced cwd {cwd} (a client may)")
+
+    def judge_cancel(self, lines: list[Line], code: int | None) -> None:
         sent = self.sent(lines)
         cancel_at = next((i for i, line in enumerate(lines) if line.direction == TO_AGENT
                           and any(o.method == "session/cancel" for o in line.obs)), None)
@@ -329,6 +377,14 @@ class ClientConform:
             self.set("client.cancel.late_update", SKIP, "no session/cancel")
             return
         self.set("client.cancel.sent", PASS)
+        ended = any(line.direction == "event" and line.raw == "turn-ended" for line in lines)
+        if code is not None:
+            self.set("client.cancel.ends", PASS)
+        else:
+            self.set("client.cancel.ends", FAIL, "the prompt was answered `cancelled`, yet the client was still running "
+                     f"{self.timeout * 3:g} s after it started (killed)" if ended else
+                     "the cancelled turn never ended (the client was killed after "
+                     f"{self.timeout * 3:g} s)")
         perm_at = next((i for i, line in enumerate(lines) if line.direction == TO_AGENT
                         and any(o.id == "acpgen-permission-pending" and o.kind in ("response", "error") for o in line.obs)), None)
         if perm_at is None:

@@ -136,9 +136,11 @@ class Agent:
                 "agentInfo": {"name": "acpgen-conform-fake-agent", "version": "1"},
             })
         elif method == "session/new":
+            self.files_in(params.get("cwd"))
             self.reply(request_id, {"sessionId": "acpgen-session-1"})
         elif method == "session/prompt":
             session_id = str(params.get("sessionId"))
+            self.send({"jsonrpc": "2.0", "method": "_acpgen/notice", "params": {"sessionId": session_id}})
             if self.args.scenario == "cancel":
                 self.cancel_turn(request_id, session_id)
             else:
@@ -146,6 +148,26 @@ class Agent:
         else:
             self.send({"jsonrpc": "2.0", "id": request_id,
                        "error": {"code": -32601, "message": "Method not found", "data": {"method": method}}})
+
+    def files_in(self, cwd: object) -> None:
+        """Read and write inside the cwd the client announced, as a client may refuse any other
+        path: the file to read is copied there (dot files, logged as `created` for conform to
+        remove). When the cwd is not a writable folder the given paths stay (a refusal is then no
+        failure: conform judges it so)."""
+        if not isinstance(cwd, str) or not os.path.isabs(cwd) or not os.path.isdir(cwd) or not self.args.read:
+            return
+        if os.path.dirname(os.path.abspath(self.args.read)) == os.path.abspath(cwd):
+            return
+        read = os.path.join(cwd, f".acpgen-conform-read-{os.getpid()}.txt")
+        write = os.path.join(cwd, f".acpgen-conform-written-{os.getpid()}.txt")
+        try:
+            with open(self.args.read, encoding="utf-8") as source, open(read, "x", encoding="utf-8") as copy:
+                copy.write(source.read())
+        except OSError:
+            return
+        self.record({"event": "created", "path": read})
+        self.record({"event": "created", "path": write})
+        self.args.read, self.args.write = read, write
 
     def ping(self, step: str) -> None:
         """An unknown method: the answer (-32601) proves the client lived through the step before.
@@ -197,20 +219,25 @@ class Agent:
         self.reply(request_id, {"stopReason": "end_turn"})
 
     def cancel_turn(self, request_id: object, session_id: str) -> None:
+        """The permission request stays pending while the client cancels; the late update and
+        its ping follow once the client answered it (or --timeout passed), so a slow permission
+        answer is never taken for a client that broke on the late update."""
         self.update(session_id, {"sessionUpdate": "agent_message_chunk",
                                  "content": {"type": "text", "text": "acpgen conform: cancel me"}})
-        self.call("acpgen-permission-pending", "session/request_permission", {
-            "sessionId": session_id,
-            "toolCall": {"toolCallId": "acpgen-call-2", "title": "Pending while cancelled"},
-            "options": [{"optionId": "acpgen-allow", "name": "Allow", "kind": "allow_once"}],
-        })
+        self.send({"jsonrpc": "2.0", "id": "acpgen-permission-pending", "method": "session/request_permission",
+                   "params": {"sessionId": session_id,
+                              "toolCall": {"toolCallId": "acpgen-call-2", "title": "Pending while cancelled"},
+                              "options": [{"optionId": "acpgen-allow", "name": "Allow", "kind": "allow_once"}]}})
         if self.cancelled.wait(self.args.timeout):
             self.record({"event": "cancel-received"})
+            self.wait_answer("acpgen-permission-pending")
             self.update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": "acpgen-call-2", "status": "failed"})
             self.ping("after-cancel")
             self.reply(request_id, {"stopReason": "cancelled"})
         else:
+            self.wait_answer("acpgen-permission-pending")
             self.reply(request_id, {"stopReason": "end_turn"})
+        self.record({"event": "turn-ended"})
 
 
     # -- v2 --------------------------------------------------------------------------------------
@@ -231,6 +258,7 @@ class Agent:
             prompt = params.get("prompt") if isinstance(params.get("prompt"), list) else []
             self.reply(request_id, {"messageId": "acpgen-msg-1"})
             self.update(session_id, {"sessionUpdate": "user_message", "messageId": "acpgen-msg-1", "content": prompt})
+            self.send({"jsonrpc": "2.0", "method": "_acpgen/notice", "params": {"sessionId": session_id}})
             self.state(session_id, "running")
             if self.args.scenario == "cancel":
                 self.cancel_turn_v2(session_id)
@@ -298,6 +326,7 @@ class Agent:
         else:
             self.wait_answer("acpgen-permission-pending")
             self.state(session_id, "idle", "end_turn")
+        self.record({"event": "turn-ended"})
 
 
 def main() -> int:

@@ -63,6 +63,7 @@ class Analyser:
         self.skipping = False
         self.messages = 0
         self.violations = 0
+        self.tolerated = 0
         self.start = time.monotonic()
         self.records: list[dict[str, Any]] | None = None
         """Set to a list to keep every trace record (for --html); long lines are cut to 128 KiB."""
@@ -139,11 +140,18 @@ class Analyser:
             record["kind"] = "invalid"
             self.write_trace(record)
             return
+        switched = self.observer.switched_to
         observations = self.observer.feed(direction, text)
         for obs in observations:
             for violation in obs.violations:
                 self.violations += 1
                 self.report(violation.render())
+            for note in obs.tolerated:
+                self.tolerated += 1
+                self.report(note.render())
+        if switched is None and self.observer.switched_to is not None:
+            self.report(f"the agent answered initialize with protocolVersion {self.observer.switched_to}: "
+                        f"the session is checked with {self.observer.binding.name} from here on")
         if partial:
             record["partial"] = True
         first = observations[0]
@@ -151,6 +159,9 @@ class Analyser:
         found = [v.to_json() for o in observations for v in o.violations]
         if found:
             record["violations"] = found
+        tolerated = [v.to_json() for o in observations for v in o.tolerated]
+        if tolerated:
+            record["tolerated"] = tolerated
         self.write_trace(record)
 
     def write_trace(self, record: dict[str, Any]) -> None:
@@ -210,7 +221,7 @@ def run_inspect(binding: Binding, command: list[str], trace_path: Path | None,
         report(f"could not start {command[0]!r}: {exc.strerror or exc}")
         return 127
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    analyser = Analyser(Observer(binding), report, trace)
+    analyser = Analyser(Observer(binding, follow_version=True), report, trace)
     if html_path is not None:
         analyser.records = []
     child_in = proc.stdin.fileno()
@@ -233,8 +244,9 @@ def run_inspect(binding: Binding, command: list[str], trace_path: Path | None,
     for thread in threads[1:]:
         thread.join(5)  # whatever the agent wrote before exiting is still delivered
     analyser.close(30)
-    if analyser.violations:
-        report(f"{analyser.messages} messages, {analyser.violations} violations")
+    if analyser.violations or analyser.tolerated:
+        report(f"{analyser.messages} messages, {analyser.violations} violations"
+               + (f", {analyser.tolerated} tolerated under the schema's leniency annotations" if analyser.tolerated else ""))
     if trace is not None:
         trace.close()
     if html_path is not None and analyser.records is not None:

@@ -27,7 +27,13 @@ FAULTS = {
     "bad_stop_reason": "ends a turn with stopReason \"done\"",
     "no_load_replay": "advertises loadSession but replays nothing",
     "numeric_id": "answers a string request id with a number",
-    "hangs_on_eof": "keeps running after its stdin closes",
+    "hangs_on_eof": "keeps running after its stdin closes (no rule: the run must still end, and pass)",
+    "accepts_invalid_version": "answers initialize with protocolVersion \"1.0.0\" as if it were 1 (a SHOULD)",
+    "set_mode_error": "answers session/set_mode (with a mode it offered) with an internal error",
+    "config_without_options": "answers session/set_config_option with {} (the full set of options is required)",
+    "update_unknown_tool_call": "sends a tool_call_update for a tool call no tool_call announced",
+    "line_limit_64k": "gives up on lines longer than 64 KiB (asyncio's default limit)",
+    "lenient_only": "its initialize result holds an auth method without id and `image: \"yes\"` (tolerated, not valid)",
     "answers_notifications_empty_id": "answers unknown notifications with an error carrying id \"\" (as chuk-acp does)",
 }
 CORRECT_VARIANTS = {
@@ -50,6 +56,15 @@ answers: dict[int, object] = {}
 client_fs = False
 next_id = [100]
 always_allowed = [False]
+
+
+MODES: dict[str, object] = {"currentModeId": "ask", "availableModes": [
+    {"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}]}
+
+
+def config_options(current: str) -> list[dict[str, object]]:
+    return [{"id": "effort", "name": "Effort", "type": "select", "currentValue": current,
+             "options": [{"value": "fast", "name": "Fast"}, {"value": "careful", "name": "Careful"}]}]
 
 
 def send(message: dict[str, object]) -> None:
@@ -90,6 +105,8 @@ def turn(request_id: object, session_id: str) -> None:
     assert isinstance(cancelled, threading.Event)
     text: object = 42 if FAULT == "wrong_field_type" else "Thinking."
     update(session_id, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
+    if FAULT == "update_unknown_tool_call":
+        update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": "ghost", "status": "in_progress"})
     if FAULT == "instant_turn":
         time.sleep(0.05)
         with state_lock:
@@ -155,6 +172,8 @@ def handle(message: dict[str, object]) -> None:
         return
     if method == "initialize":
         version = params.get("protocolVersion")
+        if FAULT == "accepts_invalid_version" and not isinstance(version, int):
+            version = 1
         if not isinstance(version, int) or isinstance(version, bool) or version < 0:
             reply(request_id, error={"code": -32602, "message": "Invalid params", "data": {"path": "protocolVersion"}})
             return
@@ -167,7 +186,11 @@ def handle(message: dict[str, object]) -> None:
             auth = [{"id": "tui-login", "name": "Log in in a terminal", "type": "terminal", "args": ["--login"]}]
         elif FAULT in ("auth_hangs", "auth_required"):
             auth = [{"id": "browser-login", "name": "Log in with a browser"}]
-        reply(request_id, {"protocolVersion": answer, "agentCapabilities": {"loadSession": FAULT == "no_load_replay" or True},
+        caps: dict[str, object] = {"loadSession": True}
+        if FAULT == "lenient_only":
+            caps["promptCapabilities"] = {"image": "yes"}
+            auth = [{"name": "an auth method without its id"}]
+        reply(request_id, {"protocolVersion": answer, "agentCapabilities": caps,
                            "authMethods": auth, "agentInfo": {"name": "faulty-agent", "version": "0"}})
     elif method == "authenticate":
         if FAULT == "auth_terminal":
@@ -180,7 +203,20 @@ def handle(message: dict[str, object]) -> None:
     elif method == "session/new":
         session_id = f"s{len(sessions) + 1}"
         sessions[session_id] = {"cwd": params.get("cwd"), "cancel": threading.Event(), "history": [], "turn": None}
-        reply(request_id, {"sessionId": session_id})
+        reply(request_id, {"sessionId": session_id, "modes": MODES, "configOptions": config_options("fast")})
+    elif method == "session/set_mode":
+        if FAULT == "set_mode_error":
+            reply(request_id, error={"code": -32603, "message": "Internal error"})
+        elif params.get("modeId") in {m["id"] for m in MODES["availableModes"]}:  # type: ignore[index]
+            reply(request_id, {})
+        else:
+            reply(request_id, error={"code": -32602, "message": "Invalid params", "data": {"path": "modeId"}})
+    elif method == "session/set_config_option":
+        value = params.get("value")
+        if params.get("configId") != "effort" or value not in ("fast", "careful"):
+            reply(request_id, error={"code": -32602, "message": "Invalid params"})
+        else:
+            reply(request_id, {} if FAULT == "config_without_options" else {"configOptions": config_options(str(value))})
     elif method == "session/load":
         session = sessions.get(str(params.get("sessionId")))
         if session is None:
@@ -209,6 +245,9 @@ def main() -> int:
     for raw in sys.stdin:
         if not raw.strip():
             continue
+        if FAULT == "line_limit_64k" and len(raw) > 65536:
+            print("line too long; giving up", file=sys.stderr)
+            return 1
         try:
             message = json.loads(raw)
         except ValueError:

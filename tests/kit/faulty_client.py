@@ -33,8 +33,15 @@ FAULTS = {
     "stdin_noise": "writes a banner to the agent's stdin",
     "ignores_unknown_methods": "never answers a method it does not know (no -32601), but keeps working",
     "cancelled_without_cancel": "answers a permission request cancelled though it never cancelled the turn",
+    "answers_notifications": "answers every notification with an error carrying id \"\" (as chuk-acp does)",
+    "ignores_pending_permission": "never answers the permission request pending when it cancelled",
+    "never_ends_cancelled_turn": "hangs once its cancelled prompt is answered, never ending",
     "child_holds_stdout": "starts a child that keeps its stdout open (pid written to $FAULTY_CHILD_PID), then hangs",
 }
+CORRECT_VARIANTS = {
+    "refuses_outside_cwd": "refuses fs reads and writes outside the cwd it announced (as acpx does)",
+}
+"""Behaviours that break no rule but that a careless checker would fail."""
 KNOWN_UPDATES = {"user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call",
                  "tool_call_update", "plan", "available_commands_update", "current_mode_update"}
 KNOWN_UPDATE_KEYS = {"sessionUpdate", "content", "toolCallId", "title", "kind", "status", "_meta"}
@@ -42,7 +49,7 @@ KNOWN_UPDATE_KEYS = {"sessionUpdate", "content", "toolCallId", "title", "kind", 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--fault", default="", choices=["", *FAULTS])
+    parser.add_argument("--fault", default="", choices=["", *FAULTS, *CORRECT_VARIANTS])
     parser.add_argument("--cancel", action="store_true")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
@@ -70,6 +77,8 @@ def main() -> int:
     def on_request(message: dict[str, object]) -> None:
         method, params = message.get("method"), message.get("params") or {}
         assert isinstance(params, dict)
+        if method == "session/request_permission" and state["cancelled"] and fault == "ignores_pending_permission":
+            return
         if method == "session/request_permission":
             options = params.get("options") or []
             cancelled = state["cancelled"] and fault != "allows_after_cancel"
@@ -81,6 +90,9 @@ def main() -> int:
                 answer(message["id"], {"outcome": {"outcome": "selected", "optionId": "not-offered"}})
             else:
                 answer(message["id"], {"outcome": {"outcome": "selected", "optionId": options[0]["optionId"]}})
+        elif method in ("fs/read_text_file", "fs/write_text_file") and fault == "refuses_outside_cwd" and not (
+                os.path.abspath(str(params.get("path"))).startswith(os.getcwd() + os.sep)):
+            answer(message["id"], error={"code": -32002, "message": "Resource not found: outside the cwd"})
         elif method == "fs/read_text_file":
             try:
                 answer(message["id"], {"content": Path(str(params["path"])).read_text()})
@@ -115,6 +127,8 @@ def main() -> int:
             if "method" in message and "id" in message:
                 threading.Thread(target=on_request, args=(message,), daemon=True).start()
             elif "method" in message:
+                if fault == "answers_notifications":
+                    answer("", error={"code": -32601, "message": "Method not found"})
                 if message["method"] == "session/update" and not on_update(message.get("params") or {}):
                     print("unexpected update; giving up", file=sys.stderr)
                     os._exit(1)
@@ -153,6 +167,8 @@ def main() -> int:
         prompt.append({"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="})
     result = call("session/prompt", {"sessionId": session["sessionId"], "prompt": prompt})
     print(json.dumps(result))
+    if fault == "never_ends_cancelled_turn" and state["cancelled"]:
+        time.sleep(600)
     agent.stdin.close()
     agent.wait(10)
     return 0

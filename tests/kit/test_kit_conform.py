@@ -49,7 +49,11 @@ AGENT_FAULTS = {
     "bad_stop_reason": ("prompt.stop_reason", True),
     "no_load_replay": ("session.load", True),
     "numeric_id": ("jsonrpc.id", True),
-    "hangs_on_eof": ("exit.stdin_closed", False),
+    "set_mode_error": ("session.set_mode", True),
+    "config_without_options": ("session.set_config_option", True),
+    "update_unknown_tool_call": ("updates.tool_call_known", False),
+    "line_limit_64k": ("stress.large_prompt", False),
+    "lenient_only": ("messages.strict", False),
 }
 # v2 fault -> every rule the run fails (exactly: collateral failures are listed too)
 AGENT_FAULTS_V2 = {
@@ -84,14 +88,19 @@ CLIENT_FAULTS = {
     "line_limit_64k": ("client.large_update", False),
     "allows_after_cancel": ("client.cancel.permission", True),
     "stdin_noise": ("client.stdin.clean", True),
+    "answers_notifications": ("client.notification_unanswered", True),
+    "never_ends_cancelled_turn": ("client.cancel.ends", True),
 }
+CLIENT_SHORT = ("never_ends_cancelled_turn", "ignores_pending_permission")
+"""Faults that make a step wait out --timeout (three times it for a client that never exits)."""
 
 
 def conform(kind: str, command: list[str], out: Path, *options: str) -> tuple[int, dict[str, Any], str, Path]:
     report = out.with_suffix(".json")
+    # run where the client announces a temporary cwd (conform client's fs checks put files there)
     result = subprocess.run([*ACPGEN, "conform", kind, "--json", str(report), "--junit", str(out.with_suffix(".xml")),
                              "--timeout", "30", *options, "--", *command],
-                            capture_output=True, text=True, timeout=300, cwd=ROOT)
+                            capture_output=True, text=True, timeout=300, cwd=out.parent)
     assert report.is_file(), result.stderr
     return result.returncode, json.loads(report.read_text()), result.stdout, out.with_suffix(".xml")
 
@@ -139,10 +148,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, dict[
         jobs[f"client-v2:{fault}"] = ("client", [*FAULTY_CLIENT_V2, "--fault", fault],
                                       ("--protocol", "v2", "--cancel-args=--cancel", *wait))
     for fault in AGENT_FAULTS:
-        wait = short if fault == "hangs_on_eof" else ()
-        jobs[f"agent:{fault}"] = ("agent", [*FAULTY_AGENT, fault], wait)
-    for fault in CLIENT_FAULTS:
-        jobs[f"client:{fault}"] = ("client", [*FAULTY_CLIENT, "--fault", fault], ("--cancel-args=--cancel",))
+        jobs[f"agent:{fault}"] = ("agent", [*FAULTY_AGENT, fault], ())
+    for fault in [*CLIENT_FAULTS, "ignores_pending_permission", "refuses_outside_cwd"]:
+        wait = short if fault in CLIENT_SHORT else ()
+        jobs[f"client:{fault}"] = ("client", [*FAULTY_CLIENT, "--fault", fault], ("--cancel-args=--cancel", *wait))
     # The longest runs start first (they are mostly waiting), so none of them starts last.
     order = [*LONGEST_FIRST, *(name for name in jobs if name not in LONGEST_FIRST)]
     with ThreadPoolExecutor(8) as pool:
@@ -153,7 +162,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, dict[
 
 # the runs that take longest (measured), longest first
 LONGEST_FIRST = ("agent-v2:no_idle", "ts-router-agent-v2", "py-agent", "agent-v2:late_message_id",
-                 "agent-v2:waits_after_cancel", "client-v2:never_cancels", "agent:hangs_on_eof", "v2-agent",
+                 "agent-v2:waits_after_cancel", "client-v2:never_cancels", "client:never_ends_cancelled_turn",
+                 "client:ignores_pending_permission", "v2-agent",
                  "router-as-v2", "py-client", "example-agent", "faulty-agent-v2", "router-as-v1", "faulty-agent")
 
 
@@ -201,6 +211,28 @@ def test_conform_client_catches_each_fault(runs: dict[str, Any], fault: str) -> 
         assert code == 1, table
     else:  # a SHOULD fault: the run still fails when it takes a MUST step down with it
         assert report["ok"] == (code == 0), table
+
+
+def test_a_pending_permission_never_answered_does_not_confound_the_late_update(runs: dict[str, Any]) -> None:
+    # the fake agent waited on the unanswered permission before the late update: now the late update
+    # and its ping follow the cancel whatever the permission answer, and only cancel.permission fails
+    code, report, table, _ = runs["client:ignores_pending_permission"]
+    got = statuses(report)
+    assert {r for r, s in got.items() if s == "fail"} == {"client.cancel.permission"}, table
+    assert got["client.cancel.late_update"] == "pass" and got["client.cancel.ends"] == "pass", table
+    assert code == 1
+
+
+def test_a_client_refusing_files_outside_its_cwd_passes_the_fs_checks(runs: dict[str, Any]) -> None:
+    # the fake agent read a file outside the client's announced cwd (acpx refuses those: 3 false FAILs);
+    # it now reads and writes inside that cwd, and removes what it put there
+    code, report, table, _ = runs["client:refuses_outside_cwd"]
+    got = statuses(report)
+    assert code == 0 and not [r for r, s in got.items() if s == "fail"], table
+    for rule in ("client.fs.read", "client.fs.read.content", "client.fs.write"):
+        assert got[rule] == "pass", (rule, table)
+    out = Path(runs["client:refuses_outside_cwd"][3]).parent
+    assert not list(out.glob(".acpgen-conform-*")), "the fake agent's files stay behind"
 
 
 def test_reports_agree_and_name_their_rules(runs: dict[str, Any]) -> None:
