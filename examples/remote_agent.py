@@ -5,10 +5,15 @@
     uvicorn --app-dir examples remote_agent:app --port 8000         # WebSocket (and HTTP/1.1)
     python examples/remote_agent.py --port 8000 [--server uvicorn]  # the same through serve_agent
 
-Each connection gets its own ExampleAgent; they share one session store, so a client that reconnects
-resumes its session with session/load. Environment: ACP_TOKEN (if set, every request must carry
-`Authorization: Bearer $ACP_TOKEN`), ACP_NODE (if set, sent as the cookie `acp-node`, which a sticky
-load balancer can route on), ACP_ALLOWED_ORIGINS (comma-separated `Origin` values to accept).
+Each connection gets its own ExampleAgent. Sessions are kept per caller (the identity the app's
+`authenticate` hook returned, `identity_of(conn)`), so a client that reconnects as the same caller
+resumes its session with session/load, and no caller sees another's. Without ACP_TOKEN every
+connection is its own caller (its sessions end with it); with it, every holder of the token is one
+caller. The store is bounded and expires: at most MAX_CALLERS callers, MAX_SESSIONS sessions each,
+MAX_HISTORY updates kept per session, and a session unused for SESSION_TTL_S seconds is dropped.
+Environment: ACP_TOKEN (if set, every request must carry `Authorization: Bearer $ACP_TOKEN`),
+ACP_NODE (if set, sent as the cookie `acp-node`, which a sticky load balancer can route on),
+ACP_ALLOWED_ORIGINS (comma-separated `Origin` values to accept).
 """
 
 from __future__ import annotations
@@ -17,15 +22,70 @@ import argparse
 import logging
 import os
 import sys
+import time
+from collections import OrderedDict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "generated"))
 
 import acp_v1 as acp
+from acp_v1.asgi import identity_of
 from agent import ExampleAgent, Session
 
-SESSIONS: dict[str, Session] = {}
+MAX_CALLERS = 1024
+MAX_SESSIONS = 64
+MAX_HISTORY = 512
+SESSION_TTL_S = 3600.0
+
+
+class CallerSessions(dict[str, Session]):
+    """One caller's sessions: at most MAX_SESSIONS (a new one evicts the least recently used),
+    each dropped after SESSION_TTL_S seconds unused, each keeping its last MAX_HISTORY updates."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.used: OrderedDict[str, float] = OrderedDict()
+
+    def expire(self) -> None:
+        now = time.monotonic()
+        while self.used and (len(self.used) > MAX_SESSIONS or now - next(iter(self.used.values())) > SESSION_TTL_S):
+            session_id, _ = self.used.popitem(last=False)
+            super().pop(session_id, None)
+
+    def __setitem__(self, session_id: str, session: Session) -> None:
+        super().__setitem__(session_id, session)
+        self.used[session_id] = time.monotonic()
+        self.used.move_to_end(session_id)
+        self.expire()
+
+    def get(self, session_id: str, default: Session | None = None) -> Session | None:  # type: ignore[override]
+        self.expire()
+        session = super().get(session_id)
+        if session is None:
+            return default
+        self.used.move_to_end(session_id)
+        self.used[session_id] = time.monotonic()
+        del session.history[:-MAX_HISTORY]
+        return session
+
+    def pop(self, session_id: str, *default: Session | None) -> Session | None:  # type: ignore[override]
+        self.used.pop(session_id, None)
+        return super().pop(session_id, *default)
+
+
+STORE: OrderedDict[object, CallerSessions] = OrderedDict()
+"""caller -> their sessions, least recently connected first; at most MAX_CALLERS."""
+
+
+def sessions_of(caller: object) -> CallerSessions:
+    sessions = STORE.pop(caller, None) or CallerSessions()
+    STORE[caller] = sessions
+    while len(STORE) > MAX_CALLERS:
+        STORE.popitem(last=False)
+    return sessions
+
+
 TOKEN = os.environ.get("ACP_TOKEN")
 NODE = os.environ.get("ACP_NODE")
 
@@ -36,7 +96,7 @@ ORIGINS = [origin for origin in os.environ.get("ACP_ALLOWED_ORIGINS", "").split(
 
 
 def make_agent(conn: acp.AgentSideConnection) -> ExampleAgent:
-    return ExampleAgent(conn, SESSIONS)
+    return ExampleAgent(conn, sessions_of(identity_of(conn)))
 
 
 app = acp.AcpApp(make_agent, authenticate=AUTHENTICATE, cookie=COOKIE, allowed_origins=ORIGINS)

@@ -1,0 +1,362 @@
+"""What one client must not do to another (issue 22's attack families, loopback only, bounded):
+reach another identity's sessions, poison the server with lone surrogates or odd ids, or make it
+hold memory without bound (waiting POSTs, drip-fed bodies, pending session/new, DELETE races).
+Identity cases run under Hypercorn and Uvicorn; the memory bounds themselves are measured by
+benchmarks/bench_flood.py (RSS), here they are asserted as the app's own byte counts."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.remote.test_remote import init_request, our_app, url
+from tests.remote_support import acp_v1, agent_factory, serving
+
+JSON = {"content-type": "application/json"}
+INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
+LIMIT_S = 20.0
+PROFILES = [("uvicorn", "ws"), ("uvicorn", "http"), ("hypercorn", "ws"), ("hypercorn", "http")]
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, LIMIT_S))
+
+
+async def by_user(request: acp_v1.RequestInfo) -> object:
+    return request.headers.get("x-user") or None
+
+
+def connect(port: int, server: str, profile: str, user: str) -> Any:
+    return acp_v1.connect_agent(acp_v1.Client(), url(port, profile), headers={"x-user": user},
+                                http2=server == "hypercorn")
+
+
+async def refused(call: Any) -> acp_v1.RequestError:
+    with pytest.raises(acp_v1.RequestError) as info:
+        await call
+    return info.value
+
+
+# -- identity ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("server", "profile"), PROFILES)
+def test_an_identity_reaches_only_its_own_sessions(server: str, profile: str, tmp_path: Path) -> None:
+    """Bob, on his own connection, cannot list, load, resume, prompt or close Alice's session, even
+    though the agent shares one unscoped store between connections: the runtime refuses (-32002)."""
+    seen: list[object] = []
+    factory = agent_factory(sessions={})
+
+    def make(conn: Any) -> Any:
+        seen.append(acp_v1.asgi.identity_of(conn))
+        return factory(conn)
+
+    async def main() -> None:
+        app = acp_v1.AcpApp(make, authenticate=by_user)
+        async with serving(app, server) as port, connect(port, server, profile, "alice") as alice, \
+                connect(port, server, profile, "bob") as bob:
+            await alice.initialize(init_request())
+            await bob.initialize(init_request())
+            assert seen == ["alice", "bob"]  # the hook's value reaches the agent
+            cwd = str(tmp_path)
+            mine = await alice.session_new(acp_v1.NewSessionRequest(cwd=cwd, mcp_servers=[]))
+            sid = mine.session_id
+            await bob.session_new(acp_v1.NewSessionRequest(cwd=cwd, mcp_servers=[]))
+            listed = await bob.session_list(acp_v1.ListSessionsRequest())
+            assert sid not in [s.session_id for s in listed.sessions] and len(listed.sessions) == 1
+            load = acp_v1.LoadSessionRequest(session_id=sid, cwd=cwd, mcp_servers=[])
+            for attempt in (
+                lambda: bob.session_load(load),
+                lambda: bob.session_resume(acp_v1.ResumeSessionRequest(session_id=sid, cwd=cwd)),
+                lambda: bob.session_close(acp_v1.CloseSessionRequest(session_id=sid)),
+            ):
+                error = await refused(attempt())
+                assert error.code == -32002 and error.data["sessionId"] == sid, error
+            own = await alice.session_list(acp_v1.ListSessionsRequest())
+            assert [s.session_id for s in own.sessions] == [sid]
+            prompt = acp_v1.PromptRequest(session_id=sid, prompt=[])
+            if profile == "ws":
+                assert (await refused(bob.session_prompt(prompt))).code == -32002
+            else:  # Streamable HTTP refuses it at the door: no Acp-Session-Id bob may send (400)
+                with pytest.raises(acp_v1.ConnectionClosedError, match="HTTP 400"):
+                    await bob.session_prompt(prompt)
+            await alice.session_close(acp_v1.CloseSessionRequest(session_id=sid))
+
+    run(main())
+
+
+def test_without_a_hook_each_connection_is_its_own_caller(tmp_path: Path) -> None:
+    async def main() -> None:
+        app = our_app(sessions={})
+        async with serving(app, "uvicorn") as port:
+            async with acp_v1.connect_agent(acp_v1.Client(), url(port, "ws")) as a:
+                await a.initialize(init_request())
+                sid = (await a.session_new(acp_v1.NewSessionRequest(cwd=str(tmp_path), mcp_servers=[]))).session_id
+            # A has gone; a new connection (no hook: a new caller) can neither list nor load it.
+            async with acp_v1.connect_agent(acp_v1.Client(), url(port, "ws")) as b:
+                await b.initialize(init_request())
+                assert (await b.session_list(acp_v1.ListSessionsRequest())).sessions == []
+                load = acp_v1.LoadSessionRequest(session_id=sid, cwd=str(tmp_path), mcp_servers=[])
+                assert (await refused(b.session_load(load))).code == -32002
+
+    run(main())
+
+
+def test_the_example_store_is_scoped_by_caller_and_bounded(tmp_path: Path) -> None:
+    import remote_agent
+
+    async def main() -> None:
+        remote_agent.STORE.clear()
+        app = acp_v1.AcpApp(remote_agent.make_agent, authenticate=by_user)
+        async with serving(app, "uvicorn") as port:
+            for user in ("alice", "bob"):
+                async with connect(port, "uvicorn", "ws", user) as conn:
+                    await conn.initialize(init_request())
+                    for _ in range(remote_agent.MAX_SESSIONS + 2):
+                        new = await conn.session_new(acp_v1.NewSessionRequest(cwd=str(tmp_path), mcp_servers=[]))
+                        await conn.session_close(acp_v1.CloseSessionRequest(session_id=new.session_id))
+                    await conn.session_new(acp_v1.NewSessionRequest(cwd=str(tmp_path), mcp_servers=[]))
+        assert set(remote_agent.STORE) == {"alice", "bob"}
+        assert all(len(sessions) == 1 for sessions in remote_agent.STORE.values())
+        store = remote_agent.CallerSessions()
+        for i in range(remote_agent.MAX_SESSIONS + 5):
+            store[f"s{i}"] = remote_agent.Session(cwd=".", updated_at="")
+        assert len(store) == remote_agent.MAX_SESSIONS and "s0" not in store
+
+    run(main())
+
+
+# -- nothing one client sends poisons the server -------------------------------------------------------
+
+
+def test_a_lone_surrogate_is_kept_as_an_escape_and_breaks_nothing(tmp_path: Path) -> None:
+    """A prompt with `\\ud800` (escaped: the only way JSON can carry one) is taken; session/list
+    still answers, and the title comes back as the same escape; an id `"\\ud800"` is answered."""
+    import websockets
+
+    async def main() -> None:
+        app = our_app(sessions={}, authenticate=lambda request: _same())
+        async with serving(app, "hypercorn") as port, websockets.connect(url(port, "ws")) as ws:
+            await ws.send(json.dumps(INIT))
+            assert json.loads(await ws.recv())["id"] == 0
+            await ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "session/new",
+                                      "params": {"cwd": str(tmp_path), "mcpServers": []}}))
+            sid = json.loads(await ws.recv())["result"]["sessionId"]
+            prompt = {"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
+                      "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "run LONE"}]}}
+            await ws.send(json.dumps(prompt).replace("LONE", "\\ud800"))
+            await ws.send('{"jsonrpc":"2.0","id":"\\udfff","method":"session/list","params":{}}')
+            answers: dict[Any, Any] = {}
+            while "\udfff" not in answers:
+                raw = await asyncio.wait_for(ws.recv(), 5)
+                message = json.loads(raw)
+                if "id" in message and "method" not in message:
+                    answers[message["id"]] = (message, raw)
+            listed, raw = answers["\udfff"]
+            assert listed["result"]["sessions"][0]["title"] == "run \ud800"  # lossless
+            assert "\\ud800" in raw and "\\udfff" in raw  # sent as escapes, valid UTF-8 on the wire
+        async with serving(app, "uvicorn") as port, httpx.AsyncClient(timeout=5) as http:
+            answer = await http.post(url(port, "http"), content=b'{"jsonrpc":"2.0","id":"\\ud800",'
+                                     b'"method":"initialize","params":{"protocolVersion":1}}', headers=JSON)
+            assert answer.status_code == 200 and answer.json()["id"] == "\ud800"
+
+    run(main())
+
+
+async def _same() -> object:
+    return "one"
+
+
+def test_odd_ids_leave_nothing_behind(tmp_path: Path) -> None:
+    """Fractional, boolean and object ids are answered -32600 (id null) and remembered nowhere."""
+    import websockets
+
+    async def main() -> None:
+        app = our_app(sessions={})
+        async with serving(app, "uvicorn") as port, websockets.connect(url(port, "ws")) as ws:
+            await ws.send(json.dumps(INIT))
+            await ws.recv()
+            await ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "session/new",
+                                      "params": {"cwd": str(tmp_path), "mcpServers": []}}))
+            sid = json.loads(await ws.recv())["result"]["sessionId"]
+            (remote,) = app.connections.values()
+            odd: list[Any] = [0.5 + i for i in range(40)] + [True, {"a": 1}, [2]]
+            for request_id in odd:
+                await ws.send(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "session/set_mode",
+                                          "params": {"sessionId": sid, "modeId": "x"}}))
+            for _ in odd:
+                answer = json.loads(await asyncio.wait_for(ws.recv(), 5))
+                assert answer["id"] is None and answer["error"]["code"] == -32600
+            assert remote.routes == {} and remote.opening == {} and remote.charged == {}
+            assert remote.held == 0
+
+    run(main())
+
+
+def test_an_id_less_error_is_logged_truncated(caplog: pytest.LogCaptureFixture) -> None:
+    import websockets
+
+    async def main() -> None:
+        app = our_app()
+        async with serving(app, "uvicorn") as port, websockets.connect(url(port, "ws")) as ws:
+            await ws.send(json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": 1, "message": "x" * 300_000}}))
+            await ws.send(json.dumps(INIT))
+            assert json.loads(await asyncio.wait_for(ws.recv(), 5))["id"] == 0
+
+    with caplog.at_level(logging.WARNING):
+        run(main())
+    (line,) = [r.getMessage() for r in caplog.records if "not tied to a request" in r.getMessage()]
+    assert len(line) < 400
+
+
+# -- memory bounded in bytes ---------------------------------------------------------------------------
+
+
+def test_posts_past_the_budget_are_refused_not_held(tmp_path: Path) -> None:
+    """Nobody reads the answers (no SSE stream): once the agent's connection stops taking messages,
+    every further POST is answered 429 at once (with Retry-After), and the server budget gives 503;
+    nothing waits, and DELETE gives the bytes back."""
+
+    async def main() -> None:
+        limits = acp_v1.Limits(inbound_backlog=4, stream_backlog=2, connection_budget=256 * 1024,
+                               server_budget=400 * 1024)
+        app = our_app(limits=limits)
+        async with serving(app, "uvicorn") as port, httpx.AsyncClient(timeout=5) as http:
+            base = url(port, "http")
+            cid = (await http.post(base, json=INIT, headers=JSON)).headers["acp-connection-id"]
+            headers = {**JSON, "acp-connection-id": cid}
+            statuses = []
+            for i in range(400):
+                ask = {"jsonrpc": "2.0", "id": 10 + i, "method": "session/list", "params": {"pad": [{}] * 1000}}
+                answer = await http.post(base, json=ask, headers=headers)
+                statuses.append(answer.status_code)
+                if answer.status_code == 429:
+                    assert answer.headers["retry-after"] == "1"
+                    break
+            assert statuses[-1] == 429 and set(statuses[:-1]) == {202}
+            assert app.held <= limits.server_budget
+            (remote,) = app.connections.values()
+            assert remote.held <= limits.connection_budget
+            # A second connection meets the server's budget: 503.
+            other = (await http.post(base, json=INIT, headers=JSON)).headers["acp-connection-id"]
+            big = {"jsonrpc": "2.0", "id": 1, "method": "session/list", "params": {"pad": [{}] * 2000}}
+            full = await http.post(base, json=big, headers={**JSON, "acp-connection-id": other})
+            assert full.status_code == 503 and full.headers["retry-after"] == "1"
+            # DELETE while messages wait: a clean 202, then 404 for the id; the bytes come back.
+            assert (await http.delete(base, headers={"acp-connection-id": cid})).status_code == 202
+            late = await http.post(base, json=big, headers=headers)
+            assert late.status_code == 404
+            assert app.held < 64 * 1024
+            # One message that would parse to more than a connection's budget: 413 before parsing.
+            huge = {"jsonrpc": "2.0", "id": 2, "method": "session/list", "params": {"pad": [{}] * 20_000}}
+            too_big = await http.post(base, json=huge, headers={**JSON, "acp-connection-id": other})
+            assert too_big.status_code == 413 and "budget" in too_big.json()["error"]
+
+    run(main())
+
+
+class Gated(acp_v1.Agent):
+    """Its extension method waits for `gate`: requests stay held by the runtime until it opens."""
+
+    def __init__(self, conn: acp_v1.AgentSideConnection, gate: asyncio.Event) -> None:
+        self.gate = gate
+
+    async def initialize(self, params: acp_v1.InitializeRequest) -> acp_v1.InitializeResponse:
+        return acp_v1.InitializeResponse(protocol_version=1)
+
+    async def ext_method(self, method: str, params: object) -> object:
+        await self.gate.wait()
+        return {}
+
+
+def test_websocket_requests_past_the_budget_are_shed() -> None:
+    """Held requests count until answered; past the budget a request is answered -32001 at once
+    (the reader never waits on a request), and every request gets exactly one answer."""
+    import websockets
+
+    async def main() -> None:
+        gate = asyncio.Event()
+        limits = acp_v1.Limits(connection_budget=256 * 1024)
+        app = acp_v1.AcpApp(lambda conn: Gated(conn, gate), limits=limits)
+        async with serving(app, "hypercorn") as port, websockets.connect(url(port, "ws")) as ws:
+            await ws.send(json.dumps(INIT))
+            await ws.recv()
+            (remote,) = app.connections.values()
+            pad = [{}] * 500  # about 60 KB once parsed, by held_bytes
+            for i in range(30):
+                await ws.send(json.dumps({"jsonrpc": "2.0", "id": i + 1, "method": "_wait", "params": {"pad": pad}}))
+            busy = [json.loads(await asyncio.wait_for(ws.recv(), 5)) for _ in range(30 - 256 // 60)]
+            assert {a["error"]["code"] for a in busy} == {-32001}
+            assert remote.held <= limits.connection_budget and len(remote.charged) == 256 // 60
+            gate.set()
+            done = [json.loads(await asyncio.wait_for(ws.recv(), 5)) for _ in range(256 // 60)]
+            assert all(a["result"] == {} for a in done)
+            assert remote.held == 0 and remote.charged == {}
+
+    run(main())
+
+
+@pytest.mark.parametrize("server", ["uvicorn", "hypercorn"])
+def test_a_drip_fed_body_times_out(server: str) -> None:
+    async def main() -> None:
+        app = our_app(limits=acp_v1.Limits(body_timeout=0.5))
+        async with serving(app, server) as port:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(f"POST /acp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+                         "Content-Length: 1000\r\n\r\n{".encode())
+            await writer.drain()
+            for _ in range(3):
+                await asyncio.sleep(0.2)
+                writer.write(b" ")  # a byte now and then: never the whole body
+                await writer.drain()
+            status = await asyncio.wait_for(reader.readline(), 5)
+            writer.close()
+            assert status.split()[1] == b"408", status
+            assert app.held == 0
+
+    run(main())
+
+
+def test_max_sessions_counts_pending_session_new(tmp_path: Path) -> None:
+    import websockets
+
+    async def main() -> None:
+        app = our_app(limits=acp_v1.Limits(max_sessions=2))
+        async with serving(app, "uvicorn") as port, websockets.connect(url(port, "ws")) as ws:
+            await ws.send(json.dumps(INIT))
+            await ws.recv()
+            for i in range(12):  # all sent before any is answered
+                await ws.send(json.dumps({"jsonrpc": "2.0", "id": i + 1, "method": "session/new",
+                                          "params": {"cwd": str(tmp_path), "mcpServers": []}}))
+            answers = [json.loads(await asyncio.wait_for(ws.recv(), 5)) for _ in range(12)]
+            assert sum("result" in a for a in answers) == 2
+            assert sum(a.get("error", {}).get("code") == acp_v1.asgi.TOO_MANY_SESSIONS for a in answers) == 10
+            (remote,) = app.connections.values()
+            assert len(remote.sessions) == 2
+
+    run(main())
+
+
+@pytest.mark.parametrize("host", ["localhost:{port}@attacker.example", "[::1]attacker.example", "",
+                                  "localhost:port", "127.0.0.1:{port}/x"])
+def test_malformed_host_headers_are_refused(host: str) -> None:
+    async def main() -> None:
+        app = our_app()
+        async with serving(app, "uvicorn") as port:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            body = json.dumps(INIT).encode()
+            writer.write(f"POST /acp HTTP/1.1\r\nHost: {host.format(port=port)}\r\nContent-Type: application/json\r\n"
+                         f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+            await writer.drain()
+            status = await asyncio.wait_for(reader.readline(), 5)
+            writer.close()
+            assert status.split()[1] in (b"400", b"403"), status
+            assert app.connections == {}
+
+    run(main())
