@@ -135,8 +135,8 @@ class Limits:
     stream_backlog_bytes: int = 8 * MiB
     inbound_backlog: int = 64
     notification_backlog: int = 4096
-    connection_budget: int = 48 * MiB
-    server_budget: int = 128 * MiB
+    connection_budget: int = 32 * MiB
+    server_budget: int = 96 * MiB
     body_timeout: float = 30.0
     max_known_sessions: int = 8192
     session_ttl: float = 3600.0
