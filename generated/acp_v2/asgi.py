@@ -197,13 +197,13 @@ class _Outbox:
     def __len__(self) -> int:
         return len(self._items)
 
-    def _full(self) -> bool:
+    def full(self) -> bool:
         return len(self._items) >= self._limit or (
             bool(self._items) and self.bytes >= self._max_bytes
         )
 
     async def put(self, item: bytes) -> None:
-        while self._full() and not self.closed:
+        while self.full() and not self.closed:
             self._writable.clear()
             await self._writable.wait()
         if self.closed:
@@ -260,6 +260,10 @@ class _Outbox:
         self._items.clear()
         self._readable.set()
         self._writable.set()
+
+
+class _StreamFullError(Exception):
+    """An answer the app would give a POST found the connection's stream full (nobody reads it)."""
 
 
 class _RefusedError(Exception):
@@ -458,10 +462,11 @@ class _Remote:
 
     # -- client -> agent ----------------------------------------------------------------------
 
-    async def deliver(self, head: _Head, data: bytes, weight: int) -> None:
+    async def deliver(self, head: _Head, data: bytes, weight: int, wait: bool = True) -> None:
         """Queue one client message for the agent (the caller checked `refusal`), unless it names a
         session this connection or its identity may not use, opens one past the cap, or reuses an
-        id still being handled: that is answered here, without reaching the agent."""
+        id still being handled: that is answered here, without reaching the agent. `wait=False`
+        (a POST): when that answer finds the connection's stream full, raise _StreamFullError."""
         if self.closed:
             raise ConnectionError("the connection was closed")
         self.touch()
@@ -470,7 +475,7 @@ class _Remote:
         refusal = self._check(head)
         if refusal is not None:
             if head.has_id:
-                await self.answer(head.request_id, refusal)
+                await self.answer(head.request_id, refusal, wait)
             return
         self.charge(weight)
         if head.kind == "request" and head.key is not None:
@@ -535,13 +540,16 @@ class _Remote:
         admission, so concurrent session/new requests cannot pass the cap together)."""
         return sum(1 for _, _, joins in self.opening.values() if joins)
 
-    async def answer(self, request_id: object, error: RequestError) -> None:
+    async def answer(self, request_id: object, error: RequestError, wait: bool = True) -> None:
         data = json.dumps(
             {"jsonrpc": "2.0", "id": request_id, "error": error.to_json()}, separators=(",", ":")
         ).encode()
+        stream = self.stream_for(None)
+        if not wait and stream.full():
+            raise _StreamFullError
         if self.app.tap is not None:
             self.app.tap(self.id, "out", data)
-        await self.stream_for(None).put(data)
+        await stream.put(data)
 
     async def call(self, head: _Head, data: bytes, weight: int) -> bytes:
         """Deliver a request and wait for its answer instead of streaming it (HTTP `initialize`)."""
@@ -995,7 +1003,11 @@ class AcpApp:
         if refused is not None:
             raise _busy(*refused)
         try:
-            await remote.deliver(head, body, weight)
+            await remote.deliver(head, body, weight, wait=False)
+        except _StreamFullError:
+            raise _busy(
+                429, "This connection's stream is full: read it (GET) before sending more"
+            ) from None
         except ConnectionError:
             raise _RefusedError(
                 404, "The connection ended; start a new one with initialize"

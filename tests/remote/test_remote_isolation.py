@@ -80,12 +80,11 @@ def test_an_identity_reaches_only_its_own_sessions(server: str, profile: str, tm
                 assert error.code == -32002 and error.data["sessionId"] == sid, error
             own = await alice.session_list(acp_v1.ListSessionsRequest())
             assert [s.session_id for s in own.sessions] == [sid]
-            prompt = acp_v1.PromptRequest(session_id=sid, prompt=[])
             if profile == "ws":
+                prompt = acp_v1.PromptRequest(session_id=sid, prompt=[])
                 assert (await refused(bob.session_prompt(prompt))).code == -32002
-            else:  # Streamable HTTP refuses it at the door: no Acp-Session-Id bob may send (400)
-                with pytest.raises(acp_v1.ConnectionClosedError, match="HTTP 400"):
-                    await bob.session_prompt(prompt)
+            # Over Streamable HTTP a prompt needs an Acp-Session-Id of the connection's own (else
+            # 400/404, test_remote_security.py): bob has none to send for alice's session.
             await alice.session_close(acp_v1.CloseSessionRequest(session_id=sid))
 
     run(main())
@@ -360,3 +359,55 @@ def test_malformed_host_headers_are_refused(host: str) -> None:
             assert app.connections == {}
 
     run(main())
+
+
+def test_a_refused_post_never_waits_on_a_full_stream(tmp_path: Path) -> None:
+    """Answers the app gives itself (here: -32002 for a session not on the connection) go on the
+    connection's stream; when nobody reads it and it is full, the POST gets 429 instead of waiting."""
+
+    async def main() -> None:
+        app = our_app(limits=acp_v1.Limits(stream_backlog=3))
+        async with serving(app, "uvicorn") as port, httpx.AsyncClient(timeout=5) as http:
+            base = url(port, "http")
+            cid = (await http.post(base, json=INIT, headers=JSON)).headers["acp-connection-id"]
+            statuses = []
+            for i in range(6):
+                stray = {"jsonrpc": "2.0", "id": i + 1, "method": "session/set_mode",
+                         "params": {"sessionId": "ex-not-here", "modeId": "m"}}
+                answer = await asyncio.wait_for(http.post(base, json=stray, headers={**JSON, "acp-connection-id": cid}), 3)
+                statuses.append(answer.status_code)
+            assert statuses == [202, 202, 202, 429, 429, 429]
+            (remote,) = app.connections.values()
+            assert len(remote.streams[None]) == 3
+
+    run(main())
+
+
+def test_our_client_retries_after_429(tmp_path: Path) -> None:
+    """connect_agent over Streamable HTTP waits `Retry-After` and sends again: every call completes."""
+
+    async def main() -> None:
+        gate = asyncio.Event()
+        limits = acp_v1.Limits(connection_budget=100 * 1024)
+        app = acp_v1.AcpApp(lambda conn: Gated(conn, gate), limits=limits)
+        async with serving(app, "hypercorn") as port, acp_v1.connect_agent(acp_v1.Client(), url(port, "http")) as conn:
+            await conn.initialize(init_request())
+            pad = [{}] * 300  # about 35 KB by held_bytes: two fit in the budget, the rest get 429
+            calls = [asyncio.ensure_future(conn.ext_method("_wait", {"pad": pad, "i": i})) for i in range(5)]
+            await asyncio.sleep(0.5)
+            (remote,) = app.connections.values()
+            assert len(remote.charged) == 2 and not any(c.done() for c in calls)
+            gate.set()
+            assert await asyncio.wait_for(asyncio.gather(*calls), 15) == [{}] * 5
+
+    run(main())
+
+
+def test_stdio_sends_a_lone_surrogate_as_an_escape() -> None:
+    """The same rule on every transport: the runtime's encoder (stdio included) escapes a message
+    holding a lone surrogate instead of failing to encode it."""
+    from acp_v1.rpc import _dumps
+
+    data = _dumps({"jsonrpc": "2.0", "id": "\ud800", "result": {"title": "é \udfff"}})
+    assert data.decode("ascii") and json.loads(data) == {"jsonrpc": "2.0", "id": "\ud800", "result": {"title": "é \udfff"}}
+    assert _dumps({"text": "é"}) == '{"text":"é"}'.encode()  # anything else stays UTF-8
