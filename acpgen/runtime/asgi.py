@@ -1284,6 +1284,20 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _hypercorn_declines_deflate() -> None:
+    """Hypercorn accepts WebSocket permessage-deflate whenever a client offers it and inflates what
+    arrives before its message-size check (the app never sees it), and has no setting to turn it
+    off: in the process `serve_agent` runs, its handshake declines the offer instead."""
+    names = vars(importlib.import_module("hypercorn.protocol.ws_stream"))
+    offered = names["PerMessageDeflate"]
+    if not getattr(offered, "acp_declined", False):
+        names["PerMessageDeflate"] = type(
+            "DeclinedPerMessageDeflate",
+            (offered,),
+            {"acp_declined": True, "accept": lambda self, offer: None},
+        )
+
+
 def serve_agent(
     to_agent: Callable[[AgentSideConnection], Agent],
     *,
@@ -1302,7 +1316,11 @@ def serve_agent(
 
     `server` is "hypercorn" (HTTP/2 and WebSocket; `pip install hypercorn`) or "uvicorn"
     (WebSocket and HTTP/1.1; `pip install 'uvicorn[standard]'`); `certfile`/`keyfile` turn on TLS.
-    Binds loopback unless told otherwise. The other options are `AcpApp`'s.
+    Binds loopback unless told otherwise. The other options are `AcpApp`'s. The server is set up so
+    that what it holds before the app sees it stays small: WebSocket messages up to
+    `limits.max_message_bytes`, one frame read ahead of the app, no permessage-deflate (Hypercorn
+    inflates before its own size check and has no setting for it, so in this process its handshake
+    is made to decline the offer).
     """
     if authenticate is None and not _is_loopback(host):
         logger.warning(
@@ -1332,8 +1350,8 @@ def serve_agent(
             ssl_keyfile=keyfile,
             log_level="warning",
             ws_max_size=limits.max_message_bytes,
-            ws_max_queue=1,  # frames read ahead of the app: the app's budget cannot see them
-            ws_per_message_deflate=False,  # Uvicorn cannot cap the inflated size
+            ws_max_queue=1,  # frames read ahead of the app, outside its budget
+            ws_per_message_deflate=False,  # what is inflated is outside the app's budget too
             h11_max_incomplete_event_size=64 * 1024,
         )
     elif server == "hypercorn":
@@ -1341,9 +1359,8 @@ def serve_agent(
         config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
         config.certfile, config.keyfile = certfile, keyfile
         config.websocket_max_message_size = limits.max_message_bytes
-        config.max_app_queue_size = (
-            1  # frames read ahead of the app: the app's budget cannot see them
-        )
+        config.max_app_queue_size = 1  # frames read ahead of the app, outside its budget
+        _hypercorn_declines_deflate()
         serve = importlib.import_module("hypercorn.asyncio").serve
         asyncio.run(serve(app, config))
     else:

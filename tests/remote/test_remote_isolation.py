@@ -18,6 +18,8 @@ import pytest
 from tests.remote.test_remote import init_request, our_app, url
 from tests.remote_support import acp_v1, agent_factory, serving
 
+from acp_v1 import asgi  # isort: skip
+
 JSON = {"content-type": "application/json"}
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
 LIMIT_S = 20.0
@@ -54,7 +56,7 @@ def test_an_identity_reaches_only_its_own_sessions(server: str, profile: str, tm
     factory = agent_factory(sessions={})
 
     def make(conn: Any) -> Any:
-        seen.append(acp_v1.asgi.identity_of(conn))
+        seen.append(asgi.identity_of(conn))
         return factory(conn)
 
     async def main() -> None:
@@ -335,7 +337,7 @@ def test_max_sessions_counts_pending_session_new(tmp_path: Path) -> None:
                                           "params": {"cwd": str(tmp_path), "mcpServers": []}}))
             answers = [json.loads(await asyncio.wait_for(ws.recv(), 5)) for _ in range(12)]
             assert sum("result" in a for a in answers) == 2
-            assert sum(a.get("error", {}).get("code") == acp_v1.asgi.TOO_MANY_SESSIONS for a in answers) == 10
+            assert sum(a.get("error", {}).get("code") == asgi.TOO_MANY_SESSIONS for a in answers) == 10
             (remote,) = app.connections.values()
             assert len(remote.sessions) == 2
 
@@ -411,3 +413,56 @@ def test_stdio_sends_a_lone_surrogate_as_an_escape() -> None:
     data = _dumps({"jsonrpc": "2.0", "id": "\ud800", "result": {"title": "é \udfff"}})
     assert data.decode("ascii") and json.loads(data) == {"jsonrpc": "2.0", "id": "\ud800", "result": {"title": "é \udfff"}}
     assert _dumps({"text": "é"}) == '{"text":"é"}'.encode()  # anything else stays UTF-8
+
+
+# -- the pieces, without a server ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("host", "name"), [
+    ("127.0.0.1", "127.0.0.1"), ("localhost:8000", "localhost"), ("[::1]", "::1"), ("[::1]:8000", "::1"),
+    ("Agent.Example:443", "agent.example"), ("", None), ("localhost:8000@attacker.example", None),
+    ("[::1]attacker.example", None), ("localhost:", None), ("localhost:80:80", None), ("a b", None),
+    ("user@localhost", None), ("localhost:123456", None),
+])
+def test_host_parsing_is_strict(host: str, name: str | None) -> None:
+    assert asgi._host_name(host) == name
+
+
+def test_held_bytes_errs_high_for_many_small_objects() -> None:
+    import sys
+
+    body = b'{"pad":[' + b"{}," * 9999 + b"{}]}"
+    parsed = json.loads(body)
+    real = sys.getsizeof(parsed["pad"]) + sum(sys.getsizeof(item) for item in parsed["pad"])
+    assert asgi.held_bytes(body) >= real > 20 * len(body)  # ~25x the bytes, counted high
+    text = json.dumps({"text": "x" * 100_000}).encode()
+    assert asgi.held_bytes(text) < 2 * len(text)  # a long string is about its size
+
+
+def test_session_owners_expire_and_stay_bounded() -> None:
+    app = acp_v1.AcpApp(lambda conn: acp_v1.Agent(), limits=acp_v1.Limits(max_known_sessions=3, session_ttl=60))
+    for i in range(5):
+        app.hold_session("ann", f"s{i}", created=True)
+    app.let_go_session("s0")
+    app.let_go_session("s1")
+    app.hold_session("bob", "s5", created=True)  # over the cap: idle owners are forgotten, oldest first
+    assert list(app.owners) == ["s2", "s3", "s4", "s5"]  # the held ones stay, even past the cap
+    assert not app.may_use("bob", "s2") and app.may_use("ann", "s2") and app.may_use("bob", "s0")
+    assert app.owns("bob", "s5") and not app.owns("ann", "s5") and not app.owns("ann", "s0")
+
+
+def test_every_byte_counted_is_given_back(tmp_path: Path) -> None:
+    """After real turns over both profiles (and a connection dropped mid-way), the app holds nothing."""
+    from tests.remote.test_remote import our_turn
+    from tests.remote_support import readme_dir
+
+    async def main() -> None:
+        app = our_app()
+        async with serving(app, "hypercorn") as port:
+            for profile in ("ws", "http"):
+                summary = await our_turn(url(port, profile), readme_dir(tmp_path))
+                assert summary["stopReason"] == "end_turn"
+            await asyncio.sleep(0.1)
+            assert app.connections == {} and app.held == 0
+
+    run(main())
