@@ -91,6 +91,11 @@ SSE_CHUNK_BYTES: Final = 64 * 1024
 LOOPBACK_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "::1"})
 MESSAGE_OVERHEAD: Final = 512
 """What one message costs besides its content (its queue entry, dict, task): `held_bytes` adds it."""
+REFINE_ABOVE: Final = 4 * 1024 * 1024
+REFINE_QUOTES: Final = 20_000
+_JSON_STRING: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+"""`held_bytes` looks inside strings only in messages over REFINE_ABOVE with at most this many
+(unescaped) quotes."""
 RETRY_AFTER_S: Final = 1
 ROOM_POLL_S: Final = 0.05
 LOG_CHARS: Final = 200
@@ -292,14 +297,28 @@ def _session_of(message: Mapping[str, Any]) -> str | None:
 
 def held_bytes(data: bytes) -> int:
     """About how much memory one JSON message takes once parsed (what the runtime holds while it
-    waits or is handled): its bytes plus the objects its brackets and commas make. `[{},{},...]`
-    parses to ~25 times its size; this errs high, never low, for such shapes."""
+    waits or is handled): its bytes plus the objects its brackets, commas and strings make.
+    `[{},{},...]` parses to ~25 times its size; this errs high, never low, for such shapes. Counted
+    without parsing (so a message can be refused before it takes that memory). In a large message
+    with few strings (a long text full of commas and brackets), the strings' text is told apart
+    from structure (about 50 ms per MiB, only for such messages)."""
+    weight = MESSAGE_OVERHEAD + len(data) + _structure(data)
+    if (
+        weight > REFINE_ABOVE
+        and weight > 2 * len(data)
+        and data.count(b'"') - data.count(b'\\"') <= REFINE_QUOTES
+    ):
+        outside = _JSON_STRING.sub(b'""', data)  # each string becomes `""`: its text is not counted
+        weight = min(weight, MESSAGE_OVERHEAD + len(data) + _structure(outside))
+    return weight
+
+
+def _structure(data: bytes) -> int:
     return (
-        MESSAGE_OVERHEAD
-        + len(data)
-        + 80 * data.count(b"{")
+        80 * data.count(b"{")
         + 64 * data.count(b"[")
         + 32 * data.count(b",")
+        + 24 * data.count(b'"')  # a string object is ~50 bytes besides its text
     )
 
 

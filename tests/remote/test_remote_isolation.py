@@ -466,3 +466,12 @@ def test_every_byte_counted_is_given_back(tmp_path: Path) -> None:
             assert app.connections == {} and app.held == 0
 
     run(main())
+
+
+def test_held_bytes_tells_text_from_structure_in_large_messages() -> None:
+    """A long text full of commas and brackets (a pasted CSV) is about its size, not refused."""
+    text = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "session/prompt",
+                       "params": {"prompt": [{"type": "text", "text": 'a,"b",[c],{d}\\\n' * 400_000}]}}).encode()
+    assert asgi.held_bytes(text) < 1.1 * len(text)
+    pad = b'{"pad":[' + b"{}," * 2_000_000 + b"{}]}"  # the same size of real structure stays counted
+    assert asgi.held_bytes(pad) > 25 * len(pad)
