@@ -393,7 +393,8 @@ async def connect_agent(
     Streamable HTTP. `headers` go with every request (e.g. `{"Authorization": "Bearer ..."}`).
     `http2`: HTTP/2 as the RFD requires (over `http://` that is prior knowledge, which Hypercorn
     serves and Uvicorn does not: pass False for an HTTP/1.1-only server). `timeout` bounds connecting
-    and each POST, not the streams. A refused connection raises RemoteAgentError (401, 403, 503...);
+    and each POST, not the streams. A POST answered 429 or 503 with `Retry-After` (the server is
+    full for now) is sent again after that many seconds (at most 5 s, up to 8 times). A refused connection raises RemoteAgentError (401, 403, 503...);
     a failure later ends the connection (pending calls raise ConnectionClosedError naming it).
     `tap(direction, message)` sees every message ("in" from the agent, "out" to it), for logs.
     `ssl_context` verifies `wss://` and `https://` servers (default: the system's trusted CAs).
