@@ -475,3 +475,32 @@ def test_held_bytes_tells_text_from_structure_in_large_messages() -> None:
     assert asgi.held_bytes(text) < 1.1 * len(text)
     pad = b'{"pad":[' + b"{}," * 2_000_000 + b"{}]}"  # the same size of real structure stays counted
     assert asgi.held_bytes(pad) > 25 * len(pad)
+
+
+@pytest.mark.parametrize("server", ["uvicorn", "hypercorn"])
+def test_delete_among_concurrent_posts_is_clean(server: str, caplog: pytest.LogCaptureFixture) -> None:
+    """No 500 and no traceback when DELETE lands while POSTs of the same connection are in flight
+    (and nobody reads the stream, so the agent's connection is backed up)."""
+
+    async def main() -> set[int]:
+        app = our_app(limits=acp_v1.Limits(stream_backlog=2))
+        async with serving(app, server) as port, httpx.AsyncClient(timeout=5) as http:
+            base = url(port, "http")
+            cid = (await http.post(base, json=INIT, headers=JSON)).headers["acp-connection-id"]
+            headers = {**JSON, "acp-connection-id": cid}
+
+            async def post(i: int) -> int:
+                ask = {"jsonrpc": "2.0", "id": i + 1, "method": "session/list", "params": {"pad": [{}] * 200}}
+                return (await http.post(base, json=ask, headers=headers)).status_code
+
+            posts = [asyncio.ensure_future(post(i)) for i in range(30)]
+            await asyncio.sleep(0.05)
+            deleted = await http.delete(base, headers={"acp-connection-id": cid})
+            statuses = set(await asyncio.gather(*posts))
+            assert deleted.status_code == 202 and app.connections == {} and app.held == 0
+        return statuses
+
+    with caplog.at_level(logging.WARNING):
+        statuses = run(main())
+    assert statuses <= {202, 404, 429}, statuses
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
