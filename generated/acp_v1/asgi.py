@@ -333,6 +333,10 @@ class _Head:
     session_id: str | None
     kind: str  # "request", "notification" (both reach the agent's handlers) or "other"
 
+    @property
+    def is_answer(self) -> bool:
+        return self.method is None and self.has_id
+
     @classmethod
     def of(cls, message: Mapping[str, Any]) -> _Head:
         method = message.get("method")
@@ -457,21 +461,24 @@ class _Remote:
         while self.notes and self.notes[0][0] <= handled:
             self.release(self.notes.popleft()[1])
 
-    def refusal(self, weight: int) -> tuple[int, str] | None:
-        """Why one more message of `weight` cannot be taken now (HTTP status, reason), or None."""
+    def refusal(self, weight: int, answer: bool = False) -> tuple[int, str] | None:
+        """Why one more message of `weight` cannot be taken now (HTTP status, reason), or None. An
+        `answer` (to the agent's request) is not held back by the connection's budget: the requests
+        filling it may be the ones waiting for that answer."""
         self.settle_notifications()
         limits = self.limits
         if self.app.held + weight > limits.server_budget:
             return 503, "The server holds too much client data; try again later"
-        if self.held + weight > limits.connection_budget:
+        if not answer and self.held + weight > limits.connection_budget:
             return 429, "This connection's messages are not handled yet; try again later"
         if len(self.inbound) >= limits.inbound_backlog:
             return 429, "This connection has too many messages waiting; try again later"
         return None
 
-    async def wait_for_room(self, weight: int) -> None:
-        """Wait until `refusal(weight)` is None (the WebSocket reader does: the socket pushes back)."""
-        while self.refusal(weight) is not None and not self.closed:
+    async def wait_for_room(self, weight: int, answer: bool) -> None:
+        """Wait until `refusal(weight, answer)` is None (the WebSocket reader does: the socket
+        pushes back)."""
+        while self.refusal(weight, answer) is not None and not self.closed:
             self.room.clear()
             with contextlib.suppress(asyncio.TimeoutError):
                 # Handled notifications are noticed by looking: look again now and then.
@@ -1018,7 +1025,7 @@ class AcpApp:
             raise _RefusedError(400, f"{head.method} needs the {SESSION_ID_HEADER} header")
         if session_id is not None and head.session_id not in (None, session_id):
             raise _RefusedError(400, f"{SESSION_ID_HEADER} does not match params.sessionId")
-        refused = remote.refusal(weight)
+        refused = remote.refusal(weight, head.is_answer)
         if refused is not None:
             raise _busy(*refused)
         try:
@@ -1169,7 +1176,7 @@ class AcpApp:
                 )
                 continue
             try:
-                await remote.wait_for_room(weight)
+                await remote.wait_for_room(weight, head.is_answer)
                 await remote.deliver(head, data, weight)
             except ConnectionError:
                 return

@@ -504,3 +504,40 @@ def test_delete_among_concurrent_posts_is_clean(server: str, caplog: pytest.LogC
         statuses = run(main())
     assert statuses <= {202, 404, 429}, statuses
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+class Asking(acp_v1.Agent):
+    """Its extension method asks the client (an extension request) and returns the answer's size."""
+
+    def __init__(self, conn: acp_v1.AgentSideConnection) -> None:
+        self.conn = conn
+
+    async def initialize(self, params: acp_v1.InitializeRequest) -> acp_v1.InitializeResponse:
+        return acp_v1.InitializeResponse(protocol_version=1)
+
+    async def ext_method(self, method: str, params: object) -> object:
+        answer = await self.conn.ext_method("_question", {})
+        return {"size": len(json.dumps(answer))}
+
+
+class Answering(acp_v1.Client):
+    async def ext_method(self, method: str, params: object) -> object:
+        return {"text": "x" * 20_000}
+
+
+@pytest.mark.parametrize("profile", ["http", "ws"])
+def test_answers_to_the_agent_pass_a_full_connection_budget(profile: str) -> None:
+    """The requests that fill a connection's budget may be waiting for the client's answers: those
+    answers are not held back by that budget (else both sides would wait)."""
+
+    async def main() -> None:
+        limits = acp_v1.Limits(connection_budget=80 * 1024)
+        app = acp_v1.AcpApp(Asking, limits=limits)
+        async with serving(app, "hypercorn") as port, acp_v1.connect_agent(Answering(), url(port, profile)) as conn:
+            await conn.initialize(init_request())
+            pad = [{}] * 300  # ~35 KB each by held_bytes: two fill most of the budget
+            calls = [conn.ext_method("_ask", {"pad": pad, "i": i}) for i in range(2)]
+            results = await asyncio.wait_for(asyncio.gather(*calls), 5)
+            assert [r["size"] for r in results] == [len(json.dumps({"text": "x" * 20_000}))] * 2
+
+    run(main())
