@@ -93,9 +93,9 @@ MESSAGE_OVERHEAD: Final = 512
 """What one message costs besides its content (its queue entry, dict, task): `held_bytes` adds it."""
 REFINE_ABOVE: Final = 4 * 1024 * 1024
 REFINE_QUOTES: Final = 20_000
-_JSON_STRING: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 """`held_bytes` looks inside strings only in messages over REFINE_ABOVE with at most this many
 (unescaped) quotes."""
+_JSON_STRING: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 RETRY_AFTER_S: Final = 1
 ROOM_POLL_S: Final = 0.05
 LOG_CHARS: Final = 200
