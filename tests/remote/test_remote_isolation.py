@@ -109,11 +109,13 @@ def test_without_a_hook_each_connection_is_its_own_caller(tmp_path: Path) -> Non
     run(main())
 
 
-def test_the_example_store_is_scoped_by_caller_and_bounded(tmp_path: Path) -> None:
+def test_the_example_store_is_scoped_by_caller_and_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import remote_agent
 
+    monkeypatch.setattr(remote_agent, "MAX_SESSIONS", 3)
+
     async def main() -> None:
-        remote_agent.STORE.clear()
+        remote_agent.STORE = remote_agent.Store()
         app = acp_v1.AcpApp(remote_agent.make_agent, authenticate=by_user)
         async with serving(app, "uvicorn") as port:
             for user in ("alice", "bob"):
@@ -123,14 +125,31 @@ def test_the_example_store_is_scoped_by_caller_and_bounded(tmp_path: Path) -> No
                         new = await conn.session_new(acp_v1.NewSessionRequest(cwd=str(tmp_path), mcp_servers=[]))
                         await conn.session_close(acp_v1.CloseSessionRequest(session_id=new.session_id))
                     await conn.session_new(acp_v1.NewSessionRequest(cwd=str(tmp_path), mcp_servers=[]))
-        assert set(remote_agent.STORE) == {"alice", "bob"}
-        assert all(len(sessions) == 1 for sessions in remote_agent.STORE.values())
-        store = remote_agent.CallerSessions()
-        for i in range(remote_agent.MAX_SESSIONS + 5):
-            store[f"s{i}"] = remote_agent.Session(cwd=".", updated_at="")
-        assert len(store) == remote_agent.MAX_SESSIONS and "s0" not in store
+        assert set(remote_agent.STORE.callers) == {"alice", "bob"}
+        assert all(len(sessions) == 1 for sessions in remote_agent.STORE.callers.values())
 
     run(main())
+
+
+def test_the_example_store_is_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    import remote_agent
+
+    monkeypatch.setattr(remote_agent, "STORE_BYTES", 300_000)
+    monkeypatch.setattr(remote_agent, "MAX_HISTORY_BYTES", 100_000)
+    store = remote_agent.Store()
+    chunk = acp_v1.UserMessageChunkSessionUpdate(content=acp_v1.TextContentBlock(text="x" * 30_000))
+    for caller in range(4):
+        sessions = store.of(caller)
+        for n in range(3):
+            sessions[f"{caller}-{n}"] = remote_agent.Session(cwd=".", updated_at="")
+            for _ in range(5):  # 150 KB a session, over its 100 KB
+                sessions[f"{caller}-{n}"].history.append(chunk)
+    assert store.bytes <= 300_000
+    assert store.bytes == sum(s.history.bytes for c in store.callers.values() for s in c.values())  # type: ignore[attr-defined]
+    assert all(len(s.history) == 3 for c in store.callers.values() for s in c.values())  # the last 100 KB
+    assert "3-2" in store.callers[3] and 0 not in store.callers  # the oldest callers' sessions went first
+    store.callers[3].pop("3-2")
+    assert store.bytes == sum(s.history.bytes for c in store.callers.values() for s in c.values())  # type: ignore[attr-defined]
 
 
 # -- nothing one client sends poisons the server -------------------------------------------------------
