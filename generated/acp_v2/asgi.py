@@ -362,9 +362,10 @@ class _Inbound:
 
 @dataclass(slots=True)
 class _Owner:
-    """Who opened a session, how many live connections hold it, when it was last used."""
+    """Who a session belongs to (the identities the agent opened it for: one, unless the agent
+    hands the same id to several), how many live connections hold it, when it was last used."""
 
-    identity: object
+    identities: set[object]
     holders: int
     used: float
 
@@ -674,7 +675,7 @@ class _Remote:
     def remove_session(self, session_id: str) -> None:
         if session_id in self.sessions:
             self.sessions.discard(session_id)
-            self.app.let_go_session(session_id)
+            self.app.let_go_session(self.identity, session_id)
         stream = self.streams.pop(session_id, None)
         if stream is not None:
             stream.close()  # its SSE reader, if any, ends
@@ -821,31 +822,36 @@ class AcpApp:
     def may_use(self, identity: object, session_id: str) -> bool:
         """False when `session_id` is known to belong to another identity."""
         owner = self.owners.get(session_id)
-        return owner is None or owner.identity == identity
+        return owner is None or identity in owner.identities
 
     def owns(self, identity: object, session_id: str) -> bool:
         owner = self.owners.get(session_id)
-        return owner is not None and owner.identity == identity
+        return owner is not None and identity in owner.identities
 
     def hold_session(self, identity: object, session_id: str, created: bool) -> None:
         """A connection of `identity` now holds `session_id` (the agent created or loaded it)."""
         owner = self.owners.get(session_id)
         if owner is None:
             self._forget_old()
-            owner = self.owners[session_id] = _Owner(identity, 0, time.monotonic())
-        elif created and owner.identity != identity:
-            # The agent handed out an id it had given another caller: its decision, now this one's.
-            owner.identity = identity
+            owner = self.owners[session_id] = _Owner({identity}, 0, time.monotonic())
+        elif created:
+            # The agent handed this caller an id it had given another: its decision, theirs too.
+            owner.identities.add(identity)
         owner.holders += 1
         owner.used = time.monotonic()
         self.owners.move_to_end(session_id)
 
-    def let_go_session(self, session_id: str) -> None:
+    def let_go_session(self, identity: object, session_id: str) -> None:
+        """A connection of `identity` no longer holds `session_id`."""
         owner = self.owners.get(session_id)
-        if owner is not None:
-            owner.holders = max(owner.holders - 1, 0)
-            owner.used = time.monotonic()
-            self.owners.move_to_end(session_id)
+        if owner is None:
+            return
+        owner.holders = max(owner.holders - 1, 0)
+        owner.used = time.monotonic()
+        self.owners.move_to_end(session_id)
+        if isinstance(identity, _Anonymous):
+            # It cannot come back; the entry stays (until forgotten) so nobody else may use it.
+            owner.identities.discard(identity)
 
     def _forget_old(self) -> None:
         """Drop owners of sessions no connection holds, idle past `session_ttl`, and (past

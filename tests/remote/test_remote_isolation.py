@@ -462,8 +462,8 @@ def test_session_owners_expire_and_stay_bounded() -> None:
     app = acp_v1.AcpApp(lambda conn: acp_v1.Agent(), limits=acp_v1.Limits(max_known_sessions=3, session_ttl=60))
     for i in range(5):
         app.hold_session("ann", f"s{i}", created=True)
-    app.let_go_session("s0")
-    app.let_go_session("s1")
+    app.let_go_session("ann", "s0")
+    app.let_go_session("ann", "s1")
     app.hold_session("bob", "s5", created=True)  # over the cap: idle owners are forgotten, oldest first
     assert list(app.owners) == ["s2", "s3", "s4", "s5"]  # the held ones stay, even past the cap
     assert not app.may_use("bob", "s2") and app.may_use("ann", "s2") and app.may_use("bob", "s0")
@@ -558,5 +558,41 @@ def test_answers_to_the_agent_pass_a_full_connection_budget(profile: str) -> Non
             calls = [conn.ext_method("_ask", {"pad": pad, "i": i}) for i in range(2)]
             results = await asyncio.wait_for(asyncio.gather(*calls), 5)
             assert [r["size"] for r in results] == [len(json.dumps({"text": "x" * 20_000}))] * 2
+
+    run(main())
+
+
+class SameId(acp_v1.Agent):
+    """Hands every caller the same session id (a demo agent's shortcut): its decision to share."""
+
+    def __init__(self, conn: acp_v1.AgentSideConnection) -> None:
+        pass
+
+    async def initialize(self, params: acp_v1.InitializeRequest) -> acp_v1.InitializeResponse:
+        return acp_v1.InitializeResponse(protocol_version=1)
+
+    async def session_new(self, params: acp_v1.NewSessionRequest) -> acp_v1.NewSessionResponse:
+        return acp_v1.NewSessionResponse(session_id="the-one")
+
+    async def session_prompt(self, params: acp_v1.PromptRequest) -> acp_v1.PromptResponse:
+        return acp_v1.PromptResponse(stop_reason=acp_v1.StopReason.END_TURN)
+
+
+def test_an_id_the_agent_hands_to_several_callers_is_theirs() -> None:
+    async def main() -> None:
+        app = acp_v1.AcpApp(SameId)
+        async with serving(app, "uvicorn") as port:
+            new = acp_v1.NewSessionRequest(cwd="/", mcp_servers=[])
+            prompt = acp_v1.PromptRequest(session_id="the-one", prompt=[])
+            async with acp_v1.connect_agent(acp_v1.Client(), url(port, "ws")) as a, \
+                    acp_v1.connect_agent(acp_v1.Client(), url(port, "ws")) as b:
+                for conn in (a, b):
+                    await conn.initialize(init_request())
+                    assert (await conn.session_new(new)).session_id == "the-one"
+                for conn in (a, b):
+                    assert (await conn.session_prompt(prompt)).stop_reason == "end_turn"
+                assert len(app.owners["the-one"].identities) == 2
+            await asyncio.sleep(0.1)
+            assert app.owners["the-one"].identities == set()  # anonymous callers do not come back
 
     run(main())
