@@ -41,6 +41,8 @@ BENCHMARKS: dict[str, tuple[str, list[str], list[str]]] = {
                 ["--rounds", "7", "--turns", "20"], ["--rounds", "1", "--turns", "2"]),
     "remote": ("Remote: prompt turns over WebSocket and Streamable HTTP (HTTP/2), Hypercorn on loopback",
                ["--rounds", "7", "--turns", "10"], ["--rounds", "1", "--turns", "2"]),
+    "flood": ("Remote floods (issue 22): worst server RSS at the default Limits, Hypercorn and Uvicorn",
+              [], ["--servers", "uvicorn", "--floods", "posts,session-new"]),
     "load": ("Runtime under load: request floods and a large message, agent RSS",
              ["--requests", "50000", "--size-mb", "40", "--runs", "3"],
              ["--requests", "2000", "--size-mb", "4", "--runs", "1"]),
@@ -91,6 +93,10 @@ def targets(figures: dict[str, dict[str, Any]]) -> str:
     if load.get("status") == "ok":
         prompt_flood = load["flood"]["prompt"]["acpgen"]
         row("prompt flood: acpgen agent RSS growth, MiB (issue 12)", 64, prompt_flood["growth_kib"] / 1024, at_most=True)
+    flood = figures.get("flood", {})
+    if flood.get("status") == "ok":
+        row("remote floods: worst server RSS, MiB (issue 22)", float(flood["bound_mib"]), flood["worst_peak_mib"],
+            at_most=True)
     if not rows:
         return ""
     return "## Targets (issues 6 and 12)\n\n" + table(["target", "goal", "this run", ""], rows) + "\n"
@@ -102,6 +108,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", help=f"comma-separated subset of {','.join(BENCHMARKS)}")
     parser.add_argument("--output", type=Path, default=BENCH / "RESULTS.md")
     parser.add_argument("--work", type=Path, default=WORK, help="folder for the raw JSON figures")
+    parser.add_argument("--update", action="store_true",
+                        help="with --only: replace just those sections (and their target rows) in the "
+                        "existing RESULTS.md, keeping the rest of it")
     parser.add_argument("--render-only", action="store_true",
                         help="rewrite RESULTS.md from the JSON figures of the last run (no measuring)")
     parser.add_argument("--profiles", type=Path, default=BENCH / "PROFILES.md",
@@ -145,12 +154,49 @@ def main(argv: list[str] | None = None) -> None:
         *[f"| {k} | {v} |" for k, v in versions(*PACKAGES).items()],
         "",
     ]
+    if args.update and args.output.exists():
+        text = update(args.output.read_text(encoding="utf-8"), targets(figures), sections)
+        args.output.write_text(text.rstrip() + "\n", encoding="utf-8")
+        print(f"updated {rel(args.output)}")
+        return
     text = "\n".join(header) + "\n" + targets(figures) + "\n" + "\n".join(sections)
     if args.profiles.exists():
         text += "\n" + args.profiles.read_text(encoding="utf-8")
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(text.rstrip() + "\n", encoding="utf-8")
     print(f"wrote {rel(args.output)}")
+
+
+def update(text: str, new_targets: str, sections: list[str]) -> str:
+    """`text` (a RESULTS.md) with `sections` put in place of those of the same title (else before
+    the profiles, or at the end) and the rows of `new_targets` in place of the same rows."""
+    for section in sections:
+        title = section.split("\n", 1)[0]
+        start = text.find(title + "\n")
+        if start < 0:
+            at = text.find("\n## Profiles")
+            at = len(text) if at < 0 else at + 1
+            text = text[:at] + section + "\n" + text[at:]
+            continue
+        end = text.find("\n## ", start + len(title))
+        text = text[:start] + section + (text[end + 1:] if end >= 0 else "")
+    lines = text.split("\n")
+    for row in new_targets.split("\n"):
+        if not row.startswith("| ") or row.startswith("| target"):
+            continue
+        name = row.split(" | ")[0]
+        same = [i for i, line in enumerate(lines) if line.split(" | ")[0] == name]
+        if same:
+            lines[same[0]] = row
+        else:
+            head = next((i for i, line in enumerate(lines) if line.startswith("## Targets")), None)
+            if head is None:
+                continue
+            last = head + 1
+            while last + 1 < len(lines) and (lines[last + 1].startswith("|") or not lines[last].startswith("|")):
+                last += 1
+            lines.insert(last + 1, row)
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

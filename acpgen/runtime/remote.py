@@ -40,6 +40,8 @@ SESSION_OPENERS: Final = frozenset(
 )
 MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
 INBOX_BACKLOG: Final = 256
+BUSY_RETRIES: Final = 8
+MAX_RETRY_AFTER_S: Final = 5.0
 
 
 # What this module uses of `websockets` and `httpx`, which are imported lazily (so this package
@@ -119,6 +121,16 @@ def _keep_cookie(jar: MutableMapping[str, str], set_cookie: str) -> None:
 
 def _cookie_header(jar: Mapping[str, str]) -> str:
     return "; ".join(f"{name}={value}" for name, value in jar.items())
+
+
+def _retry_after(response: _Response) -> float | None:
+    """Seconds to wait before sending again, for a 429 or 503 that says (at most MAX_RETRY_AFTER_S)."""
+    if response.status_code not in (429, 503):
+        return None
+    value = response.headers.get("retry-after") or ""
+    if not value.strip().isdigit():
+        return None
+    return min(float(value), MAX_RETRY_AFTER_S)
 
 
 def _detail(body: bytes) -> str:
@@ -215,11 +227,22 @@ class _HttpTransport:
             await self._inbox.put(response.content)
 
     async def _post(self, data: bytes, headers: Mapping[str, str]) -> _Response:
+        """POST one message; a 429 or 503 with `Retry-After` (the server is full for now) is
+        retried after that many seconds, up to BUSY_RETRIES times."""
         httpx = importlib.import_module("httpx")
-        try:
-            return await self._client.post(self._url, content=data, headers=headers)
-        except httpx.HTTPError as exc:
-            raise ConnectionError(f"POST {self._url} failed: {exc}") from None
+        for attempt in range(BUSY_RETRIES + 1):
+            try:
+                response = await self._client.post(self._url, content=data, headers=headers)
+            except httpx.HTTPError as exc:
+                raise ConnectionError(f"POST {self._url} failed: {exc}") from None
+            wait = _retry_after(response)
+            if wait is None or attempt == BUSY_RETRIES:
+                return response
+            logger.debug(
+                "POST %s: HTTP %d, retrying in %.1f s", self._url, response.status_code, wait
+            )
+            await asyncio.sleep(wait)
+        raise AssertionError("unreachable")
 
     def _session_header(self, message: Mapping[str, Any]) -> str | None:
         method = message.get("method")
@@ -366,7 +389,8 @@ async def connect_agent(
     Streamable HTTP. `headers` go with every request (e.g. `{"Authorization": "Bearer ..."}`).
     `http2`: HTTP/2 as the RFD requires (over `http://` that is prior knowledge, which Hypercorn
     serves and Uvicorn does not: pass False for an HTTP/1.1-only server). `timeout` bounds connecting
-    and each POST, not the streams. A refused connection raises RemoteAgentError (401, 403, 503...);
+    and each POST, not the streams. A POST answered 429 or 503 with `Retry-After` (the server is
+    full for now) is sent again after that many seconds (at most 5 s, up to 8 times). A refused connection raises RemoteAgentError (401, 403, 503...);
     a failure later ends the connection (pending calls raise ConnectionClosedError naming it).
     `tap(direction, message)` sees every message ("in" from the agent, "out" to it), for logs.
     `ssl_context` verifies `wss://` and `https://` servers (default: the system's trusted CAs).

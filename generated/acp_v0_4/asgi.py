@@ -18,11 +18,14 @@ agent's requests about it, answers to its POSTs). DELETE ends the connection. We
 
 Secure by default: a request carrying an `Origin` header not in `allowed_origins` is refused (403),
 so a web page cannot drive a local agent (cross-site WebSocket hijacking), and so is one whose
-`Host` is not in `allowed_hosts` (loopback names by default: DNS rebinding); an
-`authenticate` hook sees every request's headers before any ACP message is handled; connection ids
-carry 128 random bits and a session id is accepted only on the connection that created or loaded
-it (and the identity `authenticate` returned must match the one that opened the connection).
-Every cap (`Limits`) has a default and a documented answer. Standard library only.
+`Host` is malformed (400) or not in `allowed_hosts` (403; loopback names by default: DNS
+rebinding); an `authenticate` hook sees every request's headers before any ACP message is handled.
+Who is calling (what the hook returned, or without a hook an identity of the connection alone) is
+bound to the connection, handed to the agent (`identity_of(conn)`), and owns the sessions it opens:
+another identity cannot list, load, resume, fork, prompt or close them. Memory is bounded in bytes:
+every client message is weighed (`held_bytes`) and counted until the agent has answered or handled
+it, per connection and per server (`Limits`); past a budget a POST gets 429 or 503 with
+`Retry-After`, never a wait. Standard library only.
 """
 
 from __future__ import annotations
@@ -34,9 +37,11 @@ import importlib
 import ipaddress
 import json
 import logging
+import re
 import secrets
 import time
-from collections import deque
+import weakref
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Collection, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -54,6 +59,8 @@ __all__ = [
     "Limits",
     "RequestInfo",
     "bearer_token",
+    "held_bytes",
+    "identity_of",
     "serve_agent",
 ]
 
@@ -65,20 +72,34 @@ TOO_MANY_SESSIONS: Final = -32010
 """JSON-RPC error code answering a session/new or session/load past `Limits.max_sessions`."""
 NOT_ON_THIS_CONNECTION: Final = -32002
 """ACP's "Resource not found" code, answering a request that names a session its connection does
-not hold (every ACP release has it, though not every schema names it)."""
+not hold or its identity does not own (every ACP release has it, though not every schema names it)."""
 
 SESSION_SCOPED: Final = frozenset({"session/prompt", "session/cancel"})
 """Client messages whose POST must carry `Acp-Session-Id` (the RFD's prompt and cancel)."""
 SESSION_OPENERS: Final = frozenset(
     {"session/new", "session/load", "session/resume", "session/fork"}
 )
-SESSION_CLOSE: Final = "session/close"
 """Requests that bring a session onto a connection: their answers go on the connection's stream."""
+SESSION_CREATORS: Final = frozenset({"session/new", "session/fork"})
+SESSION_FORK: Final = "session/fork"
+SESSION_CLOSE: Final = "session/close"
+SESSION_LIST: Final = "session/list"
 INITIALIZE_TIMEOUT_S: Final = 30.0
 KEEPALIVE_S: Final = 15.0
 SSE_CHUNK_BYTES: Final = 64 * 1024
 """Events already waiting when the stream writes are sent together, up to about this size."""
 LOOPBACK_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "::1"})
+MESSAGE_OVERHEAD: Final = 512
+"""What one message costs besides its content (its queue entry, dict, task): `held_bytes` adds it."""
+REFINE_ABOVE: Final = 4 * 1024 * 1024
+REFINE_QUOTES: Final = 20_000
+"""`held_bytes` looks inside strings only in messages over REFINE_ABOVE with at most this many
+(unescaped) quotes."""
+_JSON_STRING: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+RETRY_AFTER_S: Final = 1
+ROOM_POLL_S: Final = 0.05
+LOG_CHARS: Final = 200
+"""How much of a peer's text a log line quotes."""
 
 Scope = MutableMapping[str, Any]
 AsgiMessage = MutableMapping[str, Any]
@@ -87,26 +108,47 @@ Send = Callable[[AsgiMessage], Awaitable[None]]
 Tap = Callable[[str, str, bytes], None]
 """`tap(connection_id, "in" | "out", message)` sees every message a connection passes."""
 
+MiB: Final = 1024 * 1024
+
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Caps, each with its answer: past `max_connections` a new connection is refused (HTTP 503, or
-    the WebSocket upgrade refused with 503); past `max_sessions` on one connection a session/new or
-    session/load is answered with JSON-RPC error TOO_MANY_SESSIONS; a POST body or WebSocket text
-    frame over `max_message_bytes` gets 413 (WebSocket: closed with 1009); a connection with no
-    traffic and no open stream for `idle_timeout` seconds is freed (its agent is closed, its id then
-    answers 404). `stream_backlog` messages may wait on each outgoing stream (a slow or absent
-    reader makes the agent wait: back-pressure, nothing dropped) and `inbound_backlog` client
-    messages may wait for the agent's connection (a POST then waits), which itself holds up to
-    `notification_backlog` notifications waiting for their handler."""
+    """Caps, each with its default and its answer (the README's table has them all).
+
+    Counts: past `max_connections` a new connection is refused (HTTP 503, or the WebSocket upgrade
+    refused with 503); past `max_sessions` on one connection (sessions held plus session/new,
+    session/fork and session/load requests not yet answered) an opener is answered with JSON-RPC
+    error TOO_MANY_SESSIONS; a connection with no traffic and no open stream for `idle_timeout`
+    seconds is freed (its agent is closed, its id then answers 404).
+
+    Bytes: a POST body or WebSocket text frame over `max_message_bytes` gets 413 (WebSocket: closed
+    with 1009), and so does one whose parsed size (`held_bytes`) is over `connection_budget`. Each
+    client message counts its parsed size from the moment it is accepted until the agent has
+    answered it (a request) or handled it (a notification); at most `connection_budget` per
+    connection, `inbound_backlog` messages queued per connection, and `server_budget` for the whole
+    app (which also counts POST bodies being read and answers queued on streams). Past them a POST
+    gets 429 (this connection) or 503 (the server) with `Retry-After`, a WebSocket request is
+    answered -32001 (server busy) and the WebSocket reader waits for room before anything else.
+    A POST body must arrive within `body_timeout` seconds (408). `stream_backlog` messages or
+    `stream_backlog_bytes` bytes may wait on each outgoing stream (then the agent's send waits:
+    back-pressure, nothing dropped). The runtime holds up to `notification_backlog` notifications
+    (within the byte budget). Who opened a session is remembered for `session_ttl` seconds after
+    the last connection holding it ends, for at most `max_known_sessions` sessions (the oldest
+    idle are forgotten first; the agent's own check then decides)."""
 
     max_connections: int = 128
     max_sessions: int = 32
-    max_message_bytes: int = 16 * 1024 * 1024
+    max_message_bytes: int = 16 * MiB
     idle_timeout: float = 300.0
     stream_backlog: int = 256
+    stream_backlog_bytes: int = 8 * MiB
     inbound_backlog: int = 64
     notification_backlog: int = 4096
+    connection_budget: int = 32 * MiB
+    server_budget: int = 96 * MiB
+    body_timeout: float = 30.0
+    max_known_sessions: int = 8192
+    session_ttl: float = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,12 +164,15 @@ class RequestInfo:
 
 
 Authenticator = Callable[[RequestInfo], Awaitable[object]]
-"""Returns who is calling (any value but None) or None to refuse with 401. The value is bound to
-the connection: a later request of that connection must authenticate as the same one (else 403)."""
+"""Returns who is calling (any hashable value but None) or None to refuse with 401. The value is
+bound to the connection (a later request of that connection must authenticate as the same one, else
+403), reaches the agent as `identity_of(conn)`, and owns the sessions the connection opens. A hook
+that returns one value for everyone makes every caller one identity (they share sessions)."""
 
 
 def bearer_token(token: str) -> Authenticator:
-    """An `authenticate` hook accepting `Authorization: Bearer <token>` (compared in constant time)."""
+    """An `authenticate` hook accepting `Authorization: Bearer <token>` (compared in constant time).
+    Every holder of the token is one identity, "bearer"."""
     expected = f"Bearer {token}".encode()
 
     async def check(request: RequestInfo) -> object:
@@ -138,11 +183,16 @@ def bearer_token(token: str) -> Authenticator:
 
 
 class _Outbox:
-    """A bounded FIFO of messages: `put` waits while it is full, `get` returns None once closed."""
+    """A bounded FIFO of messages: `put` waits while it holds `limit` messages or `max_bytes` bytes
+    (an empty box takes any one message), `get` returns None once closed. `account(delta)` hears of
+    every byte that comes and goes (the server's budget counts queued answers)."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, max_bytes: int, account: Callable[[int], None]) -> None:
         self._items: deque[bytes] = deque()
         self._limit = limit
+        self._max_bytes = max_bytes
+        self._account = account
+        self.bytes = 0
         self._readable = asyncio.Event()
         self._writable = asyncio.Event()
         self._writable.set()
@@ -152,14 +202,33 @@ class _Outbox:
     def __len__(self) -> int:
         return len(self._items)
 
+    def full(self) -> bool:
+        return len(self._items) >= self._limit or (
+            bool(self._items) and self.bytes >= self._max_bytes
+        )
+
     async def put(self, item: bytes) -> None:
-        while len(self._items) >= self._limit and not self.closed:
+        while self.full() and not self.closed:
             self._writable.clear()
             await self._writable.wait()
         if self.closed:
             raise ConnectionError("the connection was closed")
-        self._items.append(item)
+        self._add(item, last=True)
+
+    def _add(self, item: bytes, last: bool) -> None:
+        if last:
+            self._items.append(item)
+        else:
+            self._items.appendleft(item)
+        self.bytes += len(item)
+        self._account(len(item))
         self._readable.set()
+
+    def _take(self) -> bytes:
+        item = self._items.popleft()
+        self.bytes -= len(item)
+        self._account(-len(item))
+        return item
 
     async def get(self) -> bytes | None:
         while not self._items:
@@ -169,7 +238,7 @@ class _Outbox:
             await self._readable.wait()
         if self.closed:
             return None
-        item = self._items.popleft()
+        item = self._take()
         self._writable.set()
         return item
 
@@ -178,7 +247,7 @@ class _Outbox:
         taken: list[bytes] = []
         size = 0
         while self._items and size < max_bytes and not self.closed:
-            item = self._items.popleft()
+            item = self._take()
             taken.append(item)
             size += len(item)
         if taken:
@@ -186,14 +255,20 @@ class _Outbox:
         return taken
 
     def unget(self, item: bytes) -> None:
-        self._items.appendleft(item)
-        self._readable.set()
+        if not self.closed:
+            self._add(item, last=False)
 
     def close(self) -> None:
         self.closed = True
+        self._account(-self.bytes)
+        self.bytes = 0
         self._items.clear()
         self._readable.set()
         self._writable.set()
+
+
+class _StreamFullError(Exception):
+    """An answer the app would give a POST found the connection's stream full (nobody reads it)."""
 
 
 class _RefusedError(Exception):
@@ -204,14 +279,118 @@ class _RefusedError(Exception):
         self.headers = dict(headers or {})
 
 
-def _key(request_id: object) -> str:
-    return json.dumps(request_id)
+def _key(request_id: object) -> str | None:
+    """The map key of a request id the runtime answers with that id (an integer or a string), else
+    None: nothing is remembered for ids the runtime refuses (fractions, booleans, null)."""
+    if isinstance(request_id, str) or (
+        isinstance(request_id, int) and not isinstance(request_id, bool)
+    ):
+        return json.dumps(request_id)
+    return None
 
 
 def _session_of(message: Mapping[str, Any]) -> str | None:
     params = message.get("params")
     value = params.get("sessionId") if isinstance(params, dict) else None
     return value if isinstance(value, str) else None
+
+
+def held_bytes(data: bytes) -> int:
+    """About how much memory one JSON message takes once parsed (what the runtime holds while it
+    waits or is handled): its bytes plus the objects its brackets, commas and strings make.
+    `[{},{},...]` parses to ~25 times its size; this errs high, never low, for such shapes. Counted
+    without parsing (so a message can be refused before it takes that memory). In a large message
+    with few strings (a long text full of commas and brackets), the strings' text is told apart
+    from structure (about 50 ms per MiB, only for such messages)."""
+    weight = MESSAGE_OVERHEAD + len(data) + _structure(data)
+    if (
+        weight > REFINE_ABOVE
+        and weight > 2 * len(data)
+        and data.count(b'"') - data.count(b'\\"') <= REFINE_QUOTES
+    ):
+        outside = _JSON_STRING.sub(b'""', data)  # each string becomes `""`: its text is not counted
+        weight = min(weight, MESSAGE_OVERHEAD + len(data) + _structure(outside))
+    return weight
+
+
+def _structure(data: bytes) -> int:
+    return (
+        80 * data.count(b"{")
+        + 64 * data.count(b"[")
+        + 32 * data.count(b",")
+        + 24 * data.count(b'"')  # a string object is ~50 bytes besides its text
+    )
+
+
+@dataclass(slots=True)
+class _Head:
+    """What the app needs of one client message; the parsed message itself is not kept."""
+
+    method: str | None
+    key: str | None  # the id as a map key, for ids the runtime answers with (see `_key`)
+    request_id: object
+    has_id: bool
+    session_id: str | None
+    kind: str  # "request", "notification" (both reach the agent's handlers) or "other"
+
+    @property
+    def is_answer(self) -> bool:
+        return self.method is None and self.has_id
+
+    @classmethod
+    def of(cls, message: Mapping[str, Any]) -> _Head:
+        method = message.get("method")
+        method = method if isinstance(method, str) else None
+        has_id = "id" in message
+        request_id = message.get("id")
+        key = _key(request_id) if has_id else None
+        kind = "other"
+        if method is not None and message.get("jsonrpc") == "2.0":
+            if not has_id:
+                kind = "notification"  # the runtime queues every such message for its handler
+            elif key is not None:
+                kind = "request"
+        return cls(method, key, request_id, has_id, _session_of(message), kind)
+
+
+@dataclass(slots=True)
+class _Inbound:
+    data: bytes
+    head: _Head
+    weight: int
+
+
+@dataclass(slots=True)
+class _Owner:
+    """Who a session belongs to (the identities the agent opened it for: one, unless the agent
+    hands the same id to several), how many live connections hold it, when it was last used."""
+
+    identities: set[object]
+    holders: int
+    used: float
+
+
+class _Anonymous:
+    """The identity of a connection served without an `authenticate` hook: itself alone."""
+
+    __slots__ = ("connection_id",)
+
+    def __init__(self, connection_id: str) -> None:
+        self.connection_id = connection_id
+
+    def __repr__(self) -> str:
+        return f"<anonymous caller of connection {self.connection_id[:8]}>"
+
+
+_IDENTITIES: weakref.WeakKeyDictionary[AgentSideConnection, object] = weakref.WeakKeyDictionary()
+
+
+def identity_of(conn: AgentSideConnection) -> object:
+    """Who is calling on a connection `AcpApp` serves: what the `authenticate` hook returned for it,
+    or, without a hook, an anonymous identity of that connection alone. None for other connections
+    (stdio). Available from inside the agent factory on; an agent that keeps sessions across
+    connections scopes them by this value."""
+    return _IDENTITIES.get(conn)
 
 
 class _Remote:
@@ -227,65 +406,155 @@ class _Remote:
         self.app = app
         self.id = secrets.token_urlsafe(16)
         self.websocket = websocket
-        self.identity = identity
+        self.identity: object = _Anonymous(self.id) if identity is None else identity
         self.limits = app.limits
-        self.inbound = _Outbox(self.limits.inbound_backlog)
-        self.streams: dict[str | None, _Outbox] = {None: _Outbox(self.limits.stream_backlog)}
+        self.inbound: deque[_Inbound] = deque()
+        self.inbound_ready = asyncio.Event()
+        self.room = asyncio.Event()  # set whenever held bytes go down
+        self.held = 0  # estimated bytes of client messages queued here or held by the runtime
+        self.charged: dict[str, int] = {}  # request key -> its weight, until answered
+        self.notes: deque[tuple[int, int]] = deque()  # (ordinal, weight) of queued notifications
+        self.notes_delivered = 0
+        self.streams: dict[str | None, _Outbox] = {None: self._outbox()}
         self.sessions: set[str] = set()
         self.routes: dict[str, str] = {}  # request id -> session its answer belongs to
-        self.opening: dict[str, tuple[str, str | None]] = {}  # request id -> (method, session id)
+        # request id -> (method, session id, whether it adds a session to the connection)
+        self.opening: dict[str, tuple[str, str | None, bool]] = {}
         self.closing: dict[str, str] = {}  # session/close request id -> its session
+        self.listing: set[str] = set()  # session/list request ids
         self.waiters: dict[str, asyncio.Future[bytes]] = {}
         self.open_streams = 0
         self.last_active = time.monotonic()
         self.closed = False
+        bound = self.identity
+
+        def make(conn: AgentSideConnection) -> Agent:
+            _IDENTITIES[conn] = bound
+            return to_agent(conn)
+
         self.conn = AgentSideConnection(
-            to_agent,
+            make,
             _ServerTransport(self),
             limits=ConnectionLimits(notification_backlog=self.limits.notification_backlog),
         )
         self.watchdog = asyncio.get_running_loop().create_task(self._watch())
 
+    def _outbox(self) -> _Outbox:
+        return _Outbox(
+            self.limits.stream_backlog, self.limits.stream_backlog_bytes, self.app.account
+        )
+
+    # -- the byte budget ----------------------------------------------------------------------
+
+    def charge(self, weight: int) -> None:
+        self.held += weight
+        self.app.account(weight)
+
+    def release(self, weight: int) -> None:
+        if weight:
+            self.held -= weight
+            self.app.account(-weight)
+            self.room.set()
+
+    def settle_notifications(self) -> None:
+        """Release the notifications the agent's connection has handled since the last look."""
+        handled = self.conn.notifications_handled
+        while self.notes and self.notes[0][0] <= handled:
+            self.release(self.notes.popleft()[1])
+
+    def refusal(self, weight: int, answer: bool = False) -> tuple[int, str] | None:
+        """Why one more message of `weight` cannot be taken now (HTTP status, reason), or None. An
+        `answer` (to the agent's request) is not held back by the connection's budget: the requests
+        filling it may be the ones waiting for that answer."""
+        self.settle_notifications()
+        limits = self.limits
+        if self.app.held + weight > limits.server_budget:
+            return 503, "The server holds too much client data; try again later"
+        if not answer and self.held + weight > limits.connection_budget:
+            return 429, "This connection's messages are not handled yet; try again later"
+        if len(self.inbound) >= limits.inbound_backlog:
+            return 429, "This connection has too many messages waiting; try again later"
+        return None
+
+    async def wait_for_room(self, weight: int, answer: bool) -> None:
+        """Wait until `refusal(weight, answer)` is None (the WebSocket reader does: the socket
+        pushes back)."""
+        while self.refusal(weight, answer) is not None and not self.closed:
+            self.room.clear()
+            with contextlib.suppress(asyncio.TimeoutError):
+                # Handled notifications are noticed by looking: look again now and then.
+                await asyncio.wait_for(self.room.wait(), ROOM_POLL_S)
+        if self.closed:
+            raise ConnectionError("the connection was closed")
+
     # -- client -> agent ----------------------------------------------------------------------
 
-    async def deliver(self, message: Mapping[str, Any], data: bytes) -> None:
-        """Hand one client message to the agent (waits while the agent is behind), unless it names a
-        session this connection does not hold or opens one past the cap: that is answered here."""
+    async def deliver(self, head: _Head, data: bytes, weight: int, wait: bool = True) -> None:
+        """Queue one client message for the agent (the caller checked `refusal`), unless it names a
+        session this connection or its identity may not use, opens one past the cap, or reuses an
+        id still being handled: that is answered here, without reaching the agent. `wait=False`
+        (a POST): when that answer finds the connection's stream full, raise _StreamFullError."""
+        if self.closed:
+            raise ConnectionError("the connection was closed")
         self.touch()
         if self.app.tap is not None:
             self.app.tap(self.id, "in", data)
-        refusal = self._check(message)
-        if refusal is None:
-            await self.inbound.put(data)
-        elif "id" in message:
-            await self.answer(message.get("id"), refusal)
+        refusal = self._check(head)
+        if refusal is not None:
+            if head.has_id:
+                await self.answer(head.request_id, refusal, wait)
+            return
+        self.charge(weight)
+        if head.kind == "request" and head.key is not None:
+            self.charged[head.key] = weight
+        self.inbound.append(_Inbound(data, head, weight))
+        self.inbound_ready.set()
 
-    def _check(self, message: Mapping[str, Any]) -> RequestError | None:
-        method = message.get("method")
-        session_id = _session_of(message)
-        if not isinstance(method, str):
+    def take(self) -> _Inbound | None:
+        """The next message for the agent's connection: its weight moves from "queued here" to
+        "held by the runtime" (until answered, or handled for a notification)."""
+        if not self.inbound:
+            return None
+        item = self.inbound.popleft()
+        if item.head.kind == "notification":
+            self.notes_delivered += 1
+            self.notes.append((self.notes_delivered, item.weight))
+        elif item.head.kind != "request":
+            self.release(item.weight)  # an answer or a bad message: parsed and dropped at once
+        self.settle_notifications()
+        return item
+
+    def _check(self, head: _Head) -> RequestError | None:
+        method, session_id, key = head.method, head.session_id, head.key
+        if method is None or head.kind == "other":
             return None  # an answer to the agent (or something the runtime will refuse)
-        key = _key(message.get("id")) if "id" in message else None
+        if key is not None and (key in self.charged or key in self.waiters):
+            return RequestError.invalid_request(
+                {"message": f"request id {head.request_id!r} is already in use"}
+            )
+        if session_id is not None and not self.app.may_use(self.identity, session_id):
+            return _not_found(session_id, "no session with this id belongs to this caller")
         if method in SESSION_OPENERS:
-            if len(self.sessions) >= self.limits.max_sessions and session_id not in self.sessions:
+            joins = method == SESSION_FORK or session_id not in self.sessions
+            if joins and len(self.sessions) + self._joining() >= self.limits.max_sessions:
                 return RequestError(
                     TOO_MANY_SESSIONS,
                     "Too many sessions on this connection",
                     {"maxSessions": self.limits.max_sessions},
                 )
             if key is not None:
-                self.opening[key] = (method, session_id)
+                self.opening[key] = (method, session_id, joins)
+            return None
+        if method == SESSION_LIST and key is not None:
+            self.listing.add(key)
             return None
         if session_id is None:
             return None
         if session_id not in self.sessions:
-            return RequestError(
-                NOT_ON_THIS_CONNECTION,
-                "Resource not found",
-                {
-                    "sessionId": session_id,
-                    "message": "this connection holds no such session: create it with session/new or load it with session/load",
-                },
+            return _not_found(
+                session_id,
+                "this connection holds no such session: create it with session/new or load it "
+                "with session/load",
             )
         if key is not None:
             self.routes[key] = session_id
@@ -293,21 +562,30 @@ class _Remote:
                 self.closing[key] = session_id
         return None
 
-    async def answer(self, request_id: object, error: RequestError) -> None:
+    def _joining(self) -> int:
+        """Session openers still waiting for their answer that would add a session (counted at
+        admission, so concurrent session/new requests cannot pass the cap together)."""
+        return sum(1 for _, _, joins in self.opening.values() if joins)
+
+    async def answer(self, request_id: object, error: RequestError, wait: bool = True) -> None:
         data = json.dumps(
             {"jsonrpc": "2.0", "id": request_id, "error": error.to_json()}, separators=(",", ":")
         ).encode()
+        stream = self.stream_for(None)
+        if not wait and stream.full():
+            raise _StreamFullError
         if self.app.tap is not None:
             self.app.tap(self.id, "out", data)
-        await self.stream_for(None).put(data)
+        await stream.put(data)
 
-    async def call(self, message: Mapping[str, Any], data: bytes) -> bytes:
+    async def call(self, head: _Head, data: bytes, weight: int) -> bytes:
         """Deliver a request and wait for its answer instead of streaming it (HTTP `initialize`)."""
-        key = _key(message.get("id"))
+        assert head.key is not None
+        key = head.key
         future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        await self.deliver(head, data, weight)
         self.waiters[key] = future
         try:
-            await self.deliver(message, data)
             return await asyncio.wait_for(future, INITIALIZE_TIMEOUT_S)
         finally:
             self.waiters.pop(key, None)
@@ -319,7 +597,7 @@ class _Remote:
             return self.streams[None]
         stream = self.streams.get(session_id)
         if stream is None:
-            stream = self.streams[session_id] = _Outbox(self.limits.stream_backlog)
+            stream = self.streams[session_id] = self._outbox()
         return stream
 
     async def route(self, data: bytes) -> None:
@@ -327,36 +605,77 @@ class _Remote:
             raise ConnectionError("the remote connection is closed")
         self.touch()
         message = json.loads(data)
-        if self.app.tap is not None:
-            self.app.tap(self.id, "out", data)
         session_id: str | None
         if "method" in message:
             session_id = _session_of(message)
         else:
             key = _key(message.get("id"))
-            waiter = self.waiters.get(key)
-            if waiter is not None and not waiter.done():
-                waiter.set_result(data)
-                return
-            session_id = self.routes.pop(key, None)
-            opened = self.opening.pop(key, None)
-            if opened is not None and "result" in message:
-                result = message["result"]
-                new_id = result.get("sessionId") if isinstance(result, dict) else None
-                self.add_session(new_id if isinstance(new_id, str) else opened[1])
-            closed = self.closing.pop(key, None)
-            if closed is not None and "result" in message:
-                self.remove_session(closed)  # its answer goes on the connection's stream
-                session_id = None
+            session_id = None
+            if key is not None:
+                self.release(self.charged.pop(key, 0))
+                waiter = self.waiters.get(key)
+                if waiter is not None and not waiter.done():
+                    if self.app.tap is not None:
+                        self.app.tap(self.id, "out", data)
+                    waiter.set_result(data)
+                    return
+                session_id = self._answered(key, message)
+                if key in self.listing:
+                    self.listing.discard(key)
+                    data = self._only_own_sessions(message, data)
+        del message
+        if self.app.tap is not None:
+            self.app.tap(self.id, "out", data)
         await self.stream_for(session_id).put(data)
 
-    def add_session(self, session_id: str | None) -> None:
-        if session_id is not None:
+    def _answered(self, key: str, message: Mapping[str, Any]) -> str | None:
+        """Bookkeeping for the agent's answer to request `key`; the session whose stream gets it."""
+        session_id = self.routes.pop(key, None)
+        opened = self.opening.pop(key, None)
+        if opened is not None and "result" in message:
+            result = message["result"]
+            new_id = result.get("sessionId") if isinstance(result, dict) else None
+            method, named, _ = opened
+            if isinstance(new_id, str):
+                self.add_session(new_id, created=method in SESSION_CREATORS)
+            elif method not in SESSION_CREATORS:
+                self.add_session(named)
+        closed = self.closing.pop(key, None)
+        if closed is not None and "result" in message:
+            self.remove_session(closed)  # its answer goes on the connection's stream
+            session_id = None
+        return session_id
+
+    def _only_own_sessions(self, message: dict[str, Any], data: bytes) -> bytes:
+        """A session/list answer without the sessions another identity opened (or the runtime does
+        not know): a caller lists only its own."""
+        result = message.get("result")
+        sessions = result.get("sessions") if isinstance(result, dict) else None
+        if not isinstance(sessions, list):
+            return data
+        kept = [
+            s
+            for s in sessions
+            if isinstance(s, dict)
+            and isinstance(s.get("sessionId"), str)
+            and self.app.owns(self.identity, s["sessionId"])
+        ]
+        if len(kept) == len(sessions):
+            return data
+        assert isinstance(result, dict)
+        result["sessions"] = kept
+        return json.dumps(message, separators=(",", ":")).encode()
+
+    def add_session(self, session_id: str | None, created: bool = False) -> None:
+        if session_id is not None and session_id not in self.sessions:
             self.sessions.add(session_id)
+            self.app.hold_session(self.identity, session_id, created)
             self.stream_for(session_id)
 
     def remove_session(self, session_id: str) -> None:
-        self.sessions.discard(session_id)
+        if session_id in self.sessions:
+            self.sessions.discard(session_id)
+            self.app.let_go_session(self.identity, session_id)
         stream = self.streams.pop(session_id, None)
         if stream is not None:
             stream.close()  # its SSE reader, if any, ends
@@ -376,13 +695,29 @@ class _Remote:
                 return
 
     def close_streams(self) -> None:
+        if self.closed:
+            return
         self.closed = True
+        for session_id in list(self.sessions):
+            self.remove_session(session_id)
         for stream in self.streams.values():
             stream.close()
-        self.inbound.close()
+        self.inbound.clear()
+        self.inbound_ready.set()
+        self.room.set()
+        self.charged.clear()
+        self.notes.clear()
+        self.app.account(-self.held)
+        self.held = 0
         for waiter in self.waiters.values():
             if not waiter.done():
                 waiter.set_exception(ConnectionError("the connection closed"))
+
+
+def _not_found(session_id: str, why: str) -> RequestError:
+    return RequestError(
+        NOT_ON_THIS_CONNECTION, "Resource not found", {"sessionId": session_id, "message": why}
+    )
 
 
 class _ServerTransport:
@@ -392,7 +727,15 @@ class _ServerTransport:
         self._remote = remote
 
     async def receive(self) -> bytes | None:
-        return await self._remote.inbound.get()
+        remote = self._remote
+        while True:
+            item = remote.take()
+            if item is not None:
+                return item.data
+            if remote.closed:
+                return None
+            remote.inbound_ready.clear()
+            await remote.inbound_ready.wait()
 
     async def send(self, data: bytes) -> None:
         await self._remote.route(data)
@@ -421,10 +764,16 @@ def _cookies(header: str) -> dict[str, str]:
     return cookies
 
 
-def _host_name(host: str) -> str:
-    if host.startswith("["):
-        return host[1:].split("]", 1)[0]
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+_HOST = re.compile(r"(?:\[([0-9a-f:.]+)\]|([a-z0-9._-]+))(?::[0-9]{1,5})?")
+
+
+def _host_name(host: str) -> str | None:
+    """The name in a `Host` header (`name`, `name:port`, `[v6]`, `[v6]:port`), or None when the
+    value is anything else (empty, userinfo `a@b`, text after `]`, a non-numeric port)."""
+    match = _HOST.fullmatch(host.strip().lower())
+    if match is None:
+        return None
+    return match.group(1) or match.group(2)
 
 
 class AcpApp:
@@ -461,7 +810,62 @@ class AcpApp:
         self.cookie = cookie
         self.tap = tap
         self.connections: dict[str, _Remote] = {}
+        self.held = 0  # bytes the server budget counts (see Limits)
+        self.owners: OrderedDict[str, _Owner] = OrderedDict()  # session id -> who opened it
         self._tasks: set[asyncio.Task[None]] = set()
+
+    # -- the server's budget and who owns which session -----------------------------------------
+
+    def account(self, delta: int) -> None:
+        self.held += delta
+
+    def may_use(self, identity: object, session_id: str) -> bool:
+        """False when `session_id` is known to belong to another identity."""
+        owner = self.owners.get(session_id)
+        return owner is None or identity in owner.identities
+
+    def owns(self, identity: object, session_id: str) -> bool:
+        owner = self.owners.get(session_id)
+        return owner is not None and identity in owner.identities
+
+    def hold_session(self, identity: object, session_id: str, created: bool) -> None:
+        """A connection of `identity` now holds `session_id` (the agent created or loaded it)."""
+        owner = self.owners.get(session_id)
+        if owner is None:
+            self._forget_old()
+            owner = self.owners[session_id] = _Owner({identity}, 0, time.monotonic())
+        elif created:
+            # The agent handed this caller an id it had given another: its decision, theirs too.
+            owner.identities.add(identity)
+        owner.holders += 1
+        owner.used = time.monotonic()
+        self.owners.move_to_end(session_id)
+
+    def let_go_session(self, identity: object, session_id: str) -> None:
+        """A connection of `identity` no longer holds `session_id`."""
+        owner = self.owners.get(session_id)
+        if owner is None:
+            return
+        owner.holders = max(owner.holders - 1, 0)
+        owner.used = time.monotonic()
+        self.owners.move_to_end(session_id)
+        if isinstance(identity, _Anonymous):
+            # It cannot come back; the entry stays (until forgotten) so nobody else may use it.
+            owner.identities.discard(identity)
+
+    def _forget_old(self) -> None:
+        """Drop owners of sessions no connection holds, idle past `session_ttl`, and (past
+        `max_known_sessions`) the oldest idle ones."""
+        now = time.monotonic()
+        over = len(self.owners) + 1 - self.limits.max_known_sessions
+        for session_id in list(self.owners):
+            owner = self.owners[session_id]
+            if owner.holders:
+                continue
+            if now - owner.used < self.limits.session_ttl and over <= 0:
+                break  # the rest are newer
+            del self.owners[session_id]
+            over -= 1
 
     # -- housekeeping ---------------------------------------------------------------------------
 
@@ -511,12 +915,15 @@ class AcpApp:
                 403, f"Origin {origin!r} is not allowed; add it to allowed_origins to accept it"
             )
         if self.allowed_hosts is not None:
-            host = _host_name(headers.get("host", "").lower())
-            if host and host not in self.allowed_hosts:
+            raw = headers.get("host", headers.get(":authority", ""))
+            host = _host_name(raw)
+            if host is None:
+                raise _RefusedError(400, f"Malformed Host header {raw[:LOG_CHARS]!r}")
+            if host not in self.allowed_hosts:
                 raise _RefusedError(
                     403, f"Host {host!r} is not allowed; add it to allowed_hosts to accept it"
                 )
-        identity: object = True
+        identity: object = None  # no hook: each connection is its own caller
         if self.authenticate is not None:
             client = scope.get("client")
             info = RequestInfo(
@@ -541,7 +948,7 @@ class AcpApp:
             raise _RefusedError(
                 404, f"Unknown {CONNECTION_ID_HEADER}; start a new connection with initialize"
             )
-        if remote.identity != identity:
+        if self.authenticate is not None and remote.identity != identity:
             raise _RefusedError(403, "This connection belongs to another caller")
         return remote
 
@@ -596,10 +1003,61 @@ class AcpApp:
     ) -> None:
         if not headers.get("content-type", "").lower().startswith("application/json"):
             raise _RefusedError(415, "Content-Type must be application/json")
+        limit = self.limits.max_message_bytes
         length = headers.get("content-length", "")
-        if length.isdigit() and int(length) > self.limits.max_message_bytes:
-            raise _RefusedError(413, f"Body over {self.limits.max_message_bytes} bytes")
-        body = await _read_body(receive, self.limits.max_message_bytes)
+        if length.isdigit() and int(length) > limit:
+            raise _RefusedError(413, f"Body over {limit} bytes")
+        reading = _BodyBudget(self)
+        try:
+            body = await asyncio.wait_for(
+                _read_body(receive, limit, reading), self.limits.body_timeout
+            )
+        except asyncio.TimeoutError:
+            raise _RefusedError(
+                408, f"The body did not arrive within {self.limits.body_timeout:g} s"
+            ) from None
+        finally:
+            reading.release()
+        weight = self._weigh(body)
+        if self.held + weight > self.limits.server_budget:
+            raise _busy(503, "The server holds too much client data; try again later")
+        head = self._parse(body)
+        if CONNECTION_ID_HEADER.lower() not in headers and head.method == "initialize":
+            await self._initialize(head, body, weight, identity, send)
+            return
+        remote = self._remote(headers, identity)
+        session_id = self._session(remote, headers)
+        if head.method in SESSION_SCOPED and session_id is None:
+            raise _RefusedError(400, f"{head.method} needs the {SESSION_ID_HEADER} header")
+        if session_id is not None and head.session_id not in (None, session_id):
+            raise _RefusedError(400, f"{SESSION_ID_HEADER} does not match params.sessionId")
+        refused = remote.refusal(weight, head.is_answer)
+        if refused is not None:
+            raise _busy(*refused)
+        try:
+            await remote.deliver(head, body, weight, wait=False)
+        except _StreamFullError:
+            raise _busy(
+                429, "This connection's stream is full: read it (GET) before sending more"
+            ) from None
+        except ConnectionError:
+            raise _RefusedError(
+                404, "The connection ended; start a new one with initialize"
+            ) from None
+        await _respond(send, 202, None)
+
+    def _weigh(self, body: bytes) -> int:
+        weight = held_bytes(body)
+        if weight > self.limits.connection_budget:
+            raise _RefusedError(
+                413,
+                f"Parsed, this message would take about {weight} bytes, over the connection's "
+                f"budget of {self.limits.connection_budget} bytes",
+            )
+        return weight
+
+    @staticmethod
+    def _parse(body: bytes) -> _Head:
         try:
             message = json.loads(body)
         except (ValueError, RecursionError):
@@ -608,29 +1066,23 @@ class AcpApp:
             raise _RefusedError(501, "Batch requests are not supported")
         if not isinstance(message, dict):
             raise _RefusedError(400, "The body must be a JSON-RPC message (an object)")
-        method = message.get("method")
-        if (
-            CONNECTION_ID_HEADER.lower() not in headers
-            and method == "initialize"
-            and "id" in message
-        ):
-            remote = self._create(False, identity)
-            try:
-                answer = await remote.call(message, body)
-            except (asyncio.TimeoutError, ConnectionError):
-                await self.drop(remote)
-                raise _RefusedError(504, "The agent did not answer initialize") from None
-            extra = {CONNECTION_ID_HEADER.lower(): remote.id, **self._cookie_header()}
-            await _respond_raw(send, 200, answer, extra)
-            return
-        remote = self._remote(headers, identity)
-        session_id = self._session(remote, headers)
-        if method in SESSION_SCOPED and session_id is None:
-            raise _RefusedError(400, f"{method} needs the {SESSION_ID_HEADER} header")
-        if session_id is not None and _session_of(message) not in (None, session_id):
-            raise _RefusedError(400, f"{SESSION_ID_HEADER} does not match params.sessionId")
-        await remote.deliver(message, body)
-        await _respond(send, 202, None)
+        return _Head.of(message)
+
+    async def _initialize(
+        self, head: _Head, body: bytes, weight: int, identity: object, send: Send
+    ) -> None:
+        if head.kind != "request":
+            raise _RefusedError(
+                400, "initialize must be a JSON-RPC 2.0 request with a string or integer id"
+            )
+        remote = self._create(False, identity)
+        try:
+            answer = await remote.call(head, body, weight)
+        except (asyncio.TimeoutError, ConnectionError):
+            await self.drop(remote)
+            raise _RefusedError(504, "The agent did not answer initialize") from None
+        extra = {CONNECTION_ID_HEADER.lower(): remote.id, **self._cookie_header()}
+        await _respond_raw(send, 200, answer, extra)
 
     def _cookie_header(self) -> dict[str, str]:
         if self.cookie is None:
@@ -700,13 +1152,16 @@ class AcpApp:
             text = frame.get("text")
             if frame["type"] != "websocket.receive" or text is None:
                 continue  # binary frames are ignored, as the RFD says
-            data = text.encode()
-            if len(data) > self.limits.max_message_bytes:
+            data = text.encode("utf-8", "surrogatepass")
+            del text, frame
+            weight = held_bytes(data)
+            if len(data) > self.limits.max_message_bytes or weight > self.limits.connection_budget:
                 await send(
                     {
                         "type": "websocket.close",
                         "code": 1009,
-                        "reason": f"message over {self.limits.max_message_bytes} bytes",
+                        "reason": f"message over {self.limits.max_message_bytes} bytes, or over "
+                        "the connection's budget once parsed",
                     }
                 )
                 return
@@ -715,10 +1170,47 @@ class AcpApp:
             except (ValueError, RecursionError):
                 message = None
             # Anything that is not an object is the runtime's to answer (-32700, -32600).
-            await remote.deliver(message if isinstance(message, dict) else {}, data)
+            head = _Head.of(message if isinstance(message, dict) else {})
+            del message
+            if head.kind == "request" and remote.refusal(weight) is not None:
+                # Shed, not wait: a request waiting here could hold up the answer its handler needs.
+                await remote.answer(
+                    head.request_id,
+                    RequestError.server_busy(
+                        {"message": "this connection or the server holds too much; try again later"}
+                    ),
+                )
+                continue
+            try:
+                await remote.wait_for_room(weight, head.is_answer)
+                await remote.deliver(head, data, weight)
+            except ConnectionError:
+                return
 
 
-async def _read_body(receive: Receive, limit: int) -> bytes:
+def _busy(status: int, message: str) -> _RefusedError:
+    return _RefusedError(status, message, {"retry-after": str(RETRY_AFTER_S)})
+
+
+class _BodyBudget:
+    """Counts a POST body being read against the server's budget (released once it is read)."""
+
+    def __init__(self, app: AcpApp) -> None:
+        self._app = app
+        self.size = 0
+
+    def add(self, size: int) -> None:
+        self.size += size
+        self._app.account(size)
+        if self._app.held > self._app.limits.server_budget:
+            raise _busy(503, "The server holds too much client data; try again later")
+
+    def release(self) -> None:
+        self._app.account(-self.size)
+        self.size = 0
+
+
+async def _read_body(receive: Receive, limit: int, budget: _BodyBudget) -> bytes:
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -729,6 +1221,7 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
         size += len(chunk)
         if size > limit:
             raise _RefusedError(413, f"Body over {limit} bytes")
+        budget.add(len(chunk))
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
@@ -827,6 +1320,20 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _hypercorn_declines_deflate() -> None:
+    """Hypercorn accepts WebSocket permessage-deflate whenever a client offers it and inflates what
+    arrives before its message-size check (the app never sees it), and has no setting to turn it
+    off: in the process `serve_agent` runs, its handshake declines the offer instead."""
+    names = vars(importlib.import_module("hypercorn.protocol.ws_stream"))
+    offered = names["PerMessageDeflate"]
+    if not getattr(offered, "acp_declined", False):
+        names["PerMessageDeflate"] = type(
+            "DeclinedPerMessageDeflate",
+            (offered,),
+            {"acp_declined": True, "accept": lambda self, offer: None},
+        )
+
+
 def serve_agent(
     to_agent: Callable[[AgentSideConnection], Agent],
     *,
@@ -845,7 +1352,11 @@ def serve_agent(
 
     `server` is "hypercorn" (HTTP/2 and WebSocket; `pip install hypercorn`) or "uvicorn"
     (WebSocket and HTTP/1.1; `pip install 'uvicorn[standard]'`); `certfile`/`keyfile` turn on TLS.
-    Binds loopback unless told otherwise. The other options are `AcpApp`'s.
+    Binds loopback unless told otherwise. The other options are `AcpApp`'s. The server is set up so
+    that what it holds before the app sees it stays small: WebSocket messages up to
+    `limits.max_message_bytes`, one frame read ahead of the app, no permessage-deflate (Hypercorn
+    inflates before its own size check and has no setting for it, so in this process its handshake
+    is made to decline the offer).
     """
     if authenticate is None and not _is_loopback(host):
         logger.warning(
@@ -874,11 +1385,18 @@ def serve_agent(
             ssl_certfile=certfile,
             ssl_keyfile=keyfile,
             log_level="warning",
+            ws_max_size=limits.max_message_bytes,
+            ws_max_queue=1,  # frames read ahead of the app, outside its budget
+            ws_per_message_deflate=False,  # what is inflated is outside the app's budget too
+            h11_max_incomplete_event_size=64 * 1024,
         )
     elif server == "hypercorn":
         config = importlib.import_module("hypercorn.config").Config()
         config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
         config.certfile, config.keyfile = certfile, keyfile
+        config.websocket_max_message_size = limits.max_message_bytes
+        config.max_app_queue_size = 1  # frames read ahead of the app, outside its budget
+        _hypercorn_declines_deflate()
         serve = importlib.import_module("hypercorn.asyncio").serve
         asyncio.run(serve(app, config))
     else:

@@ -357,10 +357,15 @@ def _valid_id(value: object) -> bool:
 
 
 def _dumps(message: Mapping[str, object]) -> bytes:
-    """One message as UTF-8 JSON, without the newline."""
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode(
-        "utf-8"
-    )
+    """One message as UTF-8 JSON, without the newline. Text is sent as UTF-8, except in a message
+    holding a lone surrogate (which only an escape such as `\\ud800` in what the peer sent can
+    make): that message is sent with every non-ASCII character escaped, so it round-trips unchanged
+    instead of failing to encode."""
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(message, separators=(",", ":"), allow_nan=False).encode("ascii")
 
 
 class Connection:
@@ -423,6 +428,12 @@ class Connection:
         self._main = loop.create_task(self._read_loop())
 
     # -- public -------------------------------------------------------------------------------
+
+    @property
+    def notifications_handled(self) -> int:
+        """How many notifications from the peer have been handled (or dropped) so far, in the
+        order they arrived: a transport that counts what the connection holds reads it."""
+        return self._handled
 
     @property
     def closed(self) -> bool:
@@ -726,7 +737,7 @@ class Connection:
         if pending is None:
             if request_id is None and isinstance(message.get("error"), dict):
                 logger.warning(
-                    "the peer reported an error not tied to a request: %s", message["error"]
+                    "the peer reported an error not tied to a request: %.200r", message["error"]
                 )
             else:
                 logger.debug("ignoring a response to unknown request %r", request_id)

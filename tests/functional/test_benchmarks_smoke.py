@@ -138,3 +138,15 @@ def test_load_benchmark_reports_floods_and_a_large_message() -> None:
     assert all(b["answer"] == {"stopReason": "end_turn"} and b["size_bytes"] > 1_000_000 for b in large.values())
     text = bench_load.markdown(data)
     assert "| prompt flood | acpgen |" in text and "Memory per large message" in text
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="the flood benchmark reads RSS from /proc")
+def test_flood_benchmark_reports_peaks_and_what_the_server_answered() -> None:
+    import bench_flood
+
+    data = bench_flood.run(["uvicorn"], ["session-new"], 256.0)
+    assert data["status"] == "ok"
+    (figures,) = data["results"].values()  # type: ignore[union-attr]
+    assert figures["sessions_opened"] == 32 and figures["refused"] == 268  # max_sessions counted at admission
+    assert figures["peak_mib"] >= figures["baseline_mib"] > 0
+    assert "| uvicorn session-new |" in bench_flood.markdown(data)

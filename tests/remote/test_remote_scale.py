@@ -19,6 +19,7 @@ from tests.remote.test_remote import init_request
 from tests.remote_support import ROOT, acp_v1
 
 LIMIT_S = 30.0
+TOKEN = "sticky-t0ken"  # one caller across reconnects: the identity that owns the session
 
 
 def listening_socket() -> socket.socket:
@@ -42,7 +43,7 @@ def nodes() -> Iterator[dict[str, int]]:
         for name, command in commands.items():
             sock = listening_socket()
             ports[name] = sock.getsockname()[1]
-            env = {**os.environ, "ACP_NODE": name, "ACP_EXAMPLE_PAUSE_S": "0.05"}
+            env = {**os.environ, "ACP_NODE": name, "ACP_EXAMPLE_PAUSE_S": "0.05", "ACP_TOKEN": TOKEN}
             processes.append(subprocess.Popen(command(sock.fileno()), cwd=ROOT, env=env, pass_fds=[sock.fileno()]))
             sock.close()  # the server process holds its own copy
         yield ports
@@ -93,7 +94,8 @@ class StickyRouter:
 @pytest.mark.parametrize("profile", ["ws", "http"])
 def test_a_session_resumes_on_reconnect_through_a_sticky_router(nodes: dict[str, int], profile: str, tmp_path: Path) -> None:
     (tmp_path / "README.md").write_text("resumable\n")
-    options: dict[str, Any] = {"http2": False}  # Uvicorn speaks HTTP/1.1 only
+    # Uvicorn speaks HTTP/1.1 only; the token makes the reconnect the same caller.
+    options: dict[str, Any] = {"http2": False, "headers": {"Authorization": f"Bearer {TOKEN}"}}
 
     async def main() -> None:
         router = StickyRouter(nodes, profile)

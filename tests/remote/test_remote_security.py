@@ -494,20 +494,31 @@ def test_serve_agent_runs_the_example_on_loopback(tmp_path: Path) -> None:
 
 
 def test_a_session_is_bound_to_its_connection_over_websocket_too(tmp_path: Path) -> None:
+    async def everyone(request: acp_v1.RequestInfo) -> object:
+        return "me"  # the application says: every caller is one identity
+
     async def main() -> None:
-        app = our_app(sessions={})  # one session store for every connection, as remote_agent.py has
-        async with serving(app, "uvicorn") as port, \
-                acp_v1.connect_agent(acp_v1.Client(), url(port, "ws")) as a, \
-                acp_v1.connect_agent(acp_v1.Client(), url(port, "ws")) as b:
-            await a.initialize(init_request())
-            await b.initialize(init_request())
-            session = await a.session_new(acp_v1.NewSessionRequest(cwd=str(tmp_path), mcp_servers=[]))
-            with pytest.raises(acp_v1.RequestError) as info:
-                await b.session_prompt(acp_v1.PromptRequest(session_id=session.session_id, prompt=[]))
-            assert info.value.code == -32002 and info.value.data["sessionId"] == session.session_id
-            # session/load is how a session joins another connection (the agent decides).
-            await b.session_load(acp_v1.LoadSessionRequest(session_id=session.session_id, cwd=str(tmp_path), mcp_servers=[]))
-            await b.session_close(acp_v1.CloseSessionRequest(session_id=session.session_id))
+        for hook in (None, everyone):
+            app = our_app(sessions={}, authenticate=hook)  # one store for every connection
+            async with serving(app, "uvicorn") as port, \
+                    acp_v1.connect_agent(acp_v1.Client(), url(port, "ws")) as a, \
+                    acp_v1.connect_agent(acp_v1.Client(), url(port, "ws")) as b:
+                await a.initialize(init_request())
+                await b.initialize(init_request())
+                session = await a.session_new(acp_v1.NewSessionRequest(cwd=str(tmp_path), mcp_servers=[]))
+                with pytest.raises(acp_v1.RequestError) as info:
+                    await b.session_prompt(acp_v1.PromptRequest(session_id=session.session_id, prompt=[]))
+                assert info.value.code == -32002 and info.value.data["sessionId"] == session.session_id
+                load = acp_v1.LoadSessionRequest(session_id=session.session_id, cwd=str(tmp_path), mcp_servers=[])
+                if hook is None:
+                    # Without a hook each connection is its own caller: A's session is not B's to load.
+                    with pytest.raises(acp_v1.RequestError) as info:
+                        await b.session_load(load)
+                    assert info.value.code == -32002
+                else:
+                    # One identity: session/load is how a session joins another connection.
+                    await b.session_load(load)
+                    await b.session_close(acp_v1.CloseSessionRequest(session_id=session.session_id))
 
     run(main())
 
