@@ -289,6 +289,9 @@ class Builder:
                              "may change what keywords mean, and only draft 2020-12 is understood",
                              "remove `$schema` from the definition, or bundle it as a 2020-12 schema")
             return TypeRef.named(self.add(Alias(name, pointer, doc(schema), TypeRef("any"), key)).name)
+        for at, reason in checks.bad_patterns(schema, pointer):
+            self.diags.error("bad-pattern", at, f"Python's regular expressions cannot read this pattern: {reason}",
+                             "write it in the syntax both ECMA-262 and Python's `re` read (no \\p{...} classes)")
         marks = (len(self.nodes), len(self.claims), len(self.by_pointer), len(self.diags.items))
         self.loosened = False
         node = self.classify(name, schema, pointer, key)

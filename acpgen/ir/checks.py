@@ -12,6 +12,7 @@ value itself, checked: `typing` loses detail there, the wire loses nothing.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import unquote
@@ -222,3 +223,20 @@ def declares_keys(s: Any) -> bool:
     required: list[Any] = s["required"] if isinstance(s.get("required"), list) else []
     return ("patternProperties" in s or "dependentSchemas" in s or any(r not in declared for r in required)
             or (extra is not None and not isinstance(extra, bool) and extra != {} and bool(declared)))
+
+
+def bad_patterns(s: Any, pointer: str) -> Iterator[tuple[str, str]]:
+    """(pointer, reason) of each `pattern` / `patternProperties` key below `s` that Python's `re`
+    cannot compile (the checked decoder matches with it; ECMA-262 classes such as `\\p{L}` differ)."""
+    if not isinstance(s, dict):
+        return
+    candidates = [(pointer_join(pointer, "pattern"), s["pattern"])] if isinstance(s.get("pattern"), str) else []
+    if isinstance(s.get("patternProperties"), dict):
+        candidates += [(pointer_join(pointer, "patternProperties", k), k) for k in s["patternProperties"]]
+    for at, pattern in candidates:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            yield at, str(exc)
+    for sub, sub_pointer, _ in subschemas(s, pointer):
+        yield from bad_patterns(sub, sub_pointer)
