@@ -147,6 +147,10 @@ class PrivateNames:
         """A union's variant class -> encoder table."""
         return self._name("encoders", name, f"_{constant_name(name)}_ENCODERS")
 
+    def variants_table(self, name: str) -> str:
+        """An untagged union's (label, decoder, kept keys) table for `widest_variant`."""
+        return self._name("variants", name, f"_{constant_name(name)}_VARIANTS")
+
     def hook(self, target: str) -> str:
         """The local name of a `hooks` function (`a.b:c` and `a_b:c` both derive `_hook_a_b_c`)."""
         return self._name("hook", target, hook_alias(target))

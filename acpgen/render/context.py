@@ -55,11 +55,10 @@ class UnionView:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.u, name)
 
-    @property
-    def widest(self) -> bool:
-        """An untagged union of classes: a value several variants accept decodes as the one that
-        keeps the most of its keys (`widest_variant`), not merely the first."""
-        return not self.u.tag and len(self.classes) >= 2 and all(dec.call for _, dec in self.members)
+    keys: tuple[tuple[str, ...] | None, ...] = ()  # per member: the wire keys its class keeps (None: all)
+    # An untagged union of classes: a value several variants accept decodes as the one that keeps
+    # the most of its keys (`widest_variant`), not merely the first; this names its variant table.
+    widest: str = ""
 
 
 @dataclass(frozen=True)
@@ -171,7 +170,21 @@ class ContextBuilder:
             (v.tag_value, f"{v.type.name}._decode_untagged" if self.is_tagged_subclass(v.type) else call.callee)
             for v in u.variants if v.tag_value is not None and (call := e.decode(v.type).call) is not None
         )
-        return UnionView(u, self.union_ann(u), tuple(members), dispatch, e.struct_variants(u))
+        classes = e.struct_variants(u)
+        widest = not u.tag and len(classes) >= 2 and all(dec.call for _, dec in members)
+        return UnionView(u, self.union_ann(u), tuple(members), dispatch, classes,
+                         tuple(self.kept_keys(v.type) for v in u.variants[:len(members)]),
+                         e.private.variants_table(u.name) if widest else "")
+
+    def kept_keys(self, t: TypeRef) -> tuple[str, ...] | None:
+        """The wire keys a value of this class keeps (its fields and tag), sorted; None when it
+        keeps every key (extra keys kept, or a flattened union whose keys vary)."""
+        r = self.emit.resolve(t)
+        node = self.emit.node(r) if r.kind == "named" else None
+        keep_unknown = bool(dict(self.package.options).get("keep_unknown"))
+        if not isinstance(node, Struct) or node.keeps_extra or keep_unknown or any(f.flatten for f in node.fields):
+            return None
+        return tuple(sorted({f.wire for f in node.fields} | ({node.tag.wire} if node.tag else set())))
 
     def aliases(self) -> list[AliasView]:
         """Type aliases (plain and union) in an order where each follows what it names."""

@@ -4809,14 +4809,24 @@ _EMBEDDED_RESOURCE_RESOURCE_ENCODERS: Final = variant_encoders(
     TextResourceContents, BlobResourceContents
 )
 
+_EMBEDDED_RESOURCE_RESOURCE_VARIANTS: Final = (
+    (
+        "TextResourceContents",
+        TextResourceContents.from_dict,
+        frozenset(("_meta", "mimeType", "text", "uri")),
+    ),
+    (
+        "BlobResourceContents",
+        BlobResourceContents.from_dict,
+        frozenset(("_meta", "blob", "mimeType", "uri")),
+    ),
+)
+
 
 def _dec_embedded_resource_resource(data: object) -> EmbeddedResourceResource:
-    variants = (
-        ("TextResourceContents", TextResourceContents.from_dict),
-        ("BlobResourceContents", BlobResourceContents.from_dict),
-    )
     return cast(
-        "EmbeddedResourceResource", widest_variant(data, variants, "EmbeddedResourceResource")
+        "EmbeddedResourceResource",
+        widest_variant(data, _EMBEDDED_RESOURCE_RESOURCE_VARIANTS, "EmbeddedResourceResource"),
     )
 
 

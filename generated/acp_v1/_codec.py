@@ -384,26 +384,26 @@ def open_enum_decoder(cls: type[_E], base: type[_B]) -> Callable[[object], _E | 
 
 
 def widest_variant(
-    data: object, variants: tuple[tuple[str, Callable[[object], Model]], ...], union: str
+    data: object,
+    variants: tuple[tuple[str, Callable[[object], Model], frozenset[str] | None], ...],
+    union: str,
 ) -> Model:
-    """The variant of an untagged union that accepts `data` and keeps the most of its keys: the
-    first that keeps them all, else the first of those keeping the most (a value several
-    overlapping variants accept is not cut down to the first one's fields)."""
+    """The variant of an untagged union that accepts `data` and keeps the most of its keys (each
+    variant comes with the wire keys its class keeps, None for all): the first that keeps them
+    all, else the first of those keeping the most, so a value several overlapping variants accept
+    is not cut down to the first one's fields."""
     best: Model | None = None
     best_kept = -1
     errors = []
-    for label, decode in variants:
+    for label, decode, keys in variants:
         try:
             value = decode(data)
         except ValidationError as e:
             errors.append(f"{label}: {e}")
             continue
-        if not isinstance(data, dict):
+        if keys is None or not isinstance(data, dict) or data.keys() <= keys:
             return value
-        encoded = value.to_dict()
-        kept = sum(1 for key in data if key in encoded)
-        if kept == len(data):
-            return value
+        kept = len(keys & data.keys())
         if kept > best_kept:
             best, best_kept = value, kept
     if best is not None:

@@ -15831,13 +15831,14 @@ def _dec_agent_request_params(data: object) -> AgentRequestParams:
 
 _AGENT_RESPONSE_ENCODERS: Final = variant_encoders(AgentResponseResult, AgentResponseError)
 
+_AGENT_RESPONSE_VARIANTS: Final = (
+    ("AgentResponseResult", AgentResponseResult.from_dict, frozenset(("id", "result"))),
+    ("AgentResponseError", AgentResponseError.from_dict, frozenset(("error", "id"))),
+)
+
 
 def _dec_agent_response(data: object) -> AgentResponse:
-    variants = (
-        ("AgentResponseResult", AgentResponseResult.from_dict),
-        ("AgentResponseError", AgentResponseError.from_dict),
-    )
-    return cast("AgentResponse", widest_variant(data, variants, "AgentResponse"))
+    return cast("AgentResponse", widest_variant(data, _AGENT_RESPONSE_VARIANTS, "AgentResponse"))
 
 
 def _dec_agent_response_error_id(data: object) -> AgentResponseErrorId:
@@ -16159,13 +16160,14 @@ def _dec_client_request_params(data: object) -> ClientRequestParams:
 
 _CLIENT_RESPONSE_ENCODERS: Final = variant_encoders(ClientResponseResult, ClientResponseError)
 
+_CLIENT_RESPONSE_VARIANTS: Final = (
+    ("ClientResponseResult", ClientResponseResult.from_dict, frozenset(("id", "result"))),
+    ("ClientResponseError", ClientResponseError.from_dict, frozenset(("error", "id"))),
+)
+
 
 def _dec_client_response(data: object) -> ClientResponse:
-    variants = (
-        ("ClientResponseResult", ClientResponseResult.from_dict),
-        ("ClientResponseError", ClientResponseError.from_dict),
-    )
-    return cast("ClientResponse", widest_variant(data, variants, "ClientResponse"))
+    return cast("ClientResponse", widest_variant(data, _CLIENT_RESPONSE_VARIANTS, "ClientResponse"))
 
 
 def _dec_client_response_error_id(data: object) -> ClientResponseErrorId:
@@ -16319,14 +16321,26 @@ _ELICITATION_FORM_MODE_ENCODERS: Final = variant_encoders(
     SessionElicitationFormMode, RequestElicitationFormMode
 )
 
+_ELICITATION_FORM_MODE_VARIANTS: Final = (
+    (
+        "SessionElicitationFormMode",
+        SessionElicitationFormMode.from_dict,
+        frozenset(("requestedSchema", "sessionId", "toolCallId")),
+    ),
+    (
+        "RequestElicitationFormMode",
+        RequestElicitationFormMode.from_dict,
+        frozenset(("requestId", "requestedSchema")),
+    ),
+)
+
 
 def _dec_elicitation_form_mode(data: object) -> ElicitationFormMode:
     check("/$defs/ElicitationFormMode", data)
-    variants = (
-        ("SessionElicitationFormMode", SessionElicitationFormMode.from_dict),
-        ("RequestElicitationFormMode", RequestElicitationFormMode.from_dict),
+    return cast(
+        "ElicitationFormMode",
+        widest_variant(data, _ELICITATION_FORM_MODE_VARIANTS, "ElicitationFormMode"),
     )
-    return cast("ElicitationFormMode", widest_variant(data, variants, "ElicitationFormMode"))
 
 
 _ELICITATION_PROPERTY_SCHEMA_ENCODERS: Final = variant_encoders(
@@ -16357,28 +16371,50 @@ _ELICITATION_URL_MODE_ENCODERS: Final = variant_encoders(
     SessionElicitationUrlMode, RequestElicitationUrlMode
 )
 
+_ELICITATION_URL_MODE_VARIANTS: Final = (
+    (
+        "SessionElicitationUrlMode",
+        SessionElicitationUrlMode.from_dict,
+        frozenset(("elicitationId", "sessionId", "toolCallId", "url")),
+    ),
+    (
+        "RequestElicitationUrlMode",
+        RequestElicitationUrlMode.from_dict,
+        frozenset(("elicitationId", "requestId", "url")),
+    ),
+)
+
 
 def _dec_elicitation_url_mode(data: object) -> ElicitationUrlMode:
     check("/$defs/ElicitationUrlMode", data)
-    variants = (
-        ("SessionElicitationUrlMode", SessionElicitationUrlMode.from_dict),
-        ("RequestElicitationUrlMode", RequestElicitationUrlMode.from_dict),
+    return cast(
+        "ElicitationUrlMode",
+        widest_variant(data, _ELICITATION_URL_MODE_VARIANTS, "ElicitationUrlMode"),
     )
-    return cast("ElicitationUrlMode", widest_variant(data, variants, "ElicitationUrlMode"))
 
 
 _EMBEDDED_RESOURCE_RESOURCE_ENCODERS: Final = variant_encoders(
     TextResourceContents, BlobResourceContents
 )
 
+_EMBEDDED_RESOURCE_RESOURCE_VARIANTS: Final = (
+    (
+        "TextResourceContents",
+        TextResourceContents.from_dict,
+        frozenset(("_meta", "mimeType", "text", "uri")),
+    ),
+    (
+        "BlobResourceContents",
+        BlobResourceContents.from_dict,
+        frozenset(("_meta", "blob", "mimeType", "uri")),
+    ),
+)
+
 
 def _dec_embedded_resource_resource(data: object) -> EmbeddedResourceResource:
-    variants = (
-        ("TextResourceContents", TextResourceContents.from_dict),
-        ("BlobResourceContents", BlobResourceContents.from_dict),
-    )
     return cast(
-        "EmbeddedResourceResource", widest_variant(data, variants, "EmbeddedResourceResource")
+        "EmbeddedResourceResource",
+        widest_variant(data, _EMBEDDED_RESOURCE_RESOURCE_VARIANTS, "EmbeddedResourceResource"),
     )
 
 
@@ -16447,13 +16483,21 @@ _MESSAGE_MCP_RESPONSE_ENCODERS: Final = variant_encoders(
     MessageMcpResponseResult, MessageMcpResponseError
 )
 
+_MESSAGE_MCP_RESPONSE_VARIANTS: Final = (
+    (
+        "MessageMcpResponseResult",
+        MessageMcpResponseResult.from_dict,
+        frozenset(("_meta", "result")),
+    ),
+    ("MessageMcpResponseError", MessageMcpResponseError.from_dict, frozenset(("_meta", "error"))),
+)
+
 
 def _dec_message_mcp_response(data: object) -> MessageMcpResponse:
-    variants = (
-        ("MessageMcpResponseResult", MessageMcpResponseResult.from_dict),
-        ("MessageMcpResponseError", MessageMcpResponseError.from_dict),
+    return cast(
+        "MessageMcpResponse",
+        widest_variant(data, _MESSAGE_MCP_RESPONSE_VARIANTS, "MessageMcpResponse"),
     )
-    return cast("MessageMcpResponse", widest_variant(data, variants, "MessageMcpResponse"))
 
 
 _MULTI_SELECT_ITEMS_ENCODERS: Final = variant_encoders(
@@ -16504,24 +16548,37 @@ def _dec_proxy_notification_params(data: object) -> ProxyNotificationParams:
 
 _PROXY_REQUEST_PARAMS_ENCODERS: Final = variant_encoders(InitializeRequest, ProxySuccessorRequest)
 
+_PROXY_REQUEST_PARAMS_VARIANTS: Final = (
+    (
+        "InitializeProxyRequest",
+        InitializeRequest.from_dict,
+        frozenset(("_meta", "capabilities", "info", "protocolVersion")),
+    ),
+    (
+        "ProxySuccessorRequest",
+        ProxySuccessorRequest.from_dict,
+        frozenset(("_meta", "method", "params")),
+    ),
+)
+
 
 def _dec_proxy_request_params(data: object) -> ProxyRequestParams:
-    variants = (
-        ("InitializeProxyRequest", InitializeRequest.from_dict),
-        ("ProxySuccessorRequest", ProxySuccessorRequest.from_dict),
+    return cast(
+        "ProxyRequestParams",
+        widest_variant(data, _PROXY_REQUEST_PARAMS_VARIANTS, "ProxyRequestParams"),
     )
-    return cast("ProxyRequestParams", widest_variant(data, variants, "ProxyRequestParams"))
 
 
 _PROXY_RESPONSE_ENCODERS: Final = variant_encoders(ProxyResponseResult, ProxyResponseError)
 
+_PROXY_RESPONSE_VARIANTS: Final = (
+    ("ProxyResponseResult", ProxyResponseResult.from_dict, frozenset(("id", "result"))),
+    ("ProxyResponseError", ProxyResponseError.from_dict, frozenset(("error", "id"))),
+)
+
 
 def _dec_proxy_response(data: object) -> ProxyResponse:
-    variants = (
-        ("ProxyResponseResult", ProxyResponseResult.from_dict),
-        ("ProxyResponseError", ProxyResponseError.from_dict),
-    )
-    return cast("ProxyResponse", widest_variant(data, variants, "ProxyResponse"))
+    return cast("ProxyResponse", widest_variant(data, _PROXY_RESPONSE_VARIANTS, "ProxyResponse"))
 
 
 def _dec_proxy_response_error_id(data: object) -> ProxyResponseErrorId:
