@@ -1,0 +1,165 @@
+"""Real, independently written ACP agents (not test doubles) driven by examples/client.py through
+`acpgen inspect`: fast-agent-mcp 0.10.48 (`--model passthrough`, on the Python SDK 0.12.1) and
+chuk-acp 0.3.2's echo agent (its own ACP implementation). They are installed from
+tests/peers/requirements-agents.txt into .venv-agents (Python >= 3.12; `.ci/run` does it).
+
+Each run gets a minimal environment (PATH, a fresh HOME, LANG: no credential reaches the agent),
+its own process group (killed at the end, whatever the agent left running) and a time bound. Every
+message of the session is decoded by the generated `acp_v1` and validated against the schema
+(tests/interop/wire.py); the list of problems must be exactly what each agent is known to do wrong.
+The layer is marked `real_agents` (`-m "not real_agents"` leaves it out); `.ci/run` runs it."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.interop.wire import check_trace
+
+pytestmark = pytest.mark.real_agents
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV = ROOT / ".venv-agents"
+INSTALL = ("python3.12 -m venv .venv-agents && .venv-agents/bin/pip install -r tests/peers/requirements-agents.txt"
+           "  (any Python >= 3.12)")
+REAL_AGENTS = {
+    "fast-agent-mcp-0.10.48": [str(VENV / "bin" / "fast-agent"), "--no-update-check", "acp", "--model", "passthrough"],
+    "chuk-acp-0.3.2": [str(VENV / "bin" / "python"), str(VENV / "share" / "chuk-acp" / "examples" / "echo_agent.py")],
+}
+OUR_CLIENT = [sys.executable, str(ROOT / "examples" / "client.py"), "--json", "--timeout", "40"]
+INSPECT = [sys.executable, "-m", "acpgen", "inspect"]
+PROMPT = "hello from acpgen"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def agents_installed() -> None:
+    missing = [name for name, command in REAL_AGENTS.items() if not Path(command[-1 if "chuk" in name else 0]).exists()]
+    if missing:
+        pytest.fail(f"{', '.join(missing)} not installed: run `{INSTALL}`")
+
+
+def minimal_env(home: Path) -> dict[str, str]:
+    home.mkdir(exist_ok=True)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8"}
+    if "ACPGEN_CACHE_DIR" in os.environ:
+        env["ACPGEN_CACHE_DIR"] = os.environ["ACPGEN_CACHE_DIR"]
+    return env
+
+
+def run_bounded(command: list[str], env: dict[str, str], cwd: Path, timeout: float = 60) -> tuple[int, str, str]:
+    """Runs `command` in a process group of its own and kills the whole group when it is done."""
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    return proc.returncode, out, err
+
+
+def turn(agent: str, tmp_path: Path, *client_args: str) -> tuple[int, dict[str, Any], list[dict[str, Any]], list[str], str]:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "README.md").write_text("# A project\n", encoding="utf-8")
+    trace = tmp_path / "trace.jsonl"
+    command = [*OUR_CLIENT, "--cwd", str(work), "--prompt", PROMPT, *client_args,
+               *INSPECT, "--trace", str(trace), "--report", str(tmp_path / "report.txt"), "--", *REAL_AGENTS[agent]]
+    rc, out, err = run_bounded(command, minimal_env(tmp_path / "home"), work)
+    summary = json.loads(out.splitlines()[-1]) if out.strip() else {}
+    messages, problems = check_trace(trace)
+    return rc, summary, messages, problems, err
+
+
+def updates_text(messages: list[dict[str, Any]]) -> list[str]:
+    texts = []
+    for record in messages:
+        message = record["message"]
+        if message.get("method") == "session/update":
+            content = message["params"]["update"].get("content")
+            if isinstance(content, dict) and content.get("type") == "text":
+                texts.append(content["text"])
+    return texts
+
+
+@pytest.mark.parametrize("agent", sorted(REAL_AGENTS))
+def test_our_client_completes_a_turn_with_a_real_agent(agent: str, tmp_path: Path) -> None:
+    rc, summary, messages, problems, err = turn(agent, tmp_path)
+    assert (rc, summary.get("stopReason"), summary.get("errors")) == (0, "end_turn", []), err
+    assert problems == [], problems
+    assert "agent_message_chunk" in summary["updates"]
+    assert any(PROMPT in text for text in updates_text(messages))  # both agents echo the prompt
+    ours = [r["message"]["method"] for r in messages if r["dir"] == "client->agent" and "method" in r["message"]]
+    assert ours == ["initialize", "session/new", "session/prompt"]
+    answered = [r["message"] for r in messages if r["dir"] == "agent->client" and "result" in r["message"]]
+    assert len(answered) == 3 and answered[-1]["result"]["stopReason"] == "end_turn"
+
+
+def test_chuk_answers_the_cancel_notification_with_an_error(tmp_path: Path) -> None:
+    # The echo turn ends before our session/cancel arrives; chuk-acp then answers the notification
+    # (JSON-RPC: "The Server MUST NOT reply to a Notification") with id "" and -32603.
+    rc, summary, messages, problems, err = turn("chuk-acp-0.3.2", tmp_path, "--cancel")
+    assert summary.get("stopReason") == "end_turn" and rc == 1, err  # we expected `cancelled`
+    stray = [r["message"] for r in messages if r["dir"] == "agent->client" and r["message"].get("id") == ""]
+    assert stray == [{"jsonrpc": "2.0", "id": "",
+                      "error": {"code": -32603, "message": "Unknown method: session/cancel"}}]
+    assert len(problems) == 1 and problems[0].startswith('agent->client None at id: answers no request (id "")')
+
+
+def probe(agent: str, home: Path) -> tuple[int | None, list[dict[str, Any]]]:
+    """Sends a line that is not JSON, then `initialize` asking for protocol version 99 (which no
+    agent speaks). Returns the version answered and every other message received meanwhile."""
+    proc = subprocess.Popen(REAL_AGENTS[agent], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env=minimal_env(home), cwd=home, start_new_session=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    others: list[dict[str, Any]] = []
+    version = None
+    try:
+        proc.stdin.write(b"{not json\n")
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                     "params": {"protocolVersion": 99, "clientCapabilities": {}}}).encode() + b"\n")
+        proc.stdin.flush()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([proc.stdout], [], [], 0.5 if version is not None else 1)
+            if not ready:
+                if version is not None:
+                    break  # half a second of quiet after the answer
+                continue
+            line = proc.stdout.readline()
+            if not line:
+                break
+            message = json.loads(line)
+            if message.get("id") == 1 and "result" in message:
+                version = message["result"]["protocolVersion"]
+            else:
+                others.append(message)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    return version, others
+
+
+# What each agent answers (InitializeResponse.protocolVersion: "The protocol version the client
+# specified if supported by the agent, or the latest protocol version supported by the agent.") and
+# whether it answers a line that is not JSON with -32700 (JSON-RPC 2.0: "Parse error").
+KNOWN_PROBE = {
+    "fast-agent-mcp-0.10.48": (99, []),  # echoes the unknown version; no -32700
+    "chuk-acp-0.3.2": (1, []),  # answers its own version; no -32700
+}
+
+
+@pytest.mark.parametrize("agent", sorted(REAL_AGENTS))
+def test_real_agent_version_negotiation_and_parse_errors(agent: str, tmp_path: Path) -> None:
+    assert probe(agent, tmp_path) == KNOWN_PROBE[agent]
