@@ -18,6 +18,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,8 @@ PROMPT = "hello from acpgen"
 
 @pytest.fixture(scope="module", autouse=True)
 def agents_installed() -> None:
-    missing = [name for name, command in REAL_AGENTS.items() if not Path(command[-1 if "chuk" in name else 0]).exists()]
+    programs = {"fast-agent-mcp-0.10.48": REAL_AGENTS["fast-agent-mcp-0.10.48"][0], "chuk-acp-0.3.2": REAL_AGENTS["chuk-acp-0.3.2"][1]}
+    missing = [name for name, program in programs.items() if not Path(program).exists()]
     if missing:
         pytest.fail(f"{', '.join(missing)} not installed: run `{INSTALL}`")
 
@@ -153,6 +155,8 @@ def probe(agent: str, home: Path) -> tuple[int | None, list[dict[str, Any]]]:
     assert proc.stdin is not None and proc.stdout is not None
     others: list[dict[str, Any]] = []
     version = None
+    backstop = threading.Timer(40, os.killpg, (proc.pid, signal.SIGKILL))  # a read that never ends sees EOF
+    backstop.start()
     try:
         proc.stdin.write(b"{not json\n")
         proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -174,7 +178,9 @@ def probe(agent: str, home: Path) -> tuple[int | None, list[dict[str, Any]]]:
             else:
                 others.append(message)
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
+        backstop.cancel()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     return version, others
 
