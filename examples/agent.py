@@ -256,7 +256,9 @@ class ExampleAgent(acp.Agent):
         finally:
             await self.conn.terminal_release(session_id=session_id, terminal_id=terminal_id)
         code = exited.exit_code if isinstance(exited.exit_code, int) else None
-        ended = f"exit code {code}" if code is not None else f"signal {exited.signal}"
+        killed_by = exited.signal if isinstance(exited.signal, str) else None
+        # Both may be absent: `{}` is a valid answer to terminal/wait_for_exit.
+        ended = f"exit code {code}" if code is not None else f"signal {killed_by}" if killed_by else "no exit status reported"
         status = acp.ToolCallStatus.COMPLETED if code == 0 else acp.ToolCallStatus.FAILED
         return status, f"{output.output}({ended}{', output truncated' if output.truncated else ''})"
 

@@ -7,7 +7,7 @@ Spawns CMD as an agent, runs initialize (and checks the protocol version the age
 session/new and one session/prompt turn, answers the agent's session/request_permission (first
 "allow" option), fs/read_text_file / fs/write_text_file requests (real files under the session
 cwd; a missing file is answered with -32002) and terminal/* requests (real processes, output kept
-up to the agent's byte limit), prints every session/update it receives, and exits 0 only if the
+up to the agent's byte limit; a `command` without `args` is a command line, run by /bin/sh), prints every session/update it receives, and exits 0 only if the
 turn completed (`end_turn`; with --cancel it sends session/cancel after the first update and
 expects `cancelled`). With --json the last line on stdout is a summary for tools: stop reason,
 update kinds in order, permission requests, files read, commands run, and every problem seen (an
@@ -132,11 +132,14 @@ class ExampleClient(acp.Client):
         env = dict(os.environ) | {v.name: v.value for v in params.env} if isinstance(params.env, list) else None
         self.commands.append([params.command, *args])
         self.say(f"terminal: {params.command} {' '.join(args)}")
+        options = {"stdin": asyncio.subprocess.DEVNULL, "stdout": asyncio.subprocess.PIPE,
+                   "stderr": asyncio.subprocess.STDOUT, "env": env,
+                   "cwd": params.cwd if isinstance(params.cwd, str) else None}
         try:
-            process = await asyncio.create_subprocess_exec(
-                params.command, *args, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT, env=env, cwd=params.cwd if isinstance(params.cwd, str) else None,
-            )
+            if args:
+                process = await asyncio.create_subprocess_exec(params.command, *args, **options)
+            else:  # a command line without args (`{"command": "cat README.md"}`, as claude-code-acp sends): a shell runs it
+                process = await asyncio.create_subprocess_shell(params.command, **options)
         except OSError as exc:
             raise acp.RequestError.internal_error({"message": f"cannot run {params.command!r}: {exc.strerror or exc}"}) from None
         limit = params.output_byte_limit if isinstance(params.output_byte_limit, int) else None

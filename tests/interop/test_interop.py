@@ -1,5 +1,6 @@
 """Interop with the official SDKs (tests/peers, pinned): their clients drive examples/agent.py, and
-examples/client.py drives their agents. Every message each peer receives is validated by that
+examples/client.py drives their agents. The Python peers run under both Python SDKs: 0.12.1 (the
+`test` extra, in this venv) and 1.0.0rc3 (tests/peers/requirements-sdk1.txt, in .venv-sdk1). Every message each peer receives is validated by that
 peer's own schemas (zod for TypeScript, pydantic for Python) and reported in its summary line; every
 message we receive must decode (our side reports decode problems as runtime warnings, which fail the
 test)."""
@@ -21,13 +22,17 @@ PEERS = ROOT / "tests" / "peers"
 EXAMPLES = ROOT / "examples"
 FULL_TURN = ["agent_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk"]
 
+# The Python SDK 1.0 pre-release has the import name of 0.12.1, so it lives in a venv of its own.
+SDK1_PYTHON = ROOT / ".venv-sdk1" / "bin" / "python"
+SDK1_INSTALL = "python3 -m venv .venv-sdk1 && .venv-sdk1/bin/pip install --pre -r tests/peers/requirements-sdk1.txt"
+PYTHONS = {"py-0.12.1": sys.executable, "py-1.0.0rc3": str(SDK1_PYTHON)}
 CLIENTS = {
     "ts": ["node", str(PEERS / "ts_client.mjs")],
-    "py": [sys.executable, str(PEERS / "py_client.py")],
+    **{name: [python, str(PEERS / "py_client.py")] for name, python in PYTHONS.items()},
 }
 AGENTS = {
     "ts": ["node", str(PEERS / "ts_agent.mjs")],
-    "py": [sys.executable, str(PEERS / "py_agent.py")],
+    **{name: [python, str(PEERS / "py_agent.py")] for name, python in PYTHONS.items()},
 }
 OUR_AGENT = [sys.executable, str(EXAMPLES / "agent.py")]
 OUR_CLIENT = [sys.executable, str(EXAMPLES / "client.py"), "--json"]
@@ -39,6 +44,15 @@ def peers_installed() -> None:
         pytest.fail("node is not on PATH: the TypeScript SDK peers need Node.js 20 or newer")
     if not (PEERS / "node_modules" / "@agentclientprotocol" / "sdk").is_dir():
         pytest.fail("the TypeScript SDK is not installed: run `npm ci --prefix tests/peers`")
+    if not SDK1_PYTHON.exists():
+        pytest.fail(f"the Python SDK 1.0.0rc3 peers' venv is missing: run `{SDK1_INSTALL}`")
+
+
+def test_each_python_peer_runs_the_sdk_version_it_is_named_after() -> None:
+    for name, python in PYTHONS.items():
+        probe = "import importlib.metadata as m; print(m.version('agent-client-protocol'))"
+        version = subprocess.run([python, "-c", probe], capture_output=True, text=True, timeout=30).stdout.strip()
+        assert name == f"py-{version}"
 
 
 def run_peer(command: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> tuple[int, dict[str, Any], str]:

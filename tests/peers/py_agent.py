@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""ACP v1 agent peer built on the official Python SDK (agent-client-protocol 0.12.1, import ``acp``).
+"""ACP v1 agent peer built on the official Python SDK (agent-client-protocol 0.12.1 or 1.0.0rc3,
+import ``acp``; it uses only what both have: the schema models, not 0.12's ``acp.helpers``).
 
 Speaks newline-delimited JSON-RPC on stdin/stdout; logs only to stderr. Same behaviour as
 ts_agent.mjs. One prompt turn: agent_message_chunk, tool_call (pending),
@@ -28,18 +29,18 @@ from acp import (
     PromptResponse,
     RequestError,
     run_agent,
-    text_block,
-    tool_content,
-    update_agent_message_text,
-    update_tool_call,
 )
 from acp.schema import (
     AgentCapabilities,
+    AgentMessageChunk,
     ClientCapabilities,
+    ContentToolCallContent,
     Implementation,
     PermissionOption,
     StopReason,
+    TextContentBlock,
     ToolCallLocation,
+    ToolCallProgress,
     ToolCallStart,
     ToolCallStatus,
     ToolCallUpdate,
@@ -48,6 +49,10 @@ from pydantic import ValidationError
 
 CANCEL_WINDOW_S = 0.2
 log = logging.getLogger("py_agent")
+
+
+def message_chunk(text: str) -> AgentMessageChunk:
+    return AgentMessageChunk(session_update="agent_message_chunk", content=TextContentBlock(type="text", text=text))
 
 
 @dataclass
@@ -111,7 +116,7 @@ class PeerAgent:
         async def update(u: Any) -> None:
             await self.conn.session_update(session_id=session_id, update=u)
 
-        await update(update_agent_message_text(f"py_agent got: {prompt_text}"))
+        await update(message_chunk(f"py_agent got: {prompt_text}"))
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(session.cancelled.wait(), CANCEL_WINDOW_S)
         if cancelled():
@@ -157,10 +162,13 @@ class PeerAgent:
         if cancelled():
             return "cancelled"
 
+        content = ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=body))
         await update(
-            update_tool_call(tool_call_id, status=status, content=[tool_content(text_block(body))])
+            ToolCallProgress(
+                session_update="tool_call_update", tool_call_id=tool_call_id, status=status, content=[content]
+            )
         )
-        await update(update_agent_message_text(f"{file}: {body}"))
+        await update(message_chunk(f"{file}: {body}"))
         return "cancelled" if cancelled() else "end_turn"
 
 

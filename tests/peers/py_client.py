@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""ACP v1 client peer built on the official Python SDK (agent-client-protocol 0.12.1, import acp).
+"""ACP v1 client peer built on the official Python SDK (agent-client-protocol 0.12.1 or 1.0.0rc3,
+import acp).
 
     python py_client.py [--cancel] [--cwd DIR] AGENT_CMD [ARGS...]
 
@@ -22,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from acp import RequestError, schema, spawn_agent_process, text_block
+from acp import RequestError, schema, spawn_agent_process
 from acp.connection import StreamDirection, StreamEvent
 
 JSONRPC_ERRORS = {-32700, -32600, -32601, -32602, -32603}
@@ -176,7 +177,7 @@ async def run(args: argparse.Namespace, client: PeerClient, cwd: str) -> None:
                     errors.append(f"agent answered protocolVersion {init.protocol_version!r}")
                 session = await conn.new_session(cwd=cwd, mcp_servers=[])
                 response = await conn.prompt(
-                    session_id=session.session_id, prompt=[text_block(prompt_text)]
+                    session_id=session.session_id, prompt=[schema.TextContentBlock(type="text", text=prompt_text)]
                 )
                 client.summary["stopReason"] = response.stop_reason
             except Exception as exc:  # RequestError, pydantic ValidationError, ConnectionError

@@ -5,7 +5,8 @@
 
 Every client (ts, py) is paired with every agent (ts, py) in three scenarios: a normal turn, a
 turn cancelled after the first session/update, and a turn whose file read fails (missing file).
-Run it with the Python that has agent-client-protocol installed; the TS peers need `node` on PATH
+Run it with the Python that has agent-client-protocol installed (.venv for 0.12.1, .venv-sdk1 for
+1.0.0rc3: both pass the 12 runs); the TS peers need `node` on PATH
 and `npm ci --prefix tests/peers`. Exit status 0 only if every run passed.
 """
 
