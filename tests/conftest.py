@@ -36,6 +36,8 @@ def pytest_configure(config: pytest.Config) -> None:
 LONGEST_FIRST = (
     "corpus/test_acp_releases.py",
     "kit/test_kit_conform.py",
+    "interop/test_real_agents.py",
+    "interop/test_interop_sdk1.py",
     "corpus/test_property.py",
     "kit/test_kit_gate.py",
     "corpus/test_corpus.py",
