@@ -39,8 +39,9 @@ OUTPUTS = {
     "models.py": "models.py.j2",
     "py.typed": None,
     "remote.py": RUNTIME,
-    "router.py": "router.py.j2",
+    "router.py": RUNTIME,
     "rpc.py": RUNTIME,
+    "sides.py": RUNTIME,
 }
 
 def runtime_source(output: str) -> str:

@@ -2,7 +2,7 @@
 # Regenerate with: acpgen build --target acp_v2
 # Do not edit by hand: changes are lost on the next build.
 
-"""What the runtime (`rpc.py`, `router.py`, `asgi.py`) knows about this protocol version, all of it
+"""What the runtime (`rpc.py`, `sides.py`, `router.py`, `asgi.py`) knows about this protocol version, all of it
 derived from the schema: the error codes and `RequestError` with the schema's typed error helpers,
 which requests `session/cancel` cancels and what a cancelled or withdrawn request is answered with,
 whether request ids may be null, and how `initialize` negotiates the version."""
@@ -46,6 +46,12 @@ result field whose tagged union has a variant tagged `cancelled` needing nothing
 `session/request_permission`'s outcome). Others get -32800."""
 NULL_REQUEST_ID: Final = False
 """Whether the schema's `RequestId` admits null (a null id is otherwise answered with -32600)."""
+PROTOCOL_VERSION: Final[int | None] = 2
+"""The `protocolVersion` this package speaks (None: the build was given none, so it negotiates none)."""
+INITIALIZE: Final = "initialize"
+"""The request whose params and result carry the protocol version ("": the schema has none)."""
+VERSION_FIELD: Final = "protocolVersion"
+"""The field of its params and result that holds the version ("" when there is no such request)."""
 NEGOTIATE: Final[tuple[str, str, int, Callable[[int, list[int]], RequestError]] | None] = (
     "initialize",
     "protocolVersion",
