@@ -34,6 +34,7 @@ OUTPUTS = {
     "_registry.py": "_registry.py.j2",
     "asgi.py": RUNTIME,
     "connections.py": "connections.py.j2",
+    "errors.py": RUNTIME,
     "interfaces.py": "interfaces.py.j2",
     "methods.py": "methods.py.j2",
     "models.py": "models.py.j2",

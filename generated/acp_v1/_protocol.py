@@ -9,22 +9,15 @@ whether request ids may be null, and how `initialize` negotiates the version."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Final
 
 from ._codec import JsonValue
+from .errors import JsonRpcError
 
-PARSE_ERROR: Final = -32700
-INVALID_REQUEST: Final = -32600
-METHOD_NOT_FOUND: Final = -32601
-INVALID_PARAMS: Final = -32602
-INTERNAL_ERROR: Final = -32603
-REQUEST_CANCELLED: Final = -32800
+# The schema's error codes beyond those of JSON-RPC and this runtime (`errors.py`).
 AUTHENTICATION_REQUIRED: Final = -32000
 RESOURCE_NOT_FOUND: Final = -32002
-SERVER_BUSY: Final = -32001
-"""This runtime's answer when `max_requests_in_flight + request_backlog` requests are already accepted."""
 
 CANCEL_REQUEST: Final = "$/cancel_request"
 SESSION_CANCEL: Final = "session/cancel"
@@ -59,53 +52,10 @@ error for a version below it, which is answered before the params are decoded (N
 negotiates no version, or the build was given none)."""
 
 
-class RequestError(Exception):
-    """A JSON-RPC error. Raise it from a handler to answer with it; a call the peer answers with an
-    error raises it. `str()` shows the message, the code and the data."""
-
-    def __init__(self, code: int, message: str, data: JsonValue = None) -> None:
-        super().__init__(code, message, data)
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def __str__(self) -> str:
-        text = f"{self.message} ({self.code})"
-        if self.data is not None:
-            try:
-                detail = json.dumps(self.data, ensure_ascii=False)
-            except (TypeError, ValueError):
-                detail = repr(self.data)
-            text += f": {detail if len(detail) <= 2000 else detail[:2000] + '...'}"
-        return text
-
-    @classmethod
-    def parse_error(cls, data: JsonValue = None) -> RequestError:
-        return cls(PARSE_ERROR, "Parse error", data)
-
-    @classmethod
-    def invalid_request(cls, data: JsonValue = None) -> RequestError:
-        return cls(INVALID_REQUEST, "Invalid request", data)
-
-    @classmethod
-    def method_not_found(cls, method: str) -> RequestError:
-        return cls(METHOD_NOT_FOUND, "Method not found", {"method": method})
-
-    @classmethod
-    def invalid_params(cls, data: JsonValue = None) -> RequestError:
-        return cls(INVALID_PARAMS, "Invalid params", data)
-
-    @classmethod
-    def internal_error(cls, data: JsonValue = None) -> RequestError:
-        return cls(INTERNAL_ERROR, "Internal error", data)
-
-    @classmethod
-    def request_cancelled(cls, data: JsonValue = None) -> RequestError:
-        return cls(REQUEST_CANCELLED, "Request cancelled", data)
-
-    @classmethod
-    def server_busy(cls, data: JsonValue = None) -> RequestError:
-        return cls(SERVER_BUSY, "Server busy", data)
+class RequestError(JsonRpcError):
+    """A JSON-RPC error, with a constructor for each error code the schema defines. Raise it from a
+    handler to answer with it; a call the peer answers with an error raises it. `str()` shows the
+    message, the code and the data."""
 
     @classmethod
     def authentication_required(cls, data: JsonValue = None) -> RequestError:
@@ -116,13 +66,3 @@ class RequestError(Exception):
     def resource_not_found(cls, data: JsonValue = None) -> RequestError:
         """`-32002` **Resource not found**: A given resource, such as a session or file, was not found."""
         return cls(RESOURCE_NOT_FOUND, "Resource not found", data)
-
-    def to_json(self) -> dict[str, JsonValue]:
-        error: dict[str, JsonValue] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
-
-
-def _json(value: object) -> JsonValue:
-    return value  # type: ignore[return-value]

@@ -42,18 +42,20 @@ from ._protocol import (
     CANCEL_REQUEST,
     CANCELLED_BY_SESSION,
     CANCELLED_RESULTS,
+    NEGOTIATE,
+    NULL_REQUEST_ID,
+    SESSION_CANCEL,
+    WITHDRAWN_RESULTS,
+    RequestError,
+)
+from .errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
-    NEGOTIATE,
-    NULL_REQUEST_ID,
     PARSE_ERROR,
     REQUEST_CANCELLED,
     SERVER_BUSY,
-    SESSION_CANCEL,
-    WITHDRAWN_RESULTS,
-    RequestError,
 )
 from .methods import MethodInfo
 
