@@ -35,6 +35,7 @@ class Target:
     hooks: dict[str, str] = field(default_factory=dict)
     keep_unknown: bool = False
     protocol_version: int | None = None
+    error_codes: dict[str, int] = field(default_factory=dict)
     allow_foreign: bool = False
     command: str = ""
 
@@ -53,6 +54,8 @@ TARGET_KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
     "hooks": (dict, 'a table of property JSON pointer -> "module:function" that rewrites the raw value before decoding'),
     "keep_unknown": (bool, "true or false"),
     "protocol_version": (int, "an integer"),
+    "error_codes": (dict, 'a table of error data type JSON pointer -> the error code it belongs to, '
+                    'e.g. { "/$defs/SessionNotFoundErrorData" = -32002 }'),
     "allow_foreign": (bool, "true or false"),
 }
 TOP_KEYS = {"targets"}
@@ -140,6 +143,12 @@ def parse_target(name: str, table: Any, root: Path, diags: Diagnostics) -> Targe
                 diags.error("config-bad-value", f"/tool/acpgen/targets/{name}/{key}",
                             f"`{where}.{key}.{pointer!r}` must be a Python identifier that is not a keyword, got {new!r}")
                 ok = False
+    codes = table.get("error_codes")
+    for pointer, code in codes.items() if isinstance(codes, dict) else []:
+        if not isinstance(code, int) or isinstance(code, bool):
+            diags.error("config-bad-value", f"/tool/acpgen/targets/{name}/error_codes",
+                        f"`{where}.error_codes.{pointer!r}` must be an integer error code, got {code!r}")
+            ok = False
     hooks = table.get("hooks")
     for pointer, target in hooks.items() if isinstance(hooks, dict) else []:
         if not isinstance(target, str) or not HOOK.fullmatch(target):
@@ -177,6 +186,7 @@ def parse_target(name: str, table: Any, root: Path, diags: Diagnostics) -> Targe
         hooks={normalise_pointer(k): v for k, v in table.get("hooks", {}).items()},
         keep_unknown=table.get("keep_unknown", False),
         protocol_version=table.get("protocol_version"),
+        error_codes={normalise_pointer(k): v for k, v in table.get("error_codes", {}).items()},
         allow_foreign=table.get("allow_foreign", False),
         command=f"acpgen build --target {name}",
     )

@@ -248,61 +248,6 @@ class ContextBuilder:
             return False
         return all(not f.required if not f.flatten else self.accepts_empty(f.type) for f in node.fields)
 
-    def cancelled_results(self, views: list[MethodView]) -> list[tuple[str, str, str]]:
-        """(method, result field, value) for each request whose result can itself say it was
-        cancelled: a required field whose enum has the member `cancelled` (`session/prompt`'s
-        `stopReason` in ACP). A turn cancelled by `session/cancel` is answered with that result."""
-        out: list[tuple[str, str, str]] = []
-        types = dict(self.package.defs)
-        for v in views:
-            m = v.method
-            if m.notification or not m.result or m.result not in types:
-                continue
-            result = self.emit.resolve(types[m.result])
-            if result.kind != "named" or not isinstance(self.emit.node(result), Struct):
-                continue
-            for f in self.emit.node(result).fields:  # type: ignore[union-attr]
-                t = self.emit.resolve(f.type)
-                node = self.emit.node(t) if t.kind == "named" else None
-                if f.required and isinstance(node, Enum) and any(mb.value == "cancelled" for mb in node.members):
-                    out.append((m.wire, f.wire, "cancelled"))
-                    break
-        return sorted(out)
-
-    def withdrawn_results(self, views: list[MethodView]) -> list[tuple[str, str, dict[str, str]]]:
-        """(method, result field, value) for each request whose result can say the request itself
-        was withdrawn: a required field whose tagged union has a variant tagged `cancelled` that
-        needs nothing else (`session/request_permission`'s outcome). The v2 draft: "The client
-        answers a request the agent cancels with `$/cancel_request` with this outcome"; v1: the
-        answer to pending permission requests of a cancelled turn. However such a request is
-        cancelled, it is answered with that result instead of -32800."""
-        out: list[tuple[str, str, dict[str, str]]] = []
-        types = dict(self.package.defs)
-        for v in views:
-            m = v.method
-            if m.notification or not m.result or m.result not in types:
-                continue
-            result = self.emit.resolve(types[m.result])
-            struct = self.emit.node(result) if result.kind == "named" else None
-            if not isinstance(struct, Struct):
-                continue
-            for f in struct.fields:
-                t = self.emit.resolve(f.type)
-                union = self.emit.node(t) if t.kind == "named" else None
-                if not f.required or f.flatten or not isinstance(union, Union_) or not union.tag:
-                    continue
-                for variant in union.variants:
-                    vt = self.emit.resolve(variant.type)
-                    node = self.emit.node(vt) if vt.kind == "named" else None
-                    if (variant.tag_value == "cancelled" and isinstance(node, Struct)
-                            and not any(x.required and x.wire != union.tag for x in node.fields)):
-                        out.append((m.wire, f.wire, {union.tag: "cancelled"}))
-                        break
-                else:
-                    continue
-                break
-        return sorted(out)
-
     def decoder_callable(self, t: TypeRef) -> str:
         return self.emit.decoder_callable(t)
 
@@ -330,8 +275,8 @@ class ContextBuilder:
             "client_sides": CLIENT_SIDES,
             "agent_methods": [v for v in views if v.method.side in AGENT_SIDES],
             "client_methods": [v for v in views if v.method.side in CLIENT_SIDES],
-            "cancelled_results": self.cancelled_results(views),
-            "withdrawn_results": self.withdrawn_results(views),
+            "cancelled_results": [(a.method, a.field, a.value) for a in p.protocol.cancelled_results],
+            "withdrawn_results": [(a.method, a.field, a.value) for a in p.protocol.withdrawn_results],
             "codec_decoders": sorted(
                 {d for v in views for d in (v.params_decoder, v.result_decoder) if d.startswith("decode_")}
                 | ({"null_as_empty"} if any(v.result_empty for v in views) else set())

@@ -17,8 +17,10 @@ from .errors import JsonRpcError
 
 # The schema's error codes beyond those of JSON-RPC and this runtime (`errors.py`).
 
-CANCEL_REQUEST: Final = "$/cancel_request"
+CANCEL_REQUEST: Final = ""
+"""The notification that cancels one request by its id ("": the schema has none)."""
 SESSION_CANCEL: Final = "session/cancel"
+"""The notification that cancels a session's turn ("": the schema has none)."""
 CANCELLED_BY_SESSION: Final[frozenset[str]] = frozenset({"session/prompt"})
 """Requests that `session/cancel` for their session cancels: those whose result says how the turn
 stopped (`stopReason`). A prompt whose result only acknowledges it is answered as usual, and the

@@ -20,7 +20,9 @@ AUTHENTICATION_REQUIRED: Final = -32000
 RESOURCE_NOT_FOUND: Final = -32002
 
 CANCEL_REQUEST: Final = "$/cancel_request"
+"""The notification that cancels one request by its id ("": the schema has none)."""
 SESSION_CANCEL: Final = "session/cancel"
+"""The notification that cancels a session's turn ("": the schema has none)."""
 CANCELLED_BY_SESSION: Final[frozenset[str]] = frozenset({"session/prompt"})
 """Requests that `session/cancel` for their session cancels: those whose result says how the turn
 stopped (`stopReason`). A prompt whose result only acknowledges it is answered as usual, and the
