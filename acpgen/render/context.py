@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from acpgen.ir.model import Alias, Enum, Method, Package, Struct, TypeRef, Union_
-from acpgen.render.codegen import Decode, Emitter, FieldPlan, Imports, dunder_all_order
+from acpgen.render.codegen import Decode, Emitter, FieldPlan, Imports, dunder_all_order, isort_key
 from acpgen.render.protocol import protocol_view
 from acpgen.render.text import docstring_body
+from acpgen.runtime import EAGER_EXPORTS, LAZY_EXPORTS, PROVENANCE_EXPORTS, ROUTER
 
 UNSTABLE_NOTE = "Unstable: only in the unstable schema; it may change or go away."
 
@@ -77,6 +78,39 @@ class MethodView:
     def uses_models(self) -> bool:
         """Whether its annotations name a class of models.py (`models.X`): typed params or result."""
         return bool(self.method.params) or (not self.method.notification and bool(self.method.result))
+
+
+# The line length isort wraps an import at in the checks of generated code (ruff's default).
+IMPORT_WIDTH = 88
+
+
+def import_statement(module: str, names: tuple[str, ...], indent: str = "") -> str:
+    """`from .module import a, b` in isort's order, one name a line in parentheses when too long."""
+    ordered = sorted(names, key=isort_key)
+    line = f"{indent}from .{module} import {', '.join(ordered)}"
+    if len(line) <= IMPORT_WIDTH:
+        return line
+    return f"{indent}from .{module} import (\n" + "".join(f"{indent}    {n},\n" for n in ordered) + f"{indent})"
+
+
+@dataclass(frozen=True)
+class InitExports:
+    """What `__init__.py` re-exports (acpgen/runtime/__init__.py's tables; the router's names only
+    when the package can route), in the order each place prints them."""
+
+    eager: tuple[str, ...]  # import statements of what is imported with the package
+    lazy: tuple[str, ...]  # the same (indented) for what is imported on first use, under TYPE_CHECKING
+    table: tuple[tuple[str, str], ...]  # (name, module) of the lazy names, sorted by name
+    all: tuple[str, ...]  # every name, in the order ruff wants an `__all__` in
+
+    @staticmethod
+    def of(routable: bool) -> InitExports:
+        lazy = {m: names for m, names in LAZY_EXPORTS.items() if routable or m != ROUTER}
+        names = [n for table in (EAGER_EXPORTS, lazy) for ns in table.values() for n in ns]
+        return InitExports(tuple(import_statement(m, ns) for m, ns in sorted(EAGER_EXPORTS.items())),
+                           tuple(import_statement(m, ns, "    ") for m, ns in sorted(lazy.items())),
+                           tuple(sorted((n, m) for m, ns in lazy.items() for n in ns)),
+                           tuple(dunder_all_order([*names, *PROVENANCE_EXPORTS])))
 
 
 # x-side values whose methods each side handles (`protocol` methods, such as `$/cancel_request`,
@@ -269,6 +303,7 @@ class ContextBuilder:
         methods: list[Method] = list(p.methods)
         helpers = sorted(self.emit.helpers.values(), key=lambda h: h.name)
         views = [self.method_view(m) for m in methods]
+        protocol = protocol_view(p, self.emit)
         return {
             "method_views": views,
             "agent_sides": AGENT_SIDES,
@@ -304,5 +339,6 @@ class ContextBuilder:
             "registry": registry,
             "methods": methods,
             "unstable_types": sorted(d for d, t in p.defs if self.emit.node(t).unstable),
-            "protocol": protocol_view(p, self.emit),
+            "protocol": protocol,
+            "init_exports": InitExports.of(protocol.routable),
         }
