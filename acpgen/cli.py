@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from acpgen import __version__
-from acpgen.config import Target, load_config
+from acpgen.config import Target, load_config, schema_target
 from acpgen.diagnostics import Diagnostic, Diagnostics
 from acpgen.ir.naming import package_name_problem
 from acpgen.write import real_folder
@@ -55,8 +55,6 @@ def resolve_targets(
 ) -> list[Target]:
     """The targets `build` and `check` work on (one option set for both), each with the command
     that regenerates it exactly (the provenance header prints it)."""
-    flags = [*(["--templates", templates.as_posix()] if templates else []),
-             *(["--allow-foreign"] if allow_foreign else []), *(["--keep-unknown"] if keep_unknown else [])]
     if unstable is not None and no_unstable:
         typer.echo(f"option --unstable: error[bad-option]: --unstable {unstable.as_posix()} and --no-unstable "
                    "contradict each other\n  hint: give one of them", err=True)
@@ -73,23 +71,15 @@ def resolve_targets(
             typer.echo(f"{where}: error[bad-package]: {source} {pkg!r} cannot name a package: {problem}"
                        f"\n  hint: pass --package NAME, e.g. --package acp_v1", err=True)
             raise typer.Exit(EXIT_ERROR)
-        out = output or Path("generated") / pkg
-        parts = ["acpgen", "build", schema.as_posix(), "--output", out.as_posix(), "--package", pkg]
-        if unstable:
-            parts += ["--unstable", unstable.as_posix()]
-        if no_unstable:
-            parts.append("--no-unstable")
-        if meta:
-            parts += ["--meta", meta.as_posix()]
-        if protocol_version is not None:
-            parts += ["--protocol-version", str(protocol_version)]
-        target = Target(
-            name=pkg, schema=schema, output=out, package=pkg, unstable=unstable, meta=meta,
-            include_unstable=not no_unstable, find_unstable=unstable is None and not no_unstable,
+        target = schema_target(
+            schema, package=pkg, output=output, unstable=unstable, no_unstable=no_unstable, meta=meta,
             templates=templates, allow_foreign=allow_foreign, keep_unknown=keep_unknown,
-            protocol_version=protocol_version, command=" ".join(shlex.quote(p) for p in [*parts, *flags]),
+            protocol_version=protocol_version,
         )
         return [target]
+    # Options that apply on top of each configured target's own, and join its command.
+    flags = [*(["--templates", templates.as_posix()] if templates else []),
+             *(["--allow-foreign"] if allow_foreign else []), *(["--keep-unknown"] if keep_unknown else [])]
     diags = Diagnostics(str(config))
     targets = load_config(config, diags)
     if diags.errors:
