@@ -32,6 +32,7 @@ OUTPUTS = {
     "_codec.py": RUNTIME,
     "_protocol.py": "_protocol.py.j2",
     "_registry.py": "_registry.py.j2",
+    "_tables.py": RUNTIME,
     "asgi.py": RUNTIME,
     "connections.py": "connections.py.j2",
     "errors.py": RUNTIME,
@@ -209,7 +210,7 @@ def render_package(
     def registry_imports(body: str) -> str:
         # An empty schema has no types: the registry then names no model.
         models_import = "from . import models\n" if any(py for _, py, _ in ctx["registry"]) else ""
-        return models_import + used_imports(body, (("._codec", codec),))
+        return models_import + used_imports(body, (("._codec", codec), ("._tables", ("decode_def",))))
 
     files: dict[str, str] = {}
     try:

@@ -98,7 +98,7 @@ class InitExports:
     """What `__init__.py` re-exports (acpgen/runtime/__init__.py's tables; the router's names only
     when the package can route), in the order each place prints them."""
 
-    eager: tuple[str, ...]  # import statements of what is imported with the package
+    eager: tuple[str, ...]  # import statements of what is imported with the package (and `lazy_attribute`)
     lazy: tuple[str, ...]  # the same (indented) for what is imported on first use, under TYPE_CHECKING
     table: tuple[tuple[str, str], ...]  # (name, module) of the lazy names, sorted by name
     all: tuple[str, ...]  # every name, in the order ruff wants an `__all__` in
@@ -107,7 +107,8 @@ class InitExports:
     def of(routable: bool) -> InitExports:
         lazy = {m: names for m, names in LAZY_EXPORTS.items() if routable or m != ROUTER}
         names = [n for table in (EAGER_EXPORTS, lazy) for ns in table.values() for n in ns]
-        return InitExports(tuple(import_statement(m, ns) for m, ns in sorted(EAGER_EXPORTS.items())),
+        eager = {**EAGER_EXPORTS, "_tables": ("lazy_attribute",)}  # and what its `__getattr__` calls
+        return InitExports(tuple(import_statement(m, ns) for m, ns in sorted(eager.items())),
                            tuple(import_statement(m, ns, "    ") for m, ns in sorted(lazy.items())),
                            tuple(sorted((n, m) for m, ns in lazy.items() for n in ns)),
                            tuple(dunder_all_order([*names, *PROVENANCE_EXPORTS])))
