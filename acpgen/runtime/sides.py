@@ -106,7 +106,7 @@ def _params(cls: Callable[..., P], params: P | None, fields: dict[str, object]) 
 class AgentSide(Connection):
     """The agent's end: what the client sends goes to the `Agent`; the proxies call the client."""
 
-    def __init__(  # noqa: PYI019
+    def __init__(  # noqa: PYI019, RUF100
         self: _A,
         to_agent: Callable[[_A], Agent] | Agent,
         reader: LineReader | MessageTransport,
@@ -134,7 +134,7 @@ class AgentSide(Connection):
 class ClientSide(Connection):
     """The client's end: what the agent sends goes to the `Client`; the proxies call the agent."""
 
-    def __init__(  # noqa: PYI019
+    def __init__(  # noqa: PYI019, RUF100
         self: _C,
         to_client: Callable[[_C], Client] | Client,
         reader: LineReader | MessageTransport,
