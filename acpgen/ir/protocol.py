@@ -232,16 +232,17 @@ def request_id(schema: _Schema) -> tuple[bool, TypeRef | None, tuple[str, ...]]:
     return True, None, ()
 
 
-def cancel_request(schema: _Schema, id_type: TypeRef | None) -> tuple[str, tuple[str, ...]]:
-    """The protocol notification whose one required param is a request id (`$/cancel_request`)."""
+def cancel_request(schema: _Schema, id_type: TypeRef | None) -> tuple[str, str, tuple[str, ...]]:
+    """The protocol notification whose one required param is a request id (`$/cancel_request`),
+    and that param's wire name."""
     if id_type is None:
-        return "", ()
+        return "", "", ()
     for m in schema.methods:
         params = schema.struct(m.params)
         fields = _required(params) if params is not None else []
         if m.notification and m.side == "protocol" and len(fields) == 1 and fields[0].type == id_type:
-            return m.wire, (fields[0].pointer,)
-    return "", ()
+            return m.wire, fields[0].wire, (fields[0].pointer,)
+    return "", "", ()
 
 
 def session_cancel(schema: _Schema, diags: Diagnostics) -> tuple[str, tuple[str, ...]]:
@@ -316,7 +317,7 @@ def derive_protocol(nodes: Mapping[str, Node], defs: Mapping[str, TypeRef], meth
             rules.append(Rule("negotiation/rejects-lower", negotiated.rejects_lower, negotiated.evidence))
     null_id, id_type, id_evidence = request_id(schema)
     rules.append(Rule("request-id/null", null_id, id_evidence))
-    cancel, cancel_evidence = cancel_request(schema, id_type)
+    cancel, cancel_field, cancel_evidence = cancel_request(schema, id_type)
     if cancel:
         rules.append(Rule("cancel/request", cancel, cancel_evidence))
     session, session_evidence = session_cancel(schema, diags)
@@ -330,5 +331,6 @@ def derive_protocol(nodes: Mapping[str, Node], defs: Mapping[str, TypeRef], meth
               for a in withdrawn]
     rules += [Rule(f"cancelled-by-session/{m}", True, (next(a.pointer for a in cancelled if a.method == m),))
               for m in by_session]
-    return Protocol(codes, shapes, negotiated, null_id, cancel, session, cancelled, withdrawn, by_session,
+    return Protocol(codes, shapes, negotiated, null_id, cancel, cancel_field, session,
+                    SESSION_FIELD if session else "", cancelled, withdrawn, by_session,
                     tuple(sorted(rules, key=lambda r: r.key)))

@@ -65,7 +65,9 @@ class ProtocolView:
     null_request_id: bool  # may a request id be null (v1) or not (v2)
     routable: bool  # an `initialize` with the version, and a protocol version: the router can route
     cancel_request: str  # the notification that cancels one request (`$/cancel_request`)
+    cancel_request_field: str  # its param holding the request id
     session_cancel: str  # the notification that cancels a session's turn (`session/cancel`)
+    session_field: str  # its param holding the session, by which requests name theirs
 
 
 def _message(constant: str) -> str:
@@ -128,5 +130,7 @@ def protocol_view(package: Package, emit: Emitter) -> ProtocolView:
         null_request_id=facts.null_request_id,
         routable=n is not None and package.protocol_version is not None,
         cancel_request=facts.cancel_request,
+        cancel_request_field=facts.cancel_request_field,
         session_cancel=facts.session_cancel,
+        session_field=facts.session_field,
     )

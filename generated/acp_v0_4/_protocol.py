@@ -19,8 +19,12 @@ from .errors import JsonRpcError
 
 CANCEL_REQUEST: Final = ""
 """The notification that cancels one request by its id ("": the schema has none)."""
+CANCEL_REQUEST_FIELD: Final = ""
+"""Its param holding the id of the request to cancel."""
 SESSION_CANCEL: Final = "session/cancel"
 """The notification that cancels a session's turn ("": the schema has none)."""
+SESSION_FIELD: Final = "sessionId"
+"""Its param holding the session, the param by which a request names its session."""
 CANCELLED_BY_SESSION: Final[frozenset[str]] = frozenset({"session/prompt"})
 """Requests that `session/cancel` for their session cancels: those whose result says how the turn
 stopped (`stopReason`). A prompt whose result only acknowledges it is answered as usual, and the

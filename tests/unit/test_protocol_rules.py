@@ -42,6 +42,8 @@ def test_v1_rules_and_their_evidence() -> None:
     assert found["cancel/session"] == ("session/cancel", ("/$defs/CancelNotification/properties/sessionId",))
     assert found["cancelled-result/session/prompt"] == ("stopReason=cancelled", ("/$defs/PromptResponse/properties/stopReason",))
     assert found["cancelled-by-session/session/prompt"][0] is True
+    # what the runtime reads the ids of a cancellation from (rpc.py): the params that state them
+    assert (package.protocol.cancel_request_field, package.protocol.session_field) == ("requestId", "sessionId")
     assert all(evidence for key, (_, evidence) in found.items())  # every rule says where the schema states it
 
 
