@@ -64,7 +64,7 @@ def build_package(loaded: LoadedSchema, options: IrOptions) -> tuple[Package | N
     protocol = derive_protocol(builder.nodes, builder.def_types, methods, options.error_codes, diags)
     stable_diags = Diagnostics(str(stable_file.path))  # the version is the release's, named by its stable file
     version = protocol_version(options.protocol_version, loaded.meta, loaded.meta_file, stable_diags,
-                               negotiates=negotiating_method(chosen.document, builder.defs_key, methods))
+                               negotiates=negotiating_method(builder.nodes, builder.def_types, methods))
     diags.items.extend(stable_diags.items)
     if diags.errors:
         return None, diags

@@ -32,17 +32,6 @@ VERSION_HINT = ("pass --protocol-version N, set `protocol_version` in the target
                 "or put the release's meta.json beside the schema (or pass --meta)")
 
 
-def negotiating_method(document: dict[str, Any], defs_key: str, methods: Sequence[Method]) -> str | None:
-    """The request whose params carry `protocolVersion` (ACP: `initialize`), if the schema has one."""
-    defs = document.get(defs_key)
-    for m in methods:
-        params = defs.get(m.params) if isinstance(defs, dict) else None
-        properties = params.get("properties") if isinstance(params, dict) else None
-        if not m.notification and isinstance(properties, dict) and VERSION_FIELD in properties:
-            return m.wire
-    return None
-
-
 def protocol_version(given: int | None, meta: dict[str, Any] | None, meta_file: str,
                      diags: Diagnostics, *, negotiates: str | None) -> int | None:
     """The `protocolVersion` the package speaks: the option or config key, else the meta file's
@@ -288,6 +277,16 @@ def cancel_answers(schema: _Schema) -> tuple[tuple[CancelAnswer, ...], tuple[Can
 
 def _answer_key(a: CancelAnswer) -> tuple[str, str]:
     return a.method, a.field
+
+
+def negotiating_method(nodes: Mapping[str, Node], defs: Mapping[str, TypeRef], methods: Sequence[Method]) -> str | None:
+    """The request whose params have VERSION_FIELD (ACP: `initialize`), if the schema has one:
+    what `protocol_version` warns about when no version is known."""
+    schema = _Schema(nodes, defs, methods)
+    for m in methods:
+        if not m.notification and _field(schema.struct(m.params), VERSION_FIELD, required=False) is not None:
+            return m.wire
+    return None
 
 
 def derive_protocol(nodes: Mapping[str, Node], defs: Mapping[str, TypeRef], methods: Sequence[Method],
