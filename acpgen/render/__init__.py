@@ -16,9 +16,8 @@ from jinja2 import (
     TemplateSyntaxError,
 )
 
-from acpgen import __version__
 from acpgen.diagnostics import Diagnostic, Diagnostics
-from acpgen.ir.model import Package, Struct
+from acpgen.ir.model import Package
 from acpgen.render.cache import bytecode_cache
 from acpgen.render.codegen import PrivateNames, constant_name, isort_key
 from acpgen.render.context import ContextBuilder, docstring
@@ -134,12 +133,6 @@ def make_environment(user_templates: Path | None = None) -> Environment:
     return env
 
 
-def hook_imports(package: Package, names: PrivateNames) -> list[str]:
-    """Import lines for the user functions the `hooks` config key routes raw values through."""
-    targets = sorted({f.hook for n in package.nodes if isinstance(n, Struct) for f in n.fields if f.hook})
-    return [f"from {t.split(':')[0]} import {t.split(':')[1]} as {names.hook(t)}" for t in targets]
-
-
 def uses_name(body: str, name: str) -> bool:
     """Whether `name` occurs in `body` as a whole word that is not an attribute (`x.name`).
 
@@ -188,24 +181,11 @@ def render_package(
         return None
     env = make_environment(user_templates)
     builder = ContextBuilder(package)
-    ctx: dict[str, Any] = builder.context()
+    ctx: dict[str, Any] = builder.context(command)  # the one place the context is made
     names = builder.emit.private  # the module-private names, unique per package
     env.filters.update(decoder=names.decoder, wire_table=names.wire_table, encoders_table=names.encoders_table,
                        hook_alias=names.hook)
-    def_class = {def_name: ref.name for def_name, ref in package.defs}
-    ctx["registry"] = [
-        (d, py, call if call.startswith("decode_") else f"models.{call}") for d, py, call in ctx["registry"]
-    ]
-    ctx.update(
-        acpgen_version=__version__,
-        sources=", ".join(f"{s.file} (sha256 {s.sha256})" for s in package.sources),
-        source_pairs=tuple((s.file, s.sha256) for s in package.sources),
-        command=command,
-        def_class=def_class,
-    )
     codec = ("encode_value", *sorted({c for _, _, c in ctx["registry"] if c.startswith("decode_")}))
-    ctx["use"] = ctx["imports"].use
-    ctx["hook_imports"] = hook_imports(package, names)
 
     def registry_imports(body: str) -> str:
         # An empty schema has no types: the registry then names no model.

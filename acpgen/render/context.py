@@ -6,6 +6,7 @@ import graphlib
 from dataclasses import dataclass
 from typing import Any
 
+from acpgen import __version__
 from acpgen.ir.model import Alias, Enum, Method, Package, Struct, TypeRef, Union_
 from acpgen.render.codegen import Decode, Emitter, FieldPlan, Imports, dunder_all_order, isort_key
 from acpgen.render.protocol import protocol_view
@@ -292,7 +293,14 @@ class ContextBuilder:
         exported = dict(self.package.export_aliases)
         return dunder_all_order(exported.get(n.name, n.name) for n in self.package.nodes if not n.name.startswith("_"))
 
-    def context(self) -> dict[str, Any]:
+    def hook_imports(self) -> list[str]:
+        """Import lines for the user functions the `hooks` config key routes raw values through."""
+        names = self.emit.private
+        targets = sorted({f.hook for n in self.package.nodes if isinstance(n, Struct) for f in n.fields if f.hook})
+        return [f"from {t.split(':')[0]} import {t.split(':')[1]} as {names.hook(t)}" for t in targets]
+
+    def context(self, command: str = "") -> dict[str, Any]:
+        """Everything the templates receive (templates/README.md lists it), made here only."""
         p = self.package
         # A variant that adds only a tag subclasses its `$defs` type, so it comes after all of them.
         ordered = sorted((n for n in p.nodes if isinstance(n, Struct)), key=lambda n: bool(n.base))
@@ -301,6 +309,7 @@ class ContextBuilder:
         unions = [self.union_view(n) for n in p.nodes if isinstance(n, Union_)]
         aliases = self.aliases()
         registry = [(def_name, self.emit.node(t).name, self.decoder_callable(t)) for def_name, t in p.defs]
+        registry = [(d, py, call if call.startswith("decode_") else f"models.{call}") for d, py, call in registry]
         methods: list[Method] = list(p.methods)
         helpers = sorted(self.emit.helpers.values(), key=lambda h: h.name)
         views = [self.method_view(m) for m in methods]
@@ -342,4 +351,11 @@ class ContextBuilder:
             "unstable_types": sorted(d for d, t in p.defs if self.emit.node(t).unstable),
             "protocol": protocol,
             "init_exports": InitExports.of(protocol.routable),
+            "acpgen_version": __version__,
+            "sources": ", ".join(f"{s.file} (sha256 {s.sha256})" for s in p.sources),
+            "source_pairs": tuple((s.file, s.sha256) for s in p.sources),
+            "command": command,
+            "def_class": {def_name: ref.name for def_name, ref in p.defs},
+            "use": self.emit.imports.use,
+            "hook_imports": self.hook_imports(),
         }
