@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from acpgen import __version__
-from acpgen.config import Target, load_config
+from acpgen.config import Target, load_config, schema_target
 from acpgen.diagnostics import Diagnostic, Diagnostics
 from acpgen.ir.naming import package_name_problem
 from acpgen.write import real_folder
@@ -48,6 +48,13 @@ def report(diagnostics: list[Diagnostic], verbose: bool, quiet: bool = False) ->
             typer.echo(d.render(), err=True)
 
 
+def fail(where: str, code: str, message: str, hint: str = "") -> typer.Exit:
+    """A usage error, reported as every error is (a Diagnostic, rendered by `report`); raise what
+    it returns."""
+    report([Diagnostic("error", code, "", message, where, hint)], True)
+    return typer.Exit(EXIT_ERROR)
+
+
 def resolve_targets(
     schema: Path | None, output: Path | None, package: str | None, unstable: Path | None,
     no_unstable: bool, meta: Path | None, templates: Path | None, config: Path, names: list[str],
@@ -55,12 +62,9 @@ def resolve_targets(
 ) -> list[Target]:
     """The targets `build` and `check` work on (one option set for both), each with the command
     that regenerates it exactly (the provenance header prints it)."""
-    flags = [*(["--templates", templates.as_posix()] if templates else []),
-             *(["--allow-foreign"] if allow_foreign else []), *(["--keep-unknown"] if keep_unknown else [])]
     if unstable is not None and no_unstable:
-        typer.echo(f"option --unstable: error[bad-option]: --unstable {unstable.as_posix()} and --no-unstable "
-                   "contradict each other\n  hint: give one of them", err=True)
-        raise typer.Exit(EXIT_ERROR)
+        raise fail("option --unstable", "bad-option",
+                   f"--unstable {unstable.as_posix()} and --no-unstable contradict each other", "give one of them")
     if schema is not None:
         pkg = package if package is not None else (
             real_folder(output).name if output else schema.stem.replace(".", "_"))
@@ -70,26 +74,17 @@ def resolve_targets(
                 ("option --package", "the package name") if package is not None
                 else (output.as_posix(), "the package name taken from the output folder's name") if output
                 else (schema.as_posix(), "the package name taken from the schema file's name"))
-            typer.echo(f"{where}: error[bad-package]: {source} {pkg!r} cannot name a package: {problem}"
-                       f"\n  hint: pass --package NAME, e.g. --package acp_v1", err=True)
-            raise typer.Exit(EXIT_ERROR)
-        out = output or Path("generated") / pkg
-        parts = ["acpgen", "build", schema.as_posix(), "--output", out.as_posix(), "--package", pkg]
-        if unstable:
-            parts += ["--unstable", unstable.as_posix()]
-        if no_unstable:
-            parts.append("--no-unstable")
-        if meta:
-            parts += ["--meta", meta.as_posix()]
-        if protocol_version is not None:
-            parts += ["--protocol-version", str(protocol_version)]
-        target = Target(
-            name=pkg, schema=schema, output=out, package=pkg, unstable=unstable, meta=meta,
-            include_unstable=not no_unstable, find_unstable=unstable is None and not no_unstable,
+            raise fail(where, "bad-package", f"{source} {pkg!r} cannot name a package: {problem}",
+                       "pass --package NAME, e.g. --package acp_v1")
+        target = schema_target(
+            schema, package=pkg, output=output, unstable=unstable, no_unstable=no_unstable, meta=meta,
             templates=templates, allow_foreign=allow_foreign, keep_unknown=keep_unknown,
-            protocol_version=protocol_version, command=" ".join(shlex.quote(p) for p in [*parts, *flags]),
+            protocol_version=protocol_version,
         )
         return [target]
+    # Options that apply on top of each configured target's own, and join its command.
+    flags = [*(["--templates", templates.as_posix()] if templates else []),
+             *(["--allow-foreign"] if allow_foreign else []), *(["--keep-unknown"] if keep_unknown else [])]
     diags = Diagnostics(str(config))
     targets = load_config(config, diags)
     if diags.errors:
@@ -98,16 +93,14 @@ def resolve_targets(
     if names:
         unknown = sorted(set(names) - {t.name for t in targets})
         if unknown:
-            typer.echo(f"{config}: error[unknown-target]: no target named {', '.join(unknown)} "
-                       f"(known: {', '.join(t.name for t in targets)})", err=True)
-            raise typer.Exit(EXIT_ERROR)
+            raise fail(str(config), "unknown-target", f"no target named {', '.join(unknown)} "
+                       f"(known: {', '.join(t.name for t in targets)})")
         targets = [t for t in targets if t.name in names]
     if protocol_version is not None:
         if len(targets) != 1:
-            typer.echo(f"option --protocol-version: error[bad-option]: one version for {len(targets)} targets "
-                       "(each configured target sets its own)\n  hint: give it with SCHEMA or one --target, or set "
-                       "protocol_version in the target's table", err=True)
-            raise typer.Exit(EXIT_ERROR)
+            raise fail("option --protocol-version", "bad-option",
+                       f"one version for {len(targets)} targets (each configured target sets its own)",
+                       "give it with SCHEMA or one --target, or set protocol_version in the target's table")
         flags += ["--protocol-version", str(protocol_version)]
         targets = [dataclasses.replace(targets[0], protocol_version=protocol_version)]
     if flags:
@@ -206,8 +199,7 @@ def diff_side(spec: str, role: str, config: Path, no_unstable: bool) -> tuple[Ta
     if path.is_file():
         return file_target(path, no_unstable), spec
     if path.exists():
-        typer.echo(f"{spec}: error[bad-argument]: {role} is a folder; give a schema file (schema.json) or a target name", err=True)
-        raise typer.Exit(EXIT_ERROR)
+        raise fail(spec, "bad-argument", f"{role} is a folder; give a schema file (schema.json) or a target name")
     names: list[str] = []
     if config.is_file():
         diags = Diagnostics(str(config))
@@ -218,12 +210,10 @@ def diff_side(spec: str, role: str, config: Path, no_unstable: bool) -> tuple[Ta
         names = [t.name for t in targets]
         if diags.errors and not spec.endswith(".json"):
             report(diags.items, True)
-            typer.echo(f"argument {role}: error[bad-argument]: {spec!r} is no file; and {config} has errors, so it is no usable target either",
-                       err=True)
-            raise typer.Exit(EXIT_ERROR)
+            raise fail(f"argument {role}", "bad-argument",
+                       f"{spec!r} is no file; and {config} has errors, so it is no usable target either")
     known = f"targets in {config}: {', '.join(names)}" if names else f"{config} defines no targets"
-    typer.echo(f"{spec}: error[bad-argument]: {role} is neither a schema file nor a configured target ({known})", err=True)
-    raise typer.Exit(EXIT_ERROR)
+    raise fail(spec, "bad-argument", f"{role} is neither a schema file nor a configured target ({known})")
 
 
 @app.command()
@@ -248,11 +238,9 @@ def diff(
     from acpgen.diff import FAIL_ON, RENDERERS, diff_targets
 
     if fmt not in DIFF_FORMATS:
-        typer.echo(f"option --format: error[bad-option]: --format must be one of {', '.join(DIFF_FORMATS)}, not {fmt!r}", err=True)
-        raise typer.Exit(EXIT_ERROR)
+        raise fail("option --format", "bad-option", f"--format must be one of {', '.join(DIFF_FORMATS)}, not {fmt!r}")
     if fail_on is not None and fail_on not in FAIL_ON:
-        typer.echo(f"option --fail-on: error[bad-option]: --fail-on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}", err=True)
-        raise typer.Exit(EXIT_ERROR)
+        raise fail("option --fail-on", "bad-option", f"--fail-on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
     old_target, old_label = diff_side(old, "OLD", config, no_unstable)
     new_target, new_label = diff_side(new, "NEW", config, no_unstable)
     result, diagnostics = diff_targets(old_target, new_target, old_label, new_label, ignore_unstable)

@@ -3,8 +3,10 @@ that name the key."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
+import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,8 +37,35 @@ class Target:
     hooks: dict[str, str] = field(default_factory=dict)
     keep_unknown: bool = False
     protocol_version: int | None = None
+    error_codes: dict[str, int] = field(default_factory=dict)
     allow_foreign: bool = False
     command: str = ""
+
+
+def schema_target(
+    schema: Path, *, package: str, output: Path | None = None, name: str | None = None,
+    unstable: Path | None = None, no_unstable: bool = False, meta: Path | None = None,
+    templates: Path | None = None, allow_foreign: bool = False, keep_unknown: bool = False,
+    protocol_version: int | None = None,
+) -> Target:
+    """The one place a Target is made: for a schema file named on the command line (`build`,
+    `check`, `diff`, the kit's `--schema`), and under each configured target (`parse_target` adds
+    the config-only keys and its `--target` command). The unstable companion is the one
+    `unstable` names, else the one found beside it, unless `no_unstable`; `command` is the `acpgen
+    build` line that regenerates it exactly (the provenance header prints it)."""
+    out = output if output is not None else Path("generated") / package
+    parts = ["acpgen", "build", schema.as_posix(), "--output", out.as_posix(), "--package", package]
+    parts += [*(["--unstable", unstable.as_posix()] if unstable else []), *(["--no-unstable"] if no_unstable else []),
+              *(["--meta", meta.as_posix()] if meta else []),
+              *(["--protocol-version", str(protocol_version)] if protocol_version is not None else []),
+              *(["--templates", templates.as_posix()] if templates else []),
+              *(["--allow-foreign"] if allow_foreign else []), *(["--keep-unknown"] if keep_unknown else [])]
+    return Target(
+        name=name or package, schema=schema, output=out, package=package, unstable=unstable, meta=meta,
+        include_unstable=not no_unstable, find_unstable=unstable is None and not no_unstable,
+        templates=templates, allow_foreign=allow_foreign, keep_unknown=keep_unknown,
+        protocol_version=protocol_version, command=" ".join(shlex.quote(p) for p in parts),
+    )
 
 
 # key -> (expected python type, description for the error message)
@@ -53,6 +82,8 @@ TARGET_KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
     "hooks": (dict, 'a table of property JSON pointer -> "module:function" that rewrites the raw value before decoding'),
     "keep_unknown": (bool, "true or false"),
     "protocol_version": (int, "an integer"),
+    "error_codes": (dict, 'a table of error data type JSON pointer -> the error code it belongs to, '
+                    'e.g. { "/$defs/SessionNotFoundErrorData" = -32002 }'),
     "allow_foreign": (bool, "true or false"),
 }
 TOP_KEYS = {"targets"}
@@ -140,6 +171,12 @@ def parse_target(name: str, table: Any, root: Path, diags: Diagnostics) -> Targe
                 diags.error("config-bad-value", f"/tool/acpgen/targets/{name}/{key}",
                             f"`{where}.{key}.{pointer!r}` must be a Python identifier that is not a keyword, got {new!r}")
                 ok = False
+    codes = table.get("error_codes")
+    for pointer, code in codes.items() if isinstance(codes, dict) else []:
+        if not isinstance(code, int) or isinstance(code, bool):
+            diags.error("config-bad-value", f"/tool/acpgen/targets/{name}/error_codes",
+                        f"`{where}.error_codes.{pointer!r}` must be an integer error code, got {code!r}")
+            ok = False
     hooks = table.get("hooks")
     for pointer, target in hooks.items() if isinstance(hooks, dict) else []:
         if not isinstance(target, str) or not HOOK.fullmatch(target):
@@ -162,22 +199,18 @@ def parse_target(name: str, table: Any, root: Path, diags: Diagnostics) -> Targe
     def path(key: str) -> Path | None:
         return root / table[key] if key in table else None
 
-    return Target(
-        name=name,
-        schema=root / table["schema"],
-        output=root / table["output"],
-        package=package,
-        unstable=path("unstable"),
-        meta=path("meta"),
-        include_unstable=table.get("include_unstable", True),
-        find_unstable="unstable" not in table and table.get("include_unstable", True),
-        templates=path("templates"),
+    built = schema_target(
+        root / table["schema"], package=package, output=root / table["output"], name=name,
+        unstable=path("unstable"), no_unstable=not table.get("include_unstable", True), meta=path("meta"),
+        templates=path("templates"), allow_foreign=table.get("allow_foreign", False),
+        keep_unknown=table.get("keep_unknown", False), protocol_version=table.get("protocol_version"),
+    )
+    return dataclasses.replace(
+        built,
         rename={normalise_pointer(k): v for k, v in table.get("rename", {}).items()},
         defaults={normalise_pointer(k): v for k, v in table.get("defaults", {}).items()},
         hooks={normalise_pointer(k): v for k, v in table.get("hooks", {}).items()},
-        keep_unknown=table.get("keep_unknown", False),
-        protocol_version=table.get("protocol_version"),
-        allow_foreign=table.get("allow_foreign", False),
+        error_codes={normalise_pointer(k): v for k, v in table.get("error_codes", {}).items()},
         command=f"acpgen build --target {name}",
     )
 

@@ -110,6 +110,7 @@ def load_ir(target: Target) -> tuple[Package | None, list[Diagnostic]]:
         include_unstable=target.include_unstable,
         keep_unknown=target.keep_unknown,
         protocol_version=target.protocol_version,
+        error_codes=target.error_codes,
     )
     package, ir_diags = build_package(loaded, options)
     return package, diagnostics + ir_diags.items

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from acpgen.config import Target
+from acpgen.config import Target, schema_target
 from acpgen.diagnostics import Diagnostic
 from acpgen.diff.compare import diff_packages
 from acpgen.diff.model import (
@@ -62,10 +62,8 @@ def file_target(schema: Path, no_unstable: bool = False) -> Target:
     if name.endswith(UNSTABLE_SUFFIX):
         stable = schema.with_name(name[: -len(UNSTABLE_SUFFIX)] + ".json")
         if stable.is_file():
-            return Target(name=schema.stem, schema=stable, output=Path(), package="diff", unstable=schema,
-                          find_unstable=False)
-    return Target(name=schema.stem, schema=schema, output=Path(), package="diff",
-                  include_unstable=not no_unstable, find_unstable=not no_unstable)
+            return schema_target(stable, package="diff", name=schema.stem, output=Path(), unstable=schema)
+    return schema_target(schema, package="diff", name=schema.stem, output=Path(), no_unstable=no_unstable)
 
 
 def sources_of(package: Package) -> tuple[tuple[str, str], ...]:

@@ -139,6 +139,7 @@ class Differ:
     def run(self) -> list[Change]:
         self.methods()
         self.types()
+        self.protocol_rules()
         order = {kind: i for i, kind in enumerate(CHANGE_KINDS)}
         return sorted(self.changes, key=lambda c: (not c.kind.startswith("method-"), c.path,
                                                    order.get(c.kind, len(order)), c.detail))
@@ -160,6 +161,31 @@ class Differ:
             site = site or Site("outcome", path, path, REJECTS)
             outcomes = outcomes_of(site, self.old_rx, self.new_rx, dirs, effects)
         self.changes.append(Change(kind, path, detail, breaks, source, dirs, unstable, outcomes, site))
+
+    # -- protocol rules ------------------------------------------------------------------
+
+    def protocol_rules(self) -> None:
+        """The rules acpgen/ir/protocol.py reads from each schema (error codes and their data shapes,
+        negotiation, id and cancellation rules). A rule removed or changed breaks peers of both sides
+        that follow the old one (the runtime acts on it, not the codecs: no decoder outcome); one added
+        breaks nobody. A code or data shape removed also takes its `RequestError` helper away."""
+        old = {r.key: r for r in self.old.protocol.rules}
+        new = {r.key: r for r in self.new.protocol.rules}
+        both = (C2A, A2C)
+        for key in sorted(set(old) | set(new)):
+            o, n = old.get(key), new.get(key)
+            helper = key.startswith(("error-code/", "error-data/"))
+            if o is None and n is not None:
+                self.changes.append(Change("protocol-rule-added", key, f"now {n.value!r} ({rule_evidence(n.evidence)})",
+                                           "nobody", False, both))
+            elif n is None and o is not None:
+                self.changes.append(Change("protocol-rule-removed", key,
+                                           f"was {o.value!r} ({rule_evidence(o.evidence)}); the new schema no longer states it",
+                                           "both", helper, both))
+            elif o is not None and n is not None and o.value != n.value:
+                self.changes.append(Change("protocol-rule-changed", key,
+                                           f"{o.value!r} -> {n.value!r} ({rule_evidence(n.evidence)})",
+                                           "both", helper, both))
 
     # -- methods -------------------------------------------------------------------------
 
@@ -655,6 +681,13 @@ class Differ:
 
 
 DEFAULT_KEY = "(default)"
+
+
+def rule_evidence(evidence: tuple[str, ...]) -> str:
+    """Where the schema states a rule: its first pointers, `#`-prefixed as a reader looks them up."""
+    shown = [e if e.startswith("config:") else f"#{e}" for e in evidence[:2]]
+    more = f" and {len(evidence) - 2} more" if len(evidence) > 2 else ""
+    return "stated at " + ", ".join(shown) + more if shown else "JSON-RPC's default"
 
 
 def group_methods(methods: Iterable[Method]) -> dict[str, list[Method]]:

@@ -113,6 +113,7 @@ CHANGE_KINDS = (
     "enum-base-changed",
     "variant-added", "variant-removed", "variant-renamed", "union-openness-changed", "union-tag-changed",
     "alias-target-changed", "alias-constraints-changed",
+    "protocol-rule-added", "protocol-rule-removed", "protocol-rule-changed",
 )
 
 

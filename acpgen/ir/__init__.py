@@ -12,7 +12,7 @@ from acpgen.ir.companion import narrowings
 from acpgen.ir.cycles import check_required_cycles
 from acpgen.ir.methods import collect_methods
 from acpgen.ir.model import Package, SchemaSource
-from acpgen.ir.protocol import negotiating_method, protocol_version
+from acpgen.ir.protocol import derive_protocol, negotiating_method, protocol_version
 from acpgen.load import LoadedSchema
 
 
@@ -25,6 +25,7 @@ class IrOptions:
     include_unstable: bool = True
     keep_unknown: bool = False
     protocol_version: int | None = None
+    error_codes: dict[str, int] = field(default_factory=dict)  # data type pointer -> error code (config)
 
 
 def build_package(loaded: LoadedSchema, options: IrOptions) -> tuple[Package | None, Diagnostics]:
@@ -62,9 +63,10 @@ def build_package(loaded: LoadedSchema, options: IrOptions) -> tuple[Package | N
     check_keywords(chosen.document, diags, checked)
     check_unenforced(chosen.document, diags, checked)
     aliases = export_aliases(builder.nodes, diags)
+    protocol = derive_protocol(builder.nodes, builder.def_types, methods, options.error_codes, diags)
     stable_diags = Diagnostics(str(stable_file.path))  # the version is the release's, named by its stable file
     version = protocol_version(options.protocol_version, loaded.meta, loaded.meta_file, stable_diags,
-                               negotiates=negotiating_method(chosen.document, builder.defs_key, methods))
+                               negotiates=negotiating_method(builder.nodes, builder.def_types, methods))
     diags.items.extend(stable_diags.items)
     if diags.errors:
         return None, diags
@@ -83,6 +85,7 @@ def build_package(loaded: LoadedSchema, options: IrOptions) -> tuple[Package | N
         options=(("keep_unknown", options.keep_unknown),),
         export_aliases=aliases,
         checked_schema=referenced(chosen.document, builder.defs_key, checked) if checked else "",
+        protocol=protocol,
     )
     return package, diags
 

@@ -167,10 +167,11 @@ def runtime_class_members(module: str, cls: str) -> frozenset[str]:
 
 
 # What the generated connection and interface classes define besides the handlers and proxies: a
-# handler or proxy of that name would override them. Derived from acpgen/runtime/rpc.py's
-# `Connection`; `agent` / `client` are the attributes connections.py.j2 adds (still a template).
+# handler or proxy of that name would override them. Derived from the runtime the proxies subclass:
+# acpgen/runtime/rpc.py's `Connection` and sides.py's `AgentSide` / `ClientSide` (`agent`, `client`).
 # tests/corpus/test_schema_safety.py checks this set against a built package.
-CONNECTION_MEMBERS = runtime_class_members("rpc.py", "Connection") | {"agent", "client"}
+CONNECTION_MEMBERS = (runtime_class_members("rpc.py", "Connection") | runtime_class_members("sides.py", "AgentSide")
+                      | runtime_class_members("sides.py", "ClientSide"))
 
 
 def handling_classes(side: str) -> tuple[str, ...]:

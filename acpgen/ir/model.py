@@ -184,6 +184,83 @@ class Method:
 
 
 @dataclass(frozen=True)
+class Rule:
+    """One protocol rule the runtime follows, as the schema states it: `key` names the rule
+    (`error-code/-32002`, `cancel/session`), `value` is what it says, `evidence` the JSON pointers
+    of the schema that state it (or `config:KEY` for a link the target's config gives)."""
+
+    key: str
+    value: str | int | bool
+    evidence: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ErrorCode:
+    """A code of the schema's error-code enum (the type of the error object's `code`)."""
+
+    constant: str  # the enum member's name, e.g. `RESOURCE_NOT_FOUND`
+    value: int
+    description: str
+    pointer: str  # the enum
+
+
+@dataclass(frozen=True)
+class ErrorShape:
+    """A data shape of the error object's `data` that belongs to one code: `struct` is its class."""
+
+    name: str  # the variant's title in snake case: the helper's name, e.g. `session_not_found`
+    code: int
+    struct: str
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Negotiation:
+    """The request whose params and result carry the protocol version (ACP: `initialize`)."""
+
+    method: str  # wire name
+    handler: str  # its interface method and proxy
+    field: str  # the params and result field holding the version (wire name)
+    params: str  # class of its params
+    result: str  # class of its result
+    rejects_lower: int | None  # the code answering a lower version with {requested, supported} shape, if any
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CancelAnswer:
+    """A request answered with a result that says it was cancelled: `{field: value}`."""
+
+    method: str
+    field: str
+    tag: str  # "": the field is an enum and the value is `cancelled`; else `{tag: "cancelled"}`
+    pointer: str  # the result field
+
+    @property
+    def value(self) -> str | dict[str, str]:
+        return {self.tag: "cancelled"} if self.tag else "cancelled"
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """The protocol facts of one schema (acpgen/ir/protocol.py derives them): what the generated
+    `_protocol.py` holds, and what `acpgen diff` compares as rules."""
+
+    error_codes: tuple[ErrorCode, ...] = ()
+    error_shapes: tuple[ErrorShape, ...] = ()
+    negotiation: Negotiation | None = None
+    null_request_id: bool = True
+    cancel_request: str = ""  # the notification cancelling one request by id (`$/cancel_request`)
+    cancel_request_field: str = ""  # its param holding the id (`requestId`)
+    session_cancel: str = ""  # the notification cancelling a session's turn (`session/cancel`)
+    session_field: str = ""  # its param holding the session (`sessionId`), which requests name theirs by
+    cancelled_results: tuple[CancelAnswer, ...] = ()  # session/cancel answers these with their result
+    withdrawn_results: tuple[CancelAnswer, ...] = ()  # any cancellation answers these with their result
+    cancelled_by_session: tuple[str, ...] = ()  # requests session/cancel cancels
+    rules: tuple[Rule, ...] = ()  # everything above, with its evidence, keyed for diff
+
+
+@dataclass(frozen=True)
 class SchemaSource:
     file: str
     sha256: str
@@ -205,6 +282,7 @@ class Package:
     # The part of the schema document the checked definitions (`check` of a node) are judged
     # against: their `$defs` entries and what those refer to, pointers unchanged ({} when none).
     checked_schema: str = ""  # as JSON text ("" when no definition is checked)
+    protocol: Protocol = Protocol()
 
     def node(self, name: str) -> Node:
         return self._index[name]

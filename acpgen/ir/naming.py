@@ -17,28 +17,19 @@ import unicodedata
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-# The names the generated package's `__init__` exports besides the models (its `__all__` minus the
-# models' names; tests/corpus/test_schema_safety.py checks this list against a built package). These are
-# the only names a model cannot take at package level: such a model keeps its name in models.py
-# (`pkg.models.RequestError`, and `TYPES` under the schema's name) and the package exports it as
-# `export_name(...)` (`RequestError_`), with an `export-renamed` warning. The list is fixed (the
-# router's names count in a package whose router.py is empty), so the rule does not depend on the
-# schema's shape. Every other name a
-# generated module uses for itself (`Literal`, `field`, `Model`, `KeyError`, ...) is imported under a
-# private alias where a class takes it (acpgen.render.codegen.Imports), so nothing else is reserved.
-PACKAGE_EXPORTS = frozenset(
-    {
-        "ACPGEN_VERSION", "AGENT_METHODS", "CLIENT_METHODS", "DECODERS", "METHODS", "PROTOCOL_VERSION",
-        "SCHEMA_SOURCES", "SCHEMA_TITLE", "SUPPORTED_PROTOCOL_VERSIONS", "TYPES", "UNSET", "UNSTABLE_TYPES",
-        "AcpApp", "Agent", "AgentRouter", "AgentSideConnection", "Client", "ClientSideConnection",
-        "ConnectionClosedError", "ConnectionLimits", "JsonValue", "Limits", "MessageTooLargeError",
-        "MethodInfo", "ProtocolError", "ProtocolVersionError", "RemoteAgentError", "RequestError",
-        "SkipHook", "Unset", "UnstableAgent", "UnstableClient", "ValidationError", "agent_route",
-        "bearer_token", "client_route", "check_protocol_version", "connect_agent", "decode", "encode",
-        "encode_value", "negotiate_protocol_version", "replace", "run_agent", "run_router", "serve_agent",
-        "set_skip_hook", "spawn_agent", "spawn_agent_negotiated",
-    }
-)
+from acpgen.runtime import package_exports
+
+# The names the generated package's `__init__` exports besides the models, derived from the tables
+# `__init__.py.j2` prints (acpgen/runtime/__init__.py: EAGER_EXPORTS, LAZY_EXPORTS, each runtime
+# module's share checked against its own `__all__`; tests/corpus/test_schema_safety.py checks the
+# set against a built package). These are the only names a model cannot take at package level: such
+# a model keeps its name in models.py (`pkg.models.RequestError`, and `TYPES` under the schema's
+# name) and the package exports it as `export_name(...)` (`RequestError_`), with an
+# `export-renamed` warning. The set is fixed (the router's names count in a package that cannot
+# route), so the rule does not depend on the schema's shape. Every other name a generated module
+# uses for itself (`Literal`, `field`, `Model`, `KeyError`, ...) is imported under a private alias
+# where a class takes it (acpgen.render.codegen.Imports), so nothing else is reserved.
+PACKAGE_EXPORTS = package_exports()
 # The capitalised names of Python's builtins (3.10 to 3.14, all platforms; a fixed list, so the
 # output does not depend on the Python acpgen runs on). A class of one of these names is a real
 # clash, not a generator-internal one: type checkers read a reference to a class defined further

@@ -2,28 +2,34 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from acpgen.diagnostics import Diagnostics
-from acpgen.ir.model import Method
+from acpgen.ir.model import (
+    Alias,
+    CancelAnswer,
+    Enum,
+    ErrorCode,
+    ErrorShape,
+    Field,
+    Method,
+    Negotiation,
+    Node,
+    Protocol,
+    Rule,
+    Struct,
+    TypeRef,
+    Union_,
+)
+from acpgen.ir.naming import snake
 
 # The params field through which a client asks for a protocol version (ACP's `initialize`).
 VERSION_FIELD = "protocolVersion"
 
 VERSION_HINT = ("pass --protocol-version N, set `protocol_version` in the target's [tool.acpgen] table, "
                 "or put the release's meta.json beside the schema (or pass --meta)")
-
-
-def negotiating_method(document: dict[str, Any], defs_key: str, methods: Sequence[Method]) -> str | None:
-    """The request whose params carry `protocolVersion` (ACP: `initialize`), if the schema has one."""
-    defs = document.get(defs_key)
-    for m in methods:
-        params = defs.get(m.params) if isinstance(defs, dict) else None
-        properties = params.get("properties") if isinstance(params, dict) else None
-        if not m.notification and isinstance(properties, dict) and VERSION_FIELD in properties:
-            return m.wire
-    return None
 
 
 def protocol_version(given: int | None, meta: dict[str, Any] | None, meta_file: str,
@@ -52,3 +58,278 @@ def protocol_version(given: int | None, meta: dict[str, Any] | None, meta_file: 
                       f"no protocol version is known for this schema: the generated agent answers {negotiates!r} "
                       "with an error rather than echo the version asked for", VERSION_HINT)
     return None
+
+
+# -- protocol rules read from the schema's structure -----------------------------------------------
+#
+# The schema states JSON-RPC's envelopes as types: a request object (members `id`, `method`), an
+# error object (`code`, `message`, `data`). Those member names are JSON-RPC 2.0's own wire contract,
+# so they are how the rules below find the types that state the rest: the error-code enum is the
+# type of the error object's `code`, the error data shapes the variants of its `data`, the id rule
+# the type of the request's `id`. No rule looks a definition up by its `$defs` name or reads
+# description text; a rule the schema does not state is absent, with a located warning where the
+# schema has the subject but not the statement.
+
+# The codes this runtime answers with itself (acpgen/runtime/errors.py): not the schema's to define.
+RUNTIME_CODES = frozenset({-32700, -32600, -32601, -32602, -32603, -32800, -32001})
+# The params field by which ACP requests name their session.
+SESSION_FIELD = "sessionId"
+# The enum value / union tag by which a result says its request was cancelled.
+CANCELLED = "cancelled"
+ERROR_CODES_HINT = ('link it in the target\'s config: error_codes = { "/$defs/NAME" = CODE } '
+                    "(the JSON pointer of the data type, the code it belongs to)")
+
+
+class _Schema:
+    """The IR being built, with the lookups the rules need (aliases followed)."""
+
+    def __init__(self, nodes: Mapping[str, Node], defs: Mapping[str, TypeRef], methods: Sequence[Method]) -> None:
+        self.nodes = nodes
+        self.defs = defs
+        self.methods = methods
+
+    def resolve(self, t: TypeRef) -> TypeRef:
+        seen = 0
+        while t.kind == "named" and isinstance(self.nodes.get(t.name), Alias) and seen < 64:
+            t = self.nodes[t.name].target  # type: ignore[union-attr]
+            seen += 1
+        return t
+
+    def node(self, t: TypeRef) -> Node | None:
+        t = self.resolve(t)
+        if t.kind == "nullable" and t.item is not None:
+            t = self.resolve(t.item)
+        return self.nodes.get(t.name) if t.kind == "named" else None
+
+    def struct(self, def_name: str | None) -> Struct | None:
+        t = self.defs.get(def_name or "")
+        node = self.node(t) if t is not None else None
+        return node if isinstance(node, Struct) else None
+
+    def structs(self) -> list[Struct]:
+        return sorted((n for n in self.nodes.values() if isinstance(n, Struct)), key=lambda s: (s.pointer, s.name))
+
+
+def _field(struct: Struct | None, wire: str, required: bool = True) -> Field | None:
+    if struct is None:
+        return None
+    return next((f for f in struct.fields if f.wire == wire and (f.required or not required)), None)
+
+
+def _required(struct: Struct) -> list[Field]:
+    return [f for f in struct.fields if f.required and not f.flatten]
+
+
+def error_object(schema: _Schema) -> tuple[Struct, Field, Enum] | None:
+    """JSON-RPC's error object (a required int-enum `code` and a `message`), its `code` and enum."""
+    for s in schema.structs():
+        code, message = _field(s, "code"), _field(s, "message", required=False)
+        enum = schema.node(code.type) if code is not None else None
+        if code is not None and message is not None and isinstance(enum, Enum) and enum.base == "int":
+            return s, code, enum
+    return None
+
+
+def data_shapes(schema: _Schema, error: Struct) -> tuple[Union_ | None, list[tuple[str, Struct]]]:
+    """The union of the error object's `data` and its titled object variants: (title, struct)."""
+    data = _field(error, "data", required=False)
+    union = schema.node(data.type) if data is not None else None
+    if not isinstance(union, Union_):
+        return None, []
+    out = []
+    for variant in union.variants:
+        struct = schema.node(variant.type)
+        if isinstance(struct, Struct) and variant.title:
+            out.append((variant.title, struct))
+    return union, out
+
+
+def error_codes(enum: Enum) -> tuple[ErrorCode, ...]:
+    return tuple(ErrorCode(m.py, int(m.value), m.description, enum.pointer)
+                 for m in enum.members if int(m.value) not in RUNTIME_CODES)
+
+
+def error_shapes(schema: _Schema, error: Struct, codes: Sequence[ErrorCode], links: Mapping[str, int],
+                 diags: Diagnostics) -> tuple[ErrorShape, ...]:
+    """The titled variants of the error object's `data` that belong to a code: by title (a variant
+    titled like the code, `UnsupportedProtocolVersion` for the code titled Unsupported protocol
+    version) or by the config's `error_codes` link; any other is a located warning."""
+    union, variants = data_shapes(schema, error)
+    if union is None:
+        return ()
+    by_constant = {c.constant: c for c in codes}
+    by_value = {c.value: c for c in codes}
+    out: list[ErrorShape] = []
+    for title, struct in variants:
+        name = snake(title)
+        owner = by_constant.get(name.upper())
+        evidence: tuple[str, ...] = (union.pointer, struct.pointer)
+        if owner is not None:
+            evidence += (owner.pointer,)
+        else:
+            linked = links.get(struct.pointer.removeprefix("#"))
+            owner = by_value.get(linked) if linked is not None else None
+            if owner is None:
+                given = "" if linked is None else f" (the config links it to {linked}, which the code enum lacks)"
+                diags.warning("error-data-unlinked", struct.pointer,
+                              f"the schema does not say which error code the data shape {struct.name} "
+                              f"(variant {title!r} of {union.name}) belongs to{given}: no typed helper for it",
+                              ERROR_CODES_HINT)
+                continue
+            evidence += (owner.pointer, f"config:error_codes:{struct.pointer.removeprefix('#')}")
+        out.append(ErrorShape(name, owner.value, struct.name, evidence))
+    return tuple(out)
+
+
+def negotiation(schema: _Schema, shapes: Sequence[ErrorShape]) -> Negotiation | None:
+    """The request whose params and result both require VERSION_FIELD; it rejects a lower version
+    with an error of its own when some code's data shape is exactly `{a version, a list of versions}`
+    (of the params field's type)."""
+    for m in schema.methods:
+        if m.notification or m.side != "agent":
+            continue
+        params, result = schema.struct(m.params), schema.struct(m.result)
+        asked, answered = _field(params, VERSION_FIELD), _field(result, VERSION_FIELD)
+        if params is None or result is None or asked is None or answered is None:
+            continue
+        evidence: tuple[str, ...] = (asked.pointer, answered.pointer)
+        rejects = None
+        for shape in shapes:
+            struct = schema.nodes.get(shape.struct)
+            fields = _required(struct) if isinstance(struct, Struct) else []
+            kinds = sorted((f.type == asked.type, f.type.kind == "list" and f.type.item == asked.type) for f in fields)
+            if kinds == [(False, True), (True, False)]:
+                rejects = shape.code
+                evidence += tuple(f.pointer for f in fields)
+                break
+        return Negotiation(m.wire, m.handler, VERSION_FIELD, params.name, result.name, rejects, evidence)
+    return None
+
+
+def request_id(schema: _Schema) -> tuple[bool, TypeRef | None, tuple[str, ...]]:
+    """Whether a request id may be null, from the type of JSON-RPC's request object's `id` (no
+    such object: JSON-RPC's own rule, it may)."""
+    for s in schema.structs():
+        id_field, method = _field(s, "id", required=False), _field(s, "method", required=False)
+        if id_field is None or method is None:
+            continue
+        t = schema.resolve(id_field.type)
+        node = schema.node(t)
+        nullable = id_field.nullable or t.kind in ("null", "nullable", "any") or (
+            isinstance(node, Union_) and any(schema.resolve(v.type).kind in ("null", "nullable") for v in node.variants))
+        return nullable, id_field.type, (id_field.pointer,)
+    return True, None, ()
+
+
+def cancel_request(schema: _Schema, id_type: TypeRef | None) -> tuple[str, str, tuple[str, ...]]:
+    """The protocol notification whose one required param is a request id (`$/cancel_request`),
+    and that param's wire name."""
+    if id_type is None:
+        return "", "", ()
+    for m in schema.methods:
+        params = schema.struct(m.params)
+        fields = _required(params) if params is not None else []
+        if m.notification and m.side == "protocol" and len(fields) == 1 and fields[0].type == id_type:
+            return m.wire, fields[0].wire, (fields[0].pointer,)
+    return "", "", ()
+
+
+def session_cancel(schema: _Schema, diags: Diagnostics) -> tuple[str, tuple[str, ...]]:
+    """The agent's notification whose one required param is the session (`session/cancel`)."""
+    found = []
+    for m in schema.methods:
+        params = schema.struct(m.params)
+        fields = _required(params) if params is not None else []
+        if m.notification and m.side == "agent" and [f.wire for f in fields] == [SESSION_FIELD]:
+            found.append((m.wire, (fields[0].pointer,)))
+    if len(found) > 1:
+        diags.warning("session-cancel-ambiguous", found[1][1][0],
+                      f"notifications {', '.join(w for w, _ in found)} each take only {SESSION_FIELD}: the schema does "
+                      "not say which cancels a turn; none is treated as session/cancel",
+                      "give the others another required param")
+        return "", ()
+    return found[0] if found else ("", ())
+
+
+def cancel_answers(schema: _Schema) -> tuple[tuple[CancelAnswer, ...], tuple[CancelAnswer, ...]]:
+    """Requests whose result can say they were cancelled: a required result field whose enum has
+    the value `cancelled` (`session/prompt`'s `stopReason`: the answer when `session/cancel` ends
+    the turn), or whose tagged union has a variant tagged `cancelled` that needs nothing else
+    (`session/request_permission`'s outcome: the answer however the request is withdrawn)."""
+    cancelled: list[CancelAnswer] = []
+    withdrawn: list[CancelAnswer] = []
+    for m in schema.methods:
+        result = None if m.notification else schema.struct(m.result)
+        for f in _required(result) if result is not None else []:
+            node = schema.node(f.type)
+            if isinstance(node, Enum) and any(mb.value == CANCELLED for mb in node.members):
+                cancelled.append(CancelAnswer(m.wire, f.wire, "", f.pointer))
+                break
+            if isinstance(node, Union_) and node.tag and any(
+                v.tag_value == CANCELLED and isinstance(variant := schema.node(v.type), Struct)
+                and not any(x.required and x.wire != node.tag for x in variant.fields)
+                for v in node.variants
+            ):
+                withdrawn.append(CancelAnswer(m.wire, f.wire, node.tag, f.pointer))
+                break
+    return tuple(sorted(dict.fromkeys(cancelled), key=_answer_key)), tuple(sorted(dict.fromkeys(withdrawn), key=_answer_key))
+
+
+def _answer_key(a: CancelAnswer) -> tuple[str, str]:
+    return a.method, a.field
+
+
+def negotiating_method(nodes: Mapping[str, Node], defs: Mapping[str, TypeRef], methods: Sequence[Method]) -> str | None:
+    """The request whose params have VERSION_FIELD (ACP: `initialize`), if the schema has one:
+    what `protocol_version` warns about when no version is known."""
+    schema = _Schema(nodes, defs, methods)
+    for m in methods:
+        if not m.notification and _field(schema.struct(m.params), VERSION_FIELD, required=False) is not None:
+            return m.wire
+    return None
+
+
+def derive_protocol(nodes: Mapping[str, Node], defs: Mapping[str, TypeRef], methods: Sequence[Method],
+                    links: Mapping[str, int], diags: Diagnostics) -> Protocol:
+    """Every protocol rule the schema states, each with the pointers that state it."""
+    schema = _Schema(nodes, defs, methods)
+    rules: list[Rule] = []
+    codes: tuple[ErrorCode, ...] = ()
+    shapes: tuple[ErrorShape, ...] = ()
+    found = error_object(schema)
+    data_pointers: set[str] = set()
+    if found is not None:
+        error, code_field, enum = found
+        codes = error_codes(enum)
+        shapes = error_shapes(schema, error, codes, links, diags)
+        data_pointers = {struct.pointer.removeprefix("#") for _, struct in data_shapes(schema, error)[1]}
+        rules += [Rule(f"error-code/{c.value}", c.constant, (code_field.pointer, c.pointer)) for c in codes]
+        rules += [Rule(f"error-data/{s.struct}", s.code, s.evidence) for s in shapes]
+    for pointer, code in sorted(links.items()):
+        if pointer not in data_pointers:
+            diags.warning("config-unused-link", "", f"error_codes links {pointer} to {code}, but no data shape of "
+                          "the schema's error object has that pointer", "fix or remove the link")
+    negotiated = negotiation(schema, shapes)
+    if negotiated is not None:
+        rules.append(Rule(f"negotiation/{negotiated.method}", negotiated.field, negotiated.evidence))
+        if negotiated.rejects_lower is not None:
+            rules.append(Rule("negotiation/rejects-lower", negotiated.rejects_lower, negotiated.evidence))
+    null_id, id_type, id_evidence = request_id(schema)
+    rules.append(Rule("request-id/null", null_id, id_evidence))
+    cancel, cancel_field, cancel_evidence = cancel_request(schema, id_type)
+    if cancel:
+        rules.append(Rule("cancel/request", cancel, cancel_evidence))
+    session, session_evidence = session_cancel(schema, diags)
+    if session:
+        rules.append(Rule("cancel/session", session, session_evidence))
+    cancelled, withdrawn = cancel_answers(schema)
+    carries_session = {m.wire for m in methods if _field(schema.struct(m.params), SESSION_FIELD, required=False)}
+    by_session = tuple(sorted({a.method for a in cancelled if a.method in carries_session})) if session else ()
+    rules += [Rule(f"cancelled-result/{a.method}", f"{a.field}={a.value}", (a.pointer,)) for a in cancelled]
+    rules += [Rule(f"withdrawn-result/{a.method}", f"{a.field}={json.dumps(a.value, sort_keys=True)}", (a.pointer,))
+              for a in withdrawn]
+    rules += [Rule(f"cancelled-by-session/{m}", True, (next(a.pointer for a in cancelled if a.method == m),))
+              for m in by_session]
+    return Protocol(codes, shapes, negotiated, null_id, cancel, cancel_field, session,
+                    SESSION_FIELD if session else "", cancelled, withdrawn, by_session,
+                    tuple(sorted(rules, key=lambda r: r.key)))

@@ -98,7 +98,7 @@ def cache_root() -> Path:
 
 def generate_into_cache(schema: Path) -> Path:
     """Build a binding for `schema` (and its unstable companion, when found) into the cache."""
-    from acpgen.config import Target
+    from acpgen.config import schema_target
     from acpgen.pipeline import build
 
     if not schema.is_file():
@@ -111,10 +111,7 @@ def generate_into_cache(schema: Path) -> Path:
     folder = cache_root() / f"schema_{digest.hexdigest()[:16]}"
     if (folder / "__init__.py").is_file():
         return folder
-    target = Target(
-        name="kit", schema=schema, output=folder, package=folder.name,
-        command=f"acpgen build {schema.as_posix()}",
-    )
+    target = schema_target(schema, package=folder.name, name="kit", output=folder)
     result = build(target)
     if not result.ok:
         errors = [d.render() for d in result.diagnostics if d.level == "error"]

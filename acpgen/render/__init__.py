@@ -16,9 +16,8 @@ from jinja2 import (
     TemplateSyntaxError,
 )
 
-from acpgen import __version__
 from acpgen.diagnostics import Diagnostic, Diagnostics
-from acpgen.ir.model import Package, Struct
+from acpgen.ir.model import Package
 from acpgen.render.cache import bytecode_cache
 from acpgen.render.codegen import PrivateNames, constant_name, isort_key
 from acpgen.render.context import ContextBuilder, docstring
@@ -33,16 +32,19 @@ OUTPUTS = {
     "_protocol.py": "_protocol.py.j2",
     "_registry.py": "_registry.py.j2",
     "_schemas.py": "_schemas.py.j2",
+    "_tables.py": RUNTIME,
     "asgi.py": RUNTIME,
     "connections.py": "connections.py.j2",
+    "errors.py": RUNTIME,
     "interfaces.py": "interfaces.py.j2",
     "methods.py": "methods.py.j2",
     "models.py": "models.py.j2",
     "py.typed": None,
     "remote.py": RUNTIME,
-    "router.py": "router.py.j2",
+    "router.py": RUNTIME,
     "rpc.py": RUNTIME,
     "_validate.py": RUNTIME,
+    "sides.py": RUNTIME,
 }
 # Only a package with checked definitions (a schema saying more than its types) has these.
 CHECKED_ONLY = frozenset({"_schemas.py", "_validate.py"})
@@ -135,12 +137,6 @@ def make_environment(user_templates: Path | None = None) -> Environment:
     return env
 
 
-def hook_imports(package: Package, names: PrivateNames) -> list[str]:
-    """Import lines for the user functions the `hooks` config key routes raw values through."""
-    targets = sorted({f.hook for n in package.nodes if isinstance(n, Struct) for f in n.fields if f.hook})
-    return [f"from {t.split(':')[0]} import {t.split(':')[1]} as {names.hook(t)}" for t in targets]
-
-
 def uses_name(body: str, name: str) -> bool:
     """Whether `name` occurs in `body` as a whole word that is not an attribute (`x.name`).
 
@@ -189,29 +185,16 @@ def render_package(
         return None
     env = make_environment(user_templates)
     builder = ContextBuilder(package)
-    ctx: dict[str, Any] = builder.context()
+    ctx: dict[str, Any] = builder.context(command)  # the one place the context is made
     names = builder.emit.private  # the module-private names, unique per package
     env.filters.update(decoder=names.decoder, wire_table=names.wire_table, encoders_table=names.encoders_table,
                        hook_alias=names.hook)
-    def_class = {def_name: ref.name for def_name, ref in package.defs}
-    ctx["registry"] = [
-        (d, py, call if call.startswith("decode_") else f"models.{call}") for d, py, call in ctx["registry"]
-    ]
-    ctx.update(
-        acpgen_version=__version__,
-        sources=", ".join(f"{s.file} (sha256 {s.sha256})" for s in package.sources),
-        source_pairs=tuple((s.file, s.sha256) for s in package.sources),
-        command=command,
-        def_class=def_class,
-    )
     codec = ("encode_value", *sorted({c for _, _, c in ctx["registry"] if c.startswith("decode_")}))
-    ctx["use"] = ctx["imports"].use
-    ctx["hook_imports"] = hook_imports(package, names)
 
     def registry_imports(body: str) -> str:
         # An empty schema has no types: the registry then names no model.
         models_import = "from . import models\n" if any(py for _, py, _ in ctx["registry"]) else ""
-        return models_import + used_imports(body, (("._codec", codec),))
+        return models_import + used_imports(body, (("._codec", codec), ("._tables", ("decode_def",))))
 
     files: dict[str, str] = {}
     try:

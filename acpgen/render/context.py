@@ -7,10 +7,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from acpgen import __version__
 from acpgen.ir.model import Alias, Enum, Method, Package, Struct, TypeRef, Union_
-from acpgen.render.codegen import Decode, Emitter, FieldPlan, Imports, dunder_all_order
+from acpgen.render.codegen import Decode, Emitter, FieldPlan, Imports, dunder_all_order, isort_key
 from acpgen.render.protocol import protocol_view
 from acpgen.render.text import docstring_body
+from acpgen.runtime import EAGER_EXPORTS, LAZY_EXPORTS, PROVENANCE_EXPORTS, ROUTER
 
 UNSTABLE_NOTE = "Unstable: only in the unstable schema; it may change or go away."
 
@@ -83,6 +85,40 @@ class MethodView:
     def uses_models(self) -> bool:
         """Whether its annotations name a class of models.py (`models.X`): typed params or result."""
         return bool(self.method.params) or (not self.method.notification and bool(self.method.result))
+
+
+# The line length isort wraps an import at in the checks of generated code (ruff's default).
+IMPORT_WIDTH = 88
+
+
+def import_statement(module: str, names: tuple[str, ...], indent: str = "") -> str:
+    """`from .module import a, b` in isort's order, one name a line in parentheses when too long."""
+    ordered = sorted(names, key=isort_key)
+    line = f"{indent}from .{module} import {', '.join(ordered)}"
+    if len(line) <= IMPORT_WIDTH:
+        return line
+    return f"{indent}from .{module} import (\n" + "".join(f"{indent}    {n},\n" for n in ordered) + f"{indent})"
+
+
+@dataclass(frozen=True)
+class InitExports:
+    """What `__init__.py` re-exports (acpgen/runtime/__init__.py's tables; the router's names only
+    when the package can route), in the order each place prints them."""
+
+    eager: tuple[str, ...]  # import statements of what is imported with the package (and `lazy_attribute`)
+    lazy: tuple[str, ...]  # the same (indented) for what is imported on first use, under TYPE_CHECKING
+    table: tuple[tuple[str, str], ...]  # (name, module) of the lazy names, sorted by name
+    all: tuple[str, ...]  # every name, in the order ruff wants an `__all__` in
+
+    @staticmethod
+    def of(routable: bool) -> InitExports:
+        lazy = {m: names for m, names in LAZY_EXPORTS.items() if routable or m != ROUTER}
+        names = [n for table in (EAGER_EXPORTS, lazy) for ns in table.values() for n in ns]
+        eager = {**EAGER_EXPORTS, "_tables": ("lazy_attribute",)}  # and what its `__getattr__` calls
+        return InitExports(tuple(import_statement(m, ns) for m, ns in sorted(eager.items())),
+                           tuple(import_statement(m, ns, "    ") for m, ns in sorted(lazy.items())),
+                           tuple(sorted((n, m) for m, ns in lazy.items() for n in ns)),
+                           tuple(dunder_all_order([*names, *PROVENANCE_EXPORTS])))
 
 
 # x-side values whose methods each side handles (`protocol` methods, such as `$/cancel_request`,
@@ -268,61 +304,6 @@ class ContextBuilder:
             return False
         return all(not f.required if not f.flatten else self.accepts_empty(f.type) for f in node.fields)
 
-    def cancelled_results(self, views: list[MethodView]) -> list[tuple[str, str, str]]:
-        """(method, result field, value) for each request whose result can itself say it was
-        cancelled: a required field whose enum has the member `cancelled` (`session/prompt`'s
-        `stopReason` in ACP). A turn cancelled by `session/cancel` is answered with that result."""
-        out: list[tuple[str, str, str]] = []
-        types = dict(self.package.defs)
-        for v in views:
-            m = v.method
-            if m.notification or not m.result or m.result not in types:
-                continue
-            result = self.emit.resolve(types[m.result])
-            if result.kind != "named" or not isinstance(self.emit.node(result), Struct):
-                continue
-            for f in self.emit.node(result).fields:  # type: ignore[union-attr]
-                t = self.emit.resolve(f.type)
-                node = self.emit.node(t) if t.kind == "named" else None
-                if f.required and isinstance(node, Enum) and any(mb.value == "cancelled" for mb in node.members):
-                    out.append((m.wire, f.wire, "cancelled"))
-                    break
-        return sorted(out)
-
-    def withdrawn_results(self, views: list[MethodView]) -> list[tuple[str, str, dict[str, str]]]:
-        """(method, result field, value) for each request whose result can say the request itself
-        was withdrawn: a required field whose tagged union has a variant tagged `cancelled` that
-        needs nothing else (`session/request_permission`'s outcome). The v2 draft: "The client
-        answers a request the agent cancels with `$/cancel_request` with this outcome"; v1: the
-        answer to pending permission requests of a cancelled turn. However such a request is
-        cancelled, it is answered with that result instead of -32800."""
-        out: list[tuple[str, str, dict[str, str]]] = []
-        types = dict(self.package.defs)
-        for v in views:
-            m = v.method
-            if m.notification or not m.result or m.result not in types:
-                continue
-            result = self.emit.resolve(types[m.result])
-            struct = self.emit.node(result) if result.kind == "named" else None
-            if not isinstance(struct, Struct):
-                continue
-            for f in struct.fields:
-                t = self.emit.resolve(f.type)
-                union = self.emit.node(t) if t.kind == "named" else None
-                if not f.required or f.flatten or not isinstance(union, Union_) or not union.tag:
-                    continue
-                for variant in union.variants:
-                    vt = self.emit.resolve(variant.type)
-                    node = self.emit.node(vt) if vt.kind == "named" else None
-                    if (variant.tag_value == "cancelled" and isinstance(node, Struct)
-                            and not any(x.required and x.wire != union.tag for x in node.fields)):
-                        out.append((m.wire, f.wire, {union.tag: "cancelled"}))
-                        break
-                else:
-                    continue
-                break
-        return sorted(out)
-
     def decoder_callable(self, t: TypeRef) -> str:
         return self.emit.decoder_callable(t)
 
@@ -332,7 +313,14 @@ class ContextBuilder:
         exported = dict(self.package.export_aliases)
         return dunder_all_order(exported.get(n.name, n.name) for n in self.package.nodes if not n.name.startswith("_"))
 
-    def context(self) -> dict[str, Any]:
+    def hook_imports(self) -> list[str]:
+        """Import lines for the user functions the `hooks` config key routes raw values through."""
+        names = self.emit.private
+        targets = sorted({f.hook for n in self.package.nodes if isinstance(n, Struct) for f in n.fields if f.hook})
+        return [f"from {t.split(':')[0]} import {t.split(':')[1]} as {names.hook(t)}" for t in targets]
+
+    def context(self, command: str = "") -> dict[str, Any]:
+        """Everything the templates receive (templates/README.md lists it), made here only."""
         p = self.package
         # A variant that adds only a tag subclasses its `$defs` type, so it comes after all of them.
         ordered = sorted((n for n in p.nodes if isinstance(n, Struct)), key=lambda n: bool(n.base))
@@ -341,17 +329,19 @@ class ContextBuilder:
         unions = [self.union_view(n) for n in p.nodes if isinstance(n, Union_)]
         aliases = self.aliases()
         registry = [(def_name, self.emit.node(t).name, self.decoder_callable(t)) for def_name, t in p.defs]
+        registry = [(d, py, call if call.startswith("decode_") else f"models.{call}") for d, py, call in registry]
         methods: list[Method] = list(p.methods)
         helpers = sorted(self.emit.helpers.values(), key=lambda h: h.name)
         views = [self.method_view(m) for m in methods]
+        protocol = protocol_view(p, self.emit)
         return {
             "method_views": views,
             "agent_sides": AGENT_SIDES,
             "client_sides": CLIENT_SIDES,
             "agent_methods": [v for v in views if v.method.side in AGENT_SIDES],
             "client_methods": [v for v in views if v.method.side in CLIENT_SIDES],
-            "cancelled_results": self.cancelled_results(views),
-            "withdrawn_results": self.withdrawn_results(views),
+            "cancelled_results": [(a.method, a.field, a.value) for a in p.protocol.cancelled_results],
+            "withdrawn_results": [(a.method, a.field, a.value) for a in p.protocol.withdrawn_results],
             "codec_decoders": sorted(
                 {d for v in views for d in (v.params_decoder, v.result_decoder) if d.startswith("decode_")}
                 | ({"null_as_empty"} if any(v.result_empty for v in views) else set())
@@ -380,5 +370,13 @@ class ContextBuilder:
             "checked_schema": json.loads(p.checked_schema) if p.checked_schema else {},
             "methods": methods,
             "unstable_types": sorted(d for d, t in p.defs if self.emit.node(t).unstable),
-            "protocol": protocol_view(p, self.emit),
+            "protocol": protocol,
+            "init_exports": InitExports.of(protocol.routable),
+            "acpgen_version": __version__,
+            "sources": ", ".join(f"{s.file} (sha256 {s.sha256})" for s in p.sources),
+            "source_pairs": tuple((s.file, s.sha256) for s in p.sources),
+            "command": command,
+            "def_class": {def_name: ref.name for def_name, ref in p.defs},
+            "use": self.emit.imports.use,
+            "hook_imports": self.hook_imports(),
         }

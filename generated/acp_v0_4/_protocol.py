@@ -2,30 +2,29 @@
 # Regenerate with: acpgen build --target acp_v0_4
 # Do not edit by hand: changes are lost on the next build.
 
-"""What the runtime (`rpc.py`, `router.py`, `asgi.py`) knows about this protocol version, all of it
+"""What the runtime (`rpc.py`, `sides.py`, `router.py`, `asgi.py`) knows about this protocol version, all of it
 derived from the schema: the error codes and `RequestError` with the schema's typed error helpers,
 which requests `session/cancel` cancels and what a cancelled or withdrawn request is answered with,
 whether request ids may be null, and how `initialize` negotiates the version."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Final
 
 from ._codec import JsonValue
+from .errors import JsonRpcError
 
-PARSE_ERROR: Final = -32700
-INVALID_REQUEST: Final = -32600
-METHOD_NOT_FOUND: Final = -32601
-INVALID_PARAMS: Final = -32602
-INTERNAL_ERROR: Final = -32603
-REQUEST_CANCELLED: Final = -32800
-SERVER_BUSY: Final = -32001
-"""This runtime's answer when `max_requests_in_flight + request_backlog` requests are already accepted."""
+# The schema's error codes beyond those of JSON-RPC and this runtime (`errors.py`).
 
-CANCEL_REQUEST: Final = "$/cancel_request"
+CANCEL_REQUEST: Final = ""
+"""The notification that cancels one request by its id ("": the schema has none)."""
+CANCEL_REQUEST_FIELD: Final = ""
+"""Its param holding the id of the request to cancel."""
 SESSION_CANCEL: Final = "session/cancel"
+"""The notification that cancels a session's turn ("": the schema has none)."""
+SESSION_FIELD: Final = "sessionId"
+"""Its param holding the session, the param by which a request names its session."""
 CANCELLED_BY_SESSION: Final[frozenset[str]] = frozenset({"session/prompt"})
 """Requests that `session/cancel` for their session cancels: those whose result says how the turn
 stopped (`stopReason`). A prompt whose result only acknowledges it is answered as usual, and the
@@ -45,66 +44,19 @@ result field whose tagged union has a variant tagged `cancelled` needing nothing
 `session/request_permission`'s outcome). Others get -32800."""
 NULL_REQUEST_ID: Final = True
 """Whether the schema's `RequestId` admits null (a null id is otherwise answered with -32600)."""
+PROTOCOL_VERSION: Final[int | None] = 1
+"""The `protocolVersion` this package speaks (None: the build was given none, so it negotiates none)."""
+INITIALIZE: Final = "initialize"
+"""The request whose params and result carry the protocol version ("": the schema has none)."""
+VERSION_FIELD: Final = "protocolVersion"
+"""The field of its params and result that holds the version ("" when there is no such request)."""
 NEGOTIATE: Final[tuple[str, str, int, Callable[[int, list[int]], RequestError]] | None] = None
 """The request and field that carry the requested protocol version, this package's version, and the
 error for a version below it, which is answered before the params are decoded (None: the schema
 negotiates no version, or the build was given none)."""
 
 
-class RequestError(Exception):
-    """A JSON-RPC error. Raise it from a handler to answer with it; a call the peer answers with an
-    error raises it. `str()` shows the message, the code and the data."""
-
-    def __init__(self, code: int, message: str, data: JsonValue = None) -> None:
-        super().__init__(code, message, data)
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def __str__(self) -> str:
-        text = f"{self.message} ({self.code})"
-        if self.data is not None:
-            try:
-                detail = json.dumps(self.data, ensure_ascii=False)
-            except (TypeError, ValueError):
-                detail = repr(self.data)
-            text += f": {detail if len(detail) <= 2000 else detail[:2000] + '...'}"
-        return text
-
-    @classmethod
-    def parse_error(cls, data: JsonValue = None) -> RequestError:
-        return cls(PARSE_ERROR, "Parse error", data)
-
-    @classmethod
-    def invalid_request(cls, data: JsonValue = None) -> RequestError:
-        return cls(INVALID_REQUEST, "Invalid request", data)
-
-    @classmethod
-    def method_not_found(cls, method: str) -> RequestError:
-        return cls(METHOD_NOT_FOUND, "Method not found", {"method": method})
-
-    @classmethod
-    def invalid_params(cls, data: JsonValue = None) -> RequestError:
-        return cls(INVALID_PARAMS, "Invalid params", data)
-
-    @classmethod
-    def internal_error(cls, data: JsonValue = None) -> RequestError:
-        return cls(INTERNAL_ERROR, "Internal error", data)
-
-    @classmethod
-    def request_cancelled(cls, data: JsonValue = None) -> RequestError:
-        return cls(REQUEST_CANCELLED, "Request cancelled", data)
-
-    @classmethod
-    def server_busy(cls, data: JsonValue = None) -> RequestError:
-        return cls(SERVER_BUSY, "Server busy", data)
-
-    def to_json(self) -> dict[str, JsonValue]:
-        error: dict[str, JsonValue] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
-
-
-def _json(value: object) -> JsonValue:
-    return value  # type: ignore[return-value]
+class RequestError(JsonRpcError):
+    """A JSON-RPC error, with a constructor for each error code the schema defines. Raise it from a
+    handler to answer with it; a call the peer answers with an error raises it. `str()` shows the
+    message, the code and the data."""

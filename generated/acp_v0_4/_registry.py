@@ -11,6 +11,7 @@ from typing import Final
 
 from . import models
 from ._codec import decode_str, encode_value
+from ._tables import decode_def
 
 TYPES: Final[dict[str, object]] = {
     "AgentCapabilities": models.AgentCapabilities,
@@ -200,11 +201,7 @@ UNSTABLE_TYPES: Final[frozenset[str]] = frozenset([])
 
 def decode(def_name: str, data: object) -> object:
     """Decode JSON data (as `json.loads` returns it) as the `$defs` type named `def_name`."""
-    try:
-        decoder = DECODERS[def_name]
-    except KeyError:
-        raise KeyError(f"no definition named {def_name!r} in this schema") from None
-    return decoder(data)
+    return decode_def(DECODERS, def_name, data)
 
 
 def encode(value: object) -> object:

@@ -16,28 +16,18 @@ A proxy takes the params object or its fields as keywords:
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import os
-import signal
-from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Final, TypeVar
-
 from . import models
 from ._codec import null_as_empty
-from .interfaces import Agent, Client
-from .methods import AGENT_METHODS, CLIENT_METHODS
-from .rpc import (
-    READ_CHUNK_BYTES,
-    Connection,
-    ConnectionLimits,
-    LineReader,
-    LineWriter,
-    MessageTransport,
-    NonJsonLines,
-    RequestError,
-    as_transport,
-    stdio_streams,
+from .sides import (
+    SUPPORTED_PROTOCOL_VERSIONS,
+    AgentSide,
+    ClientSide,
+    ProtocolVersionError,
+    _params,
+    check_protocol_version,
+    negotiate_protocol_version,
+    run_agent,
+    spawn_agent,
 )
 
 __all__ = [
@@ -51,82 +41,9 @@ __all__ = [
     "spawn_agent",
 ]
 
-P = TypeVar("P")
 
-SUPPORTED_PROTOCOL_VERSIONS: Final[tuple[int, ...]] = (1,)
-"""The `protocolVersion`s this package speaks."""
-
-
-class ProtocolVersionError(ConnectionError):
-    """The agent answered `initialize` with a protocol version this package does not speak."""
-
-
-def negotiate_protocol_version(requested: object) -> int:
-    """What an agent answers `initialize` with: the requested version if supported, else the latest
-    supported one (the client then decides whether it can go on). A package built without a known
-    protocol version raises RequestError (-32603): it never claims a version it does not know it speaks."""
-    supported = SUPPORTED_PROTOCOL_VERSIONS
-    if not supported:
-        raise RequestError.internal_error(
-            "this agent's ACP binding was generated without a protocol version, so it cannot negotiate one "
-            "(rebuild it with --protocol-version N, the config key protocol_version, or the release's meta.json)"
-        )
-    if isinstance(requested, int) and not isinstance(requested, bool) and requested in supported:
-        return requested
-    return max(supported)
-
-
-def check_protocol_version(answered: object) -> int:
-    """The version an agent answered, if this package speaks it; else ProtocolVersionError."""
-    supported = SUPPORTED_PROTOCOL_VERSIONS
-    if (
-        isinstance(answered, int)
-        and not isinstance(answered, bool)
-        and (answered in supported or not supported)
-    ):
-        return answered
-    raise ProtocolVersionError(
-        f"the agent answered initialize with protocolVersion {answered!r}, which this package does not "
-        f"speak (it speaks {', '.join(map(str, supported))}); use a package generated for that version"
-    )
-
-
-def _params(cls: Callable[..., P], params: P | None, fields: dict[str, object]) -> P:
-    if params is None:
-        return cls(**fields)
-    if fields:
-        raise TypeError(
-            f"pass the params object or its fields as keywords, not both (got {sorted(fields)})"
-        )
-    return params
-
-
-class AgentSideConnection(Connection):
+class AgentSideConnection(AgentSide):
     """The agent's end: what the client sends goes to the `Agent`; the methods below call the client."""
-
-    def __init__(
-        self,
-        to_agent: Callable[[AgentSideConnection], Agent] | Agent,
-        reader: LineReader | MessageTransport,
-        writer: LineWriter | None = None,
-        *,
-        limits: ConnectionLimits | None = None,
-        send_cancel_requests: bool = True,
-        non_json_lines: NonJsonLines = "answer",
-    ) -> None:
-        """`to_agent` is the agent, or a function that makes it from this connection (so it can call
-        the client). Pass a reader and a writer (stdio, pipes), or a `MessageTransport` alone (as the
-        ASGI app in `asgi.py` does). The options are `Connection`'s."""
-        self.agent: Agent = to_agent if isinstance(to_agent, Agent) else to_agent(self)
-        super().__init__(
-            self.agent,
-            AGENT_METHODS,
-            CLIENT_METHODS,
-            as_transport(reader, writer, limits),
-            limits=limits,
-            send_cancel_requests=send_cancel_requests,
-            non_json_lines=non_json_lines,
-        )
 
     async def fs_read_text_file(
         self, params: models.ReadTextFileRequest | None = None, /, **fields: object
@@ -245,31 +162,8 @@ class AgentSideConnection(Connection):
         )
 
 
-class ClientSideConnection(Connection):
+class ClientSideConnection(ClientSide):
     """The client's end: what the agent sends goes to the `Client`; the methods below call the agent."""
-
-    def __init__(
-        self,
-        to_client: Callable[[ClientSideConnection], Client] | Client,
-        reader: LineReader | MessageTransport,
-        writer: LineWriter | None = None,
-        *,
-        limits: ConnectionLimits | None = None,
-        send_cancel_requests: bool = True,
-        non_json_lines: NonJsonLines = "skip",
-    ) -> None:
-        """`to_client` is the client, or a function that makes it from this connection. Lines from
-        the agent that are not JSON are skipped with a warning by default (`non_json_lines`)."""
-        self.client: Client = to_client if isinstance(to_client, Client) else to_client(self)
-        super().__init__(
-            self.client,
-            CLIENT_METHODS,
-            AGENT_METHODS,
-            as_transport(reader, writer, limits),
-            limits=limits,
-            send_cancel_requests=send_cancel_requests,
-            non_json_lines=non_json_lines,
-        )
 
     async def authenticate(
         self, params: models.AuthenticateRequest | None = None, /, **fields: object
@@ -295,17 +189,11 @@ class ClientSideConnection(Connection):
         Sent by the client to establish connection and negotiate capabilities.
 
         See protocol docs: [Initialization](https://agentclientprotocol.com/protocol/initialization)"""
-        result = await self._call(
+        return await self._call(
             "initialize",
             _params(models.InitializeRequest, params, fields),
             models.InitializeResponse.from_dict,
         )
-        try:
-            check_protocol_version(result.protocol_version)
-        except ProtocolVersionError:
-            await self.close()  # the spec: a client that cannot speak the answered version closes
-            raise
-        return result
 
     async def session_cancel(
         self, params: models.CancelNotification | None = None, /, **fields: object
@@ -390,82 +278,3 @@ class ClientSideConnection(Connection):
             _params(models.SetSessionModelRequest, params, fields),
             null_as_empty(models.SetSessionModelResponse.from_dict),
         )
-
-
-async def run_agent(
-    to_agent: Callable[[AgentSideConnection], Agent] | Agent,
-    *,
-    limits: ConnectionLimits | None = None,
-    protect_stdout: bool = True,
-    handle_signals: bool = True,
-) -> None:
-    """Serve one client on this process's stdin/stdout until the client closes stdin, or until
-    SIGINT / SIGTERM (`handle_signals`), which close the connection and return without a traceback.
-
-    `protect_stdout`: from here on `print()` and child processes write to stderr, and only the
-    protocol writes to the real stdout. `limits`: see `ConnectionLimits`.
-    """
-    reader, writer = await stdio_streams(protect_stdout=protect_stdout)
-    connection = AgentSideConnection(to_agent, reader, writer, limits=limits)
-    loop = asyncio.get_running_loop()
-    installed: list[signal.Signals] = []
-    closing: list[asyncio.Task[None]] = []
-    if handle_signals:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                loop.add_signal_handler(
-                    sig, lambda: closing.append(loop.create_task(connection.close()))
-                )
-            except (
-                NotImplementedError,
-                RuntimeError,
-                ValueError,
-            ):  # not the main thread, or Windows
-                continue
-            installed.append(sig)
-    try:
-        await connection.wait_closed()
-        await asyncio.gather(*closing)
-    finally:
-        for sig in installed:
-            loop.remove_signal_handler(sig)
-
-
-@contextlib.asynccontextmanager
-async def spawn_agent(
-    to_client: Callable[[ClientSideConnection], Client] | Client,
-    command: str,
-    *args: str,
-    env: Mapping[str, str] | None = None,
-    cwd: str | os.PathLike[str] | None = None,
-    exit_timeout: float = 5.0,
-    limits: ConnectionLimits | None = None,
-    non_json_lines: NonJsonLines = "skip",
-) -> AsyncIterator[ClientSideConnection]:
-    """Start `command args...` as an agent (its stderr is inherited) and connect to its stdio.
-
-    On exit the agent's stdin is closed; it gets `exit_timeout` seconds to exit, then it is killed.
-    `limits` and `non_json_lines` are `ClientSideConnection`'s.
-    """
-    process = await asyncio.create_subprocess_exec(
-        command,
-        *args,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        env=dict(env) if env is not None else None,
-        cwd=cwd,
-        limit=READ_CHUNK_BYTES,
-    )
-    assert process.stdin is not None and process.stdout is not None
-    connection = ClientSideConnection(
-        to_client, process.stdout, process.stdin, limits=limits, non_json_lines=non_json_lines
-    )
-    try:
-        yield connection
-    finally:
-        await connection.close()
-        try:
-            await asyncio.wait_for(process.wait(), exit_timeout)
-        except asyncio.TimeoutError:
-            process.kill()
-            await process.wait()

@@ -6,44 +6,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from types import MappingProxyType
+from collections.abc import Mapping
 from typing import Final
 
 from . import models
 from ._codec import null_as_empty
+from ._tables import MethodInfo, method_table
 
-
-@dataclass(frozen=True, slots=True)
-class MethodInfo:
-    """One wire method as the schema's routing definitions and `x-method`/`x-side` describe it."""
-
-    method: str
-    """The wire method name."""
-    side: str
-    """Who handles (receives) it: `agent`, `client`, `protocol` (both), or another `x-side`."""
-    params: type | object
-    """The params type."""
-    params_def: str
-    """The params type's `$defs` name."""
-    result: type | object | None
-    """The result type; None for a notification."""
-    result_def: str | None
-    handler: str
-    """The name of the interface method that handles it (and of the proxy method that calls it)."""
-    notification: bool
-    """True for a notification (no response), False for a request."""
-    unstable: bool
-    """True when only the unstable schema defines it."""
-    decode_params: Callable[[object], object]
-    """Turns the wire `params` into `params` (raises ValidationError)."""
-    decode_result: Callable[[object], object] | None
-    """Turns the wire `result` into `result`; None for a notification."""
-    empty_result: bool
-    """True when the result is an object with no required field: `null` decodes as `{}`, and a
-    handler that returns None is answered `{}`."""
-
+__all__ = ["AGENT_METHODS", "CLIENT_METHODS", "METHODS", "MethodInfo"]
 
 METHODS: Final[tuple[MethodInfo, ...]] = (
     MethodInfo(
@@ -288,13 +258,13 @@ METHODS: Final[tuple[MethodInfo, ...]] = (
 """All methods in wire-name order (a method that is both a request and a notification is listed twice)."""
 
 
-def _table(sides: tuple[str, ...]) -> Mapping[str, MethodInfo]:
-    return MappingProxyType({m.method: m for m in METHODS if m.side in sides})
-
-
-AGENT_METHODS: Final[Mapping[str, MethodInfo]] = _table(("agent", "both", "protocol"))
+AGENT_METHODS: Final[Mapping[str, MethodInfo]] = method_table(
+    METHODS, ("agent", "both", "protocol")
+)
 """What the agent handles: wire method -> MethodInfo (requests and notifications the client sends,
 plus the protocol-level methods both sides accept)."""
 
-CLIENT_METHODS: Final[Mapping[str, MethodInfo]] = _table(("client", "both", "protocol"))
+CLIENT_METHODS: Final[Mapping[str, MethodInfo]] = method_table(
+    METHODS, ("client", "both", "protocol")
+)
 """What the client handles: wire method -> MethodInfo."""

@@ -40,20 +40,24 @@ from typing import Any, BinaryIO, Final, Literal, Protocol, TypeVar
 from ._codec import JsonValue, ValidationError, encode_value
 from ._protocol import (
     CANCEL_REQUEST,
+    CANCEL_REQUEST_FIELD,
     CANCELLED_BY_SESSION,
     CANCELLED_RESULTS,
+    NEGOTIATE,
+    NULL_REQUEST_ID,
+    SESSION_CANCEL,
+    SESSION_FIELD,
+    WITHDRAWN_RESULTS,
+    RequestError,
+)
+from .errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
-    NEGOTIATE,
-    NULL_REQUEST_ID,
     PARSE_ERROR,
     REQUEST_CANCELLED,
     SERVER_BUSY,
-    SESSION_CANCEL,
-    WITHDRAWN_RESULTS,
-    RequestError,
 )
 from .methods import MethodInfo
 
@@ -799,7 +803,9 @@ class Connection:
                 )
             )
             return
-        session_id = params.get("sessionId") if isinstance(params, dict) else None
+        session_id = (
+            params.get(SESSION_FIELD) if isinstance(params, dict) and SESSION_FIELD else None
+        )
         entry = _InFlight(method, session_id, params)
         if len(self._in_flight) < self.limits.max_requests_in_flight:
             self._start(request_id, entry)
@@ -980,11 +986,12 @@ class Connection:
         if info is None or not info.notification:
             return
         try:
-            value = info.decode_params(params)
+            info.decode_params(params)
         except (ValidationError, RecursionError):
             return  # reported when the worker gets to it
+        fields = params if isinstance(params, dict) else {}
         if method == CANCEL_REQUEST:
-            request_id = getattr(value, "request_id", None)
+            request_id = fields.get(CANCEL_REQUEST_FIELD)
             if _valid_id(request_id):
                 self._cancel_entry(
                     request_id,
@@ -992,7 +999,7 @@ class Connection:
                     False,
                 )
         else:
-            session_id = getattr(value, "session_id", None)
+            session_id = fields.get(SESSION_FIELD)
             for rid, entry in [*self._in_flight.items(), *self._waiting.items()]:
                 if entry.method in CANCELLED_BY_SESSION and entry.session_id == session_id:
                     self._cancel_entry(rid, entry, True)

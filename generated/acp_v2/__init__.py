@@ -9,7 +9,6 @@ Generated from schema.json (sha256 b6c91055df549d6f1db1d76d692d0561dad433e03d8ed
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Final
 
 from ._codec import (
@@ -23,6 +22,7 @@ from ._codec import (
     set_skip_hook,
 )
 from ._registry import DECODERS, TYPES, UNSTABLE_TYPES, decode, encode
+from ._tables import lazy_attribute
 from .methods import AGENT_METHODS, CLIENT_METHODS, METHODS, MethodInfo
 from .models import *  # noqa: F403
 from .models import __all__ as _model_names
@@ -78,8 +78,8 @@ _RUNTIME: Final = {
     "UnstableClient": "interfaces",
     "agent_route": "router",
     "bearer_token": "asgi",
-    "client_route": "router",
     "check_protocol_version": "connections",
+    "client_route": "router",
     "connect_agent": "remote",
     "negotiate_protocol_version": "connections",
     "run_agent": "connections",
@@ -91,12 +91,7 @@ _RUNTIME: Final = {
 
 
 def __getattr__(name: str) -> object:
-    module = _RUNTIME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+    return lazy_attribute(globals(), _RUNTIME, name)
 
 
 ACPGEN_VERSION: Final = "0.1.0"
@@ -144,8 +139,8 @@ __all__ = [
     "ValidationError",
     "agent_route",
     "bearer_token",
-    "client_route",
     "check_protocol_version",
+    "client_route",
     "connect_agent",
     "decode",
     "encode",

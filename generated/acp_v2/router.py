@@ -44,17 +44,23 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from . import models
-from ._codec import JsonValue, ValidationError
+from ._codec import JsonValue, ValidationError, encode_value
+from ._protocol import (
+    INITIALIZE,
+    NEGOTIATE,
+    NULL_REQUEST_ID,
+    PROTOCOL_VERSION,
+    VERSION_FIELD,
+)
 from .connections import AgentSideConnection, ClientSideConnection
 from .interfaces import Agent, Client
+from .methods import AGENT_METHODS, MethodInfo
 from .rpc import (
     READ_CHUNK_BYTES,
     FrameError,
     LineReader,
     LineWriter,
     OversizedMessageError,
-    RequestError,
     StreamTransport,
     stdio_streams,
 )
@@ -64,16 +70,31 @@ __all__ = [
     "AgentRouter",
     "ClientRoute",
     "Negotiated",
+    "NotRoutableError",
     "agent_route",
     "client_route",
     "run_router",
     "spawn_agent_negotiated",
 ]
 
-PROTOCOL_VERSION = 2
 MAX_PROTOCOL_VERSION = 0xFFFF
-INITIALIZE = "initialize"
-VERSION_FIELD = "protocolVersion"
+
+
+class NotRoutableError(TypeError):
+    """This package cannot route: its schema has no request carrying the protocol version, or it
+    was built without knowing the version it speaks."""
+
+
+def _initialize() -> tuple[int, MethodInfo]:
+    """This package's version and its `initialize` method (what routing reads from the schema)."""
+    info = AGENT_METHODS.get(INITIALIZE) if INITIALIZE else None
+    version = PROTOCOL_VERSION
+    if version is None or info is None or info.decode_result is None:
+        raise NotRoutableError(
+            "this package has no initialize request carrying a protocol version, or was built without a "
+            "protocol version (--protocol-version N, the config key protocol_version, or meta.json)"
+        )
+    return version, info
 
 
 class Routed(Protocol):
@@ -108,23 +129,30 @@ class AgentRoute(Protocol):
     def connect(self, reader: LineReader, writer: LineWriter) -> Routed: ...
 
 
+def _as_object(value: object) -> Mapping[str, object]:
+    if not isinstance(value, dict):
+        raise ValueError("initialize params must encode as a JSON object")
+    return value
+
+
 @dataclass(frozen=True)
 class _AgentRoute:
     connect: Callable[[LineReader, LineWriter], Routed]
-    version: int = 2
-    rejects_lower: bool = True
-    null_request_id: bool = False
+    version: int
+    info: MethodInfo
+    rejects_lower: bool = NEGOTIATE is not None
+    null_request_id: bool = NULL_REQUEST_ID
 
     def unsupported_version(
         self, requested: int, supported: list[int]
     ) -> dict[str, JsonValue] | None:
-        return RequestError.unsupported_protocol_version(requested, supported).to_json()
+        return None if NEGOTIATE is None else NEGOTIATE[3](requested, supported).to_json()
 
     def initialize_params(self, params: dict[str, Any], requested: int) -> Mapping[str, object]:
         asked = {**params, VERSION_FIELD: self.version}
         if requested <= self.version:
             try:
-                models.InitializeRequest.from_dict(asked)
+                self.info.decode_params(asked)
             except (ValidationError, RecursionError) as exc:
                 raise ValueError(str(exc)) from None
             return asked
@@ -134,10 +162,10 @@ class _AgentRoute:
             if key == VERSION_FIELD:
                 continue
             with contextlib.suppress(ValidationError, RecursionError):
-                models.InitializeRequest.from_dict({**kept, key: value})
+                self.info.decode_params({**kept, key: value})
                 kept[key] = value
         try:
-            return models.InitializeRequest.from_dict(kept).to_dict()
+            return _as_object(encode_value(self.info.decode_params(kept)))
         except ValidationError as exc:
             raise ValueError(str(exc)) from None
 
@@ -147,16 +175,18 @@ def agent_route(
     *,
     connect: Callable[[LineReader, LineWriter], Routed] | None = None,
 ) -> AgentRoute:
-    """Protocol 2 (this package) for an `AgentRouter`.
+    """This package's protocol version for an `AgentRouter` (NotRoutableError when it has none).
 
     `to_agent` as for `AgentSideConnection`; `connect(reader, writer)` makes the connection when
     it needs options (default: `AgentSideConnection(to_agent, reader, writer)`)."""
+    version, info = _initialize()
     if connect is None:
 
         def connect(reader: LineReader, writer: LineWriter) -> Routed:
-            return AgentSideConnection(to_agent, reader, writer)
+            connection: Routed = AgentSideConnection(to_agent, reader, writer)
+            return connection
 
-    return _AgentRoute(connect)
+    return _AgentRoute(connect, version, info)
 
 
 class _Replay:
@@ -430,36 +460,45 @@ class ClientRoute(Protocol):
 @dataclass(frozen=True)
 class _ClientRoute:
     connect: Callable[[LineReader, LineWriter], ClientSideConnection]
-    initialize: models.InitializeRequest
-    version: int = 2
+    initialize: object
+    version: int
+    info: MethodInfo
 
     def initialize_params(self) -> Mapping[str, object]:
-        return {**self.initialize.to_dict(), VERSION_FIELD: self.version}
+        return {**_as_object(encode_value(self.initialize)), VERSION_FIELD: self.version}
 
     async def open(
         self, reader: LineReader, writer: LineWriter, result: JsonValue | None
     ) -> tuple[Routed, object]:
         connection = self.connect(reader, writer)
         if result is None:
-            return connection, await connection.initialize(self.initialize)
-        return connection, models.InitializeResponse.from_dict(result)
+            # The typed proxy (it checks the answered version and closes on a mismatch).
+            send: Callable[[object], Any] = getattr(connection, self.info.handler)
+            return connection, await send(self.initialize)
+        assert self.info.decode_result is not None  # a request (checked by client_route)
+        return connection, self.info.decode_result(result)
 
 
 def client_route(
     to_client: Callable[[ClientSideConnection], Client] | Client,
-    initialize: models.InitializeRequest,
+    initialize: object,
     *,
     connect: Callable[[LineReader, LineWriter], ClientSideConnection] | None = None,
 ) -> ClientRoute:
-    """Protocol 2 (this package) for `spawn_agent_negotiated`: the client, the
-    `InitializeRequest` to send, and optionally how to make the connection (default:
-    `ClientSideConnection(to_client, reader, writer)`)."""
+    """This package's protocol version for `spawn_agent_negotiated`: the client, the params of
+    `initialize` to send (this package's params class of that request), and optionally how to make
+    the connection (default: `ClientSideConnection(to_client, reader, writer)`)."""
+    version, info = _initialize()
+    if isinstance(info.params, type) and not isinstance(initialize, info.params):
+        raise TypeError(
+            f"initialize must be a {info.params.__name__}, not {type(initialize).__name__}"
+        )
     if connect is None:
 
         def connect(reader: LineReader, writer: LineWriter) -> ClientSideConnection:
             return ClientSideConnection(to_client, reader, writer)
 
-    return _ClientRoute(connect, initialize)
+    return _ClientRoute(connect, initialize, version, info)
 
 
 @dataclass

@@ -378,6 +378,7 @@ def test_handler_names_never_meet_the_connections_own_members_nor_each_other(tmp
     pkg, out = build_and_import(tmp_path, document)
     handlers = {m.handler for m in pkg.METHODS}
     own = public_members(ast.parse((out / "rpc.py").read_text(encoding="utf-8")), {"Connection"})
+    own |= public_members(ast.parse((out / "sides.py").read_text(encoding="utf-8")), {"AgentSide", "ClientSide"})
     own |= public_members(ast.parse((out / "connections.py").read_text(encoding="utf-8")),
                           {"AgentSideConnection", "ClientSideConnection"}) - handlers
     own |= public_members(ast.parse((out / "interfaces.py").read_text(encoding="utf-8")), {"Agent", "Client"}) - handlers

@@ -75,6 +75,13 @@ def test_unknown_version_warns_and_never_echoes(tmp_path: Path) -> None:
         pkg.negotiate_protocol_version(1001)
     assert caught.value.code == -32603
     assert "without a protocol version" in caught.value.message + str(caught.value.data)
+    # ... and cannot route: the router's names are not exported, and router.py says why when used
+    assert not hasattr(pkg, "agent_route") and "agent_route" not in pkg.__all__
+    router = importlib.import_module("pv_none.router")
+    with pytest.raises(router.NotRoutableError, match="without a protocol version"):
+        router.agent_route(pkg.Agent())
+    with pytest.raises(router.NotRoutableError):
+        router.client_route(pkg.Client(), pkg.InitializeRequest(protocol_version=2, info=pkg.Implementation(name="t", version="0")))
 
 
 def test_one_version_for_several_configured_targets_is_refused() -> None:

@@ -32,11 +32,12 @@ V1_INIT = {"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": {"name"
 V2_INIT = {"protocolVersion": 2, "info": {"name": "t", "version": "0"}, "capabilities": {}}
 
 
-def view(version: str, protocol_version: int) -> Any:
+def view(version: str, protocol_version: int, error_codes: dict[str, int] | None = None) -> Any:
     schema = ROOT / "schema" / version / "schema.json"
     loaded, _ = load_schema(schema, schema.with_name("schema.unstable.json"), None, find_companion=False)
     assert loaded is not None
-    package, _ = build_package(loaded, IrOptions(package="p", protocol_version=protocol_version))
+    package, _ = build_package(loaded, IrOptions(package="p", protocol_version=protocol_version,
+                                                 error_codes=error_codes or {}))
     assert package is not None
     return protocol_view(package, Emitter(package))
 
@@ -45,14 +46,15 @@ def view(version: str, protocol_version: int) -> Any:
 
 
 def test_the_schema_decides_the_rules_per_target() -> None:
-    v1, v2 = view("v1", 1), view("v2", 2)
+    # the v2 target's config links SessionNotFoundErrorData to -32002 (the schema says so only in prose)
+    v1, v2 = view("v1", 1), view("v2", 2, {"/$defs/SessionNotFoundErrorData": -32002})
     # v1: no -32022, no error data types; the prompt result carries a stop reason; null ids allowed.
     assert v1.negotiation is None
     assert [h.name for h in v1.helpers] == ["authentication_required", "resource_not_found"]
     assert v1.cancelled_by_session == ("session/prompt",)
     assert v1.null_request_id is True
     # v2: -32022 with its data type; session_not_found from SessionNotFoundErrorData (code -32002,
-    # named in its description); the prompt result is only an acknowledgement; ids never null.
+    # linked by the config); the prompt result is only an acknowledgement; ids never null.
     assert v2.negotiation is not None and (v2.negotiation.method, v2.negotiation.field) == ("initialize", "protocolVersion")
     helpers = {h.name: (h.code, h.data_class, [(a.py, a.ann) for a in h.args]) for h in v2.helpers}
     assert helpers["unsupported_protocol_version"] == (
@@ -61,6 +63,8 @@ def test_the_schema_decides_the_rules_per_target() -> None:
     assert helpers["resource_not_found"] == (-32002, "", [])
     assert v2.cancelled_by_session == ()
     assert v2.null_request_id is False
+    # without the link there is no helper for that shape (and the build warns: tests/unit/test_protocol_rules.py)
+    assert "session_not_found" not in {h.name for h in view("v2", 2).helpers}
 
 
 def test_error_helpers_follow_each_schema() -> None:

@@ -37,8 +37,8 @@ def acpgen(args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch) -> Resul
     [
         pytest.param(TARGET + 'shema = "x.json"\n', [
             "pyproject.toml#/tool/acpgen/targets/acp/shema: error[config-unknown-key]: unknown key `tool.acpgen.targets.acp.shema`",
-            "hint: known keys: allow_foreign, defaults, hooks, include_unstable, keep_unknown, meta, output, package, "
-            "protocol_version, rename, schema, templates, unstable",
+            "hint: known keys: allow_foreign, defaults, error_codes, hooks, include_unstable, keep_unknown, meta, output, "
+            "package, protocol_version, rename, schema, templates, unstable",
         ], id="unknown-target-key"),
         pytest.param("[tool.acpgen]\nverbose = true\n" + TARGET, [
             "pyproject.toml#/tool/acpgen/verbose: error[config-unknown-key]: unknown key `tool.acpgen.verbose`",
@@ -47,6 +47,9 @@ def acpgen(args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch) -> Resul
             "pyproject.toml#/tool/acpgen/targets/acp/include_unstable: error[config-bad-value]: "
             "`tool.acpgen.targets.acp.include_unstable` must be true or false, got 'yes'",
         ], id="wrong-type"),
+        pytest.param(TARGET + 'error_codes = { "/$defs/X" = "-32002" }\n', [
+            "`tool.acpgen.targets.acp.error_codes.'/$defs/X'` must be an integer error code, got '-32002'",
+        ], id="error-code-not-int"),
         pytest.param(TARGET + "protocol_version = true\n", [
             "`tool.acpgen.targets.acp.protocol_version` must be an integer, got True",
         ], id="bool-is-not-int"),

@@ -1,4 +1,4 @@
-"""CONNECTION_MEMBERS is read from acpgen/runtime/rpc.py, not kept by hand."""
+"""CONNECTION_MEMBERS is read from acpgen/runtime/rpc.py and sides.py, not kept by hand."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ def test_members_are_the_public_names_of_the_runtime_connection() -> None:
     derived = runtime_class_members("rpc.py", "Connection")
     assert public <= derived  # every method and property the class defines
     assert derived - public == {"limits"}  # set in __init__, not on the class
-    assert derived | {"agent", "client"} == CONNECTION_MEMBERS
+    sides = runtime_class_members("sides.py", "AgentSide") | runtime_class_members("sides.py", "ClientSide")
+    assert sides == {"agent", "client"}  # the attributes each end adds in __init__
+    assert derived | sides == CONNECTION_MEMBERS
 
 
 def test_a_class_the_module_lacks_has_no_members() -> None:

@@ -1,4 +1,3 @@
-{% include "header.j2" %}
 """One agent process for clients of several protocol versions, and a client for agents of several.
 
 The agent side: `AgentRouter(acp_v1.agent_route(V1Agent), acp_v2.agent_route(V2Agent))` reads a
@@ -32,12 +31,6 @@ falls back to the one the agent answers with (or, after -32022, to the highest i
 """
 
 from __future__ import annotations
-{%- if not protocol.routable %}
-
-# This schema has no `initialize` carrying a protocol version (or the target sets no
-# `protocol_version`), so there is nothing to route by.
-__all__: list[str] = []
-{%- else %}
 
 import asyncio
 import contextlib
@@ -47,22 +40,17 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from . import models
-from ._codec import JsonValue, ValidationError
+from ._codec import JsonValue, ValidationError, encode_value
+from ._protocol import (
+    INITIALIZE,
+    NEGOTIATE,
+    NULL_REQUEST_ID,
+    PROTOCOL_VERSION,
+    VERSION_FIELD,
+)
 from .connections import AgentSideConnection, ClientSideConnection
 from .interfaces import Agent, Client
-{%- if protocol.negotiation %}
-from .rpc import (
-    READ_CHUNK_BYTES,
-    FrameError,
-    LineReader,
-    LineWriter,
-    OversizedMessageError,
-    RequestError,
-    StreamTransport,
-    stdio_streams,
-)
-{%- else %}
+from .methods import AGENT_METHODS, MethodInfo
 from .rpc import (
     READ_CHUNK_BYTES,
     FrameError,
@@ -72,23 +60,37 @@ from .rpc import (
     StreamTransport,
     stdio_streams,
 )
-{%- endif %}
 
 __all__ = [
     "AgentRoute",
     "AgentRouter",
     "ClientRoute",
     "Negotiated",
+    "NotRoutableError",
     "agent_route",
     "client_route",
     "run_router",
     "spawn_agent_negotiated",
 ]
 
-PROTOCOL_VERSION = {{ package.protocol_version|pyrepr }}
 MAX_PROTOCOL_VERSION = 0xFFFF
-INITIALIZE = {{ protocol.initialize|pyrepr }}
-VERSION_FIELD = {{ protocol.version_field|pyrepr }}
+
+
+class NotRoutableError(TypeError):
+    """This package cannot route: its schema has no request carrying the protocol version, or it
+    was built without knowing the version it speaks."""
+
+
+def _initialize() -> tuple[int, MethodInfo]:
+    """This package's version and its `initialize` method (what routing reads from the schema)."""
+    info = AGENT_METHODS.get(INITIALIZE) if INITIALIZE else None
+    version = PROTOCOL_VERSION
+    if version is None or info is None or info.decode_result is None:
+        raise NotRoutableError(
+            "this package has no initialize request carrying a protocol version, or was built without a "
+            "protocol version (--protocol-version N, the config key protocol_version, or meta.json)"
+        )
+    return version, info
 
 
 class Routed(Protocol):
@@ -112,7 +114,9 @@ class AgentRoute(Protocol):
     @property
     def null_request_id(self) -> bool: ...
 
-    def unsupported_version(self, requested: int, supported: list[int]) -> dict[str, JsonValue] | None:
+    def unsupported_version(
+        self, requested: int, supported: list[int]
+    ) -> dict[str, JsonValue] | None:
         """The JSON-RPC error for a version no route serves, if this version defines one."""
 
     def initialize_params(self, params: dict[str, Any], requested: int) -> Mapping[str, object]:
@@ -121,25 +125,30 @@ class AgentRoute(Protocol):
     def connect(self, reader: LineReader, writer: LineWriter) -> Routed: ...
 
 
+def _as_object(value: object) -> Mapping[str, object]:
+    if not isinstance(value, dict):
+        raise ValueError("initialize params must encode as a JSON object")
+    return value
+
+
 @dataclass(frozen=True)
 class _AgentRoute:
     connect: Callable[[LineReader, LineWriter], Routed]
-    version: int = {{ package.protocol_version|pyrepr }}
-    rejects_lower: bool = {{ (protocol.negotiation is not none)|pyrepr }}
-    null_request_id: bool = {{ protocol.null_request_id|pyrepr }}
+    version: int
+    info: MethodInfo
+    rejects_lower: bool = NEGOTIATE is not None
+    null_request_id: bool = NULL_REQUEST_ID
 
-    def unsupported_version(self, requested: int, supported: list[int]) -> dict[str, JsonValue] | None:
-{%- if protocol.negotiation %}
-        return RequestError.{{ protocol.negotiation.helper }}(requested, supported).to_json()
-{%- else %}
-        return None
-{%- endif %}
+    def unsupported_version(
+        self, requested: int, supported: list[int]
+    ) -> dict[str, JsonValue] | None:
+        return None if NEGOTIATE is None else NEGOTIATE[3](requested, supported).to_json()
 
     def initialize_params(self, params: dict[str, Any], requested: int) -> Mapping[str, object]:
         asked = {**params, VERSION_FIELD: self.version}
         if requested <= self.version:
             try:
-                models.{{ protocol.initialize_params }}.from_dict(asked)
+                self.info.decode_params(asked)
             except (ValidationError, RecursionError) as exc:
                 raise ValueError(str(exc)) from None
             return asked
@@ -149,13 +158,12 @@ class _AgentRoute:
             if key == VERSION_FIELD:
                 continue
             with contextlib.suppress(ValidationError, RecursionError):
-                models.{{ protocol.initialize_params }}.from_dict({**kept, key: value})
+                self.info.decode_params({**kept, key: value})
                 kept[key] = value
         try:
-            return models.{{ protocol.initialize_params }}.from_dict(kept).to_dict()
+            return _as_object(encode_value(self.info.decode_params(kept)))
         except ValidationError as exc:
             raise ValueError(str(exc)) from None
-
 
 
 def agent_route(
@@ -163,15 +171,18 @@ def agent_route(
     *,
     connect: Callable[[LineReader, LineWriter], Routed] | None = None,
 ) -> AgentRoute:
-    """Protocol {{ package.protocol_version }} (this package) for an `AgentRouter`.
+    """This package's protocol version for an `AgentRouter` (NotRoutableError when it has none).
 
     `to_agent` as for `AgentSideConnection`; `connect(reader, writer)` makes the connection when
     it needs options (default: `AgentSideConnection(to_agent, reader, writer)`)."""
+    version, info = _initialize()
     if connect is None:
-        def connect(reader: LineReader, writer: LineWriter) -> Routed:
-            return AgentSideConnection(to_agent, reader, writer)
 
-    return _AgentRoute(connect)
+        def connect(reader: LineReader, writer: LineWriter) -> Routed:
+            connection: Routed = AgentSideConnection(to_agent, reader, writer)
+            return connection
+
+    return _AgentRoute(connect, version, info)
 
 
 class _Replay:
@@ -203,7 +214,11 @@ def _dumps(message: Mapping[str, object]) -> bytes:
 
 
 def _is_id(value: object) -> bool:
-    return value is None or isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+    return (
+        value is None
+        or isinstance(value, str)
+        or (isinstance(value, int) and not isinstance(value, bool))
+    )
 
 
 @dataclass(frozen=True)
@@ -252,24 +267,60 @@ class AgentRouter:
         except (ValueError, RecursionError) as exc:
             return _Reply(None, _error(-32700, "Parse error", {"message": str(exc)}))
         if isinstance(message, list):
-            return _Reply(None, _error(-32600, "Invalid request", {"message": "JSON-RPC batches are not supported"}))
+            return _Reply(
+                None,
+                _error(
+                    -32600, "Invalid request", {"message": "JSON-RPC batches are not supported"}
+                ),
+            )
         if not isinstance(message, dict):
-            return _Reply(None, _error(-32600, "Invalid request", {"message": "a message must be a JSON object"}))
+            return _Reply(
+                None,
+                _error(-32600, "Invalid request", {"message": "a message must be a JSON object"}),
+            )
         method = message.get("method")
-        if "method" not in message and ("id" in message or "result" in message or "error" in message):
+        if "method" not in message and (
+            "id" in message or "result" in message or "error" in message
+        ):
             return _Reply(None, None)  # a response: nothing awaits it yet
         if message.get("jsonrpc") == "2.0" and isinstance(method, str) and "id" not in message:
             return _Reply(None, None)  # a notification before initialization
-        if message.get("jsonrpc") != "2.0" or not isinstance(method, str) or not _is_id(message.get("id")):
-            return _Reply(None, _error(-32600, "Invalid request", {"message": "the first message must be an initialize request"}))
+        if (
+            message.get("jsonrpc") != "2.0"
+            or not isinstance(method, str)
+            or not _is_id(message.get("id"))
+        ):
+            return _Reply(
+                None,
+                _error(
+                    -32600,
+                    "Invalid request",
+                    {"message": "the first message must be an initialize request"},
+                ),
+            )
         request_id = message["id"]
         if method != INITIALIZE:
-            return _Reply(request_id, _error(-32600, "Invalid request", {"message": "the first request must be initialize"}))
+            return _Reply(
+                request_id,
+                _error(
+                    -32600, "Invalid request", {"message": "the first request must be initialize"}
+                ),
+            )
         params = message.get("params")
         requested = params.get(VERSION_FIELD) if isinstance(params, dict) else None
-        if not (isinstance(requested, int) and not isinstance(requested, bool) and 0 <= requested <= MAX_PROTOCOL_VERSION):
-            return _Reply(request_id, _error(-32602, "Invalid params", {
-                "message": f"initialize.{VERSION_FIELD} must be a valid ACP protocol version"}))
+        if not (
+            isinstance(requested, int)
+            and not isinstance(requested, bool)
+            and 0 <= requested <= MAX_PROTOCOL_VERSION
+        ):
+            return _Reply(
+                request_id,
+                _error(
+                    -32602,
+                    "Invalid params",
+                    {"message": f"initialize.{VERSION_FIELD} must be a valid ACP protocol version"},
+                ),
+            )
         assert isinstance(params, dict)
         route = self.select(requested)
         if route is None:
@@ -277,21 +328,42 @@ class AgentRouter:
                 error = candidate.unsupported_version(requested, self.versions)
                 if error is not None:
                     return _Reply(request_id, error)
-            return _Reply(request_id, _error(-32602, "Invalid params", {"message": f"unsupported protocol version {requested}"}))
+            return _Reply(
+                request_id,
+                _error(
+                    -32602,
+                    "Invalid params",
+                    {"message": f"unsupported protocol version {requested}"},
+                ),
+            )
         if request_id is None and not route.null_request_id:
-            return _Reply(None, _error(-32600, "Invalid request", {
-                "message": f"protocol version {route.version} request ids must be strings or integers"}))
+            return _Reply(
+                None,
+                _error(
+                    -32600,
+                    "Invalid request",
+                    {
+                        "message": f"protocol version {route.version} request ids must be strings or integers"
+                    },
+                ),
+            )
         try:
             forwarded = route.initialize_params(params, requested)
         except ValueError as exc:
             fallback = self._fallback(route, params, requested, request_id)
             if fallback is None:
-                return _Reply(request_id, _error(-32602, "Invalid params", {"message": f"invalid initialize params: {exc}"}))
+                return _Reply(
+                    request_id,
+                    _error(
+                        -32602, "Invalid params", {"message": f"invalid initialize params: {exc}"}
+                    ),
+                )
             route, forwarded = fallback
         return _Route(route, {**message, "params": forwarded})
 
-    def _fallback(self, selected: AgentRoute, params: dict[str, Any], requested: int,
-                  request_id: JsonValue) -> tuple[AgentRoute, Mapping[str, object]] | None:
+    def _fallback(
+        self, selected: AgentRoute, params: dict[str, Any], requested: int, request_id: JsonValue
+    ) -> tuple[AgentRoute, Mapping[str, object]] | None:
         """For a request newer than `selected` whose params it cannot read (a client of a later
         version, written in an older shape): the highest lower route that reads them."""
         if requested <= selected.version:
@@ -306,17 +378,31 @@ class AgentRouter:
     async def serve(self, reader: LineReader, writer: LineWriter) -> Routed | None:
         """Read until a valid `initialize`, then connect its route and return the connection (None
         when the input ended first; the writer is closed then)."""
-        lines = StreamTransport(reader, writer)  # the framing and line limit the connection will use
+        lines = StreamTransport(
+            reader, writer
+        )  # the framing and line limit the connection will use
         while True:
             try:
                 line = await lines.receive()
             except OversizedMessageError as exc:
-                await self._send(writer, {"jsonrpc": "2.0", "id": None,
-                                          "error": _error(-32600, "Invalid request", {"message": str(exc)})})
+                await self._send(
+                    writer,
+                    {
+                        "jsonrpc": "2.0",
+                        "id": None,
+                        "error": _error(-32600, "Invalid request", {"message": str(exc)}),
+                    },
+                )
                 continue
             except FrameError as exc:
-                await self._send(writer, {"jsonrpc": "2.0", "id": None,
-                                          "error": _error(-32700, "Parse error", {"message": str(exc)})})
+                await self._send(
+                    writer,
+                    {
+                        "jsonrpc": "2.0",
+                        "id": None,
+                        "error": _error(-32700, "Parse error", {"message": str(exc)}),
+                    },
+                )
                 continue
             except ConnectionError:
                 line = None
@@ -330,7 +416,9 @@ class AgentRouter:
             if isinstance(decision, _Route):
                 return decision.route.connect(_Replay(_dumps(decision.message), reader), writer)
             if decision.error is not None:
-                await self._send(writer, {"jsonrpc": "2.0", "id": decision.id, "error": decision.error})
+                await self._send(
+                    writer, {"jsonrpc": "2.0", "id": decision.id, "error": decision.error}
+                )
 
     @staticmethod
     async def _send(writer: LineWriter, message: Mapping[str, object]) -> None:
@@ -358,7 +446,9 @@ class ClientRoute(Protocol):
 
     def initialize_params(self) -> Mapping[str, object]: ...
 
-    async def open(self, reader: LineReader, writer: LineWriter, result: JsonValue | None) -> tuple[Routed, object]:
+    async def open(
+        self, reader: LineReader, writer: LineWriter, result: JsonValue | None
+    ) -> tuple[Routed, object]:
         """Connect, and the decoded `initialize` result: `result` as the agent answered the probe,
         or (None) the answer to this version's own `initialize`, sent on the new connection."""
 
@@ -366,33 +456,45 @@ class ClientRoute(Protocol):
 @dataclass(frozen=True)
 class _ClientRoute:
     connect: Callable[[LineReader, LineWriter], ClientSideConnection]
-    initialize: models.{{ protocol.initialize_params }}
-    version: int = {{ package.protocol_version|pyrepr }}
+    initialize: object
+    version: int
+    info: MethodInfo
 
     def initialize_params(self) -> Mapping[str, object]:
-        return {**self.initialize.to_dict(), VERSION_FIELD: self.version}
+        return {**_as_object(encode_value(self.initialize)), VERSION_FIELD: self.version}
 
-    async def open(self, reader: LineReader, writer: LineWriter, result: JsonValue | None) -> tuple[Routed, object]:
+    async def open(
+        self, reader: LineReader, writer: LineWriter, result: JsonValue | None
+    ) -> tuple[Routed, object]:
         connection = self.connect(reader, writer)
         if result is None:
-            return connection, await connection.{{ protocol.initialize_handler }}(self.initialize)
-        return connection, models.{{ protocol.initialize_result }}.from_dict(result)
+            # The typed proxy (it checks the answered version and closes on a mismatch).
+            send: Callable[[object], Any] = getattr(connection, self.info.handler)
+            return connection, await send(self.initialize)
+        assert self.info.decode_result is not None  # a request (checked by client_route)
+        return connection, self.info.decode_result(result)
 
 
 def client_route(
     to_client: Callable[[ClientSideConnection], Client] | Client,
-    initialize: models.{{ protocol.initialize_params }},
+    initialize: object,
     *,
     connect: Callable[[LineReader, LineWriter], ClientSideConnection] | None = None,
 ) -> ClientRoute:
-    """Protocol {{ package.protocol_version }} (this package) for `spawn_agent_negotiated`: the client, the
-    `{{ protocol.initialize_params }}` to send, and optionally how to make the connection (default:
-    `ClientSideConnection(to_client, reader, writer)`)."""
+    """This package's protocol version for `spawn_agent_negotiated`: the client, the params of
+    `initialize` to send (this package's params class of that request), and optionally how to make
+    the connection (default: `ClientSideConnection(to_client, reader, writer)`)."""
+    version, info = _initialize()
+    if isinstance(info.params, type) and not isinstance(initialize, info.params):
+        raise TypeError(
+            f"initialize must be a {info.params.__name__}, not {type(initialize).__name__}"
+        )
     if connect is None:
+
         def connect(reader: LineReader, writer: LineWriter) -> ClientSideConnection:
             return ClientSideConnection(to_client, reader, writer)
 
-    return _ClientRoute(connect, initialize)
+    return _ClientRoute(connect, initialize, version, info)
 
 
 @dataclass
@@ -414,8 +516,9 @@ class NegotiationError(ConnectionError):
         self.answer = answer
 
 
-async def negotiate(routes: Sequence[ClientRoute], reader: LineReader, writer: LineWriter,
-                    max_lines: int = 10_000) -> Negotiated:
+async def negotiate(
+    routes: Sequence[ClientRoute], reader: LineReader, writer: LineWriter, max_lines: int = 10_000
+) -> Negotiated:
     """Ask for the highest version of `routes`; settle on the one the agent answers with.
 
     An agent that answers with a lower version it shares gets that version's `initialize` again
@@ -430,7 +533,12 @@ async def negotiate(routes: Sequence[ClientRoute], reader: LineReader, writer: L
     for attempt in range(len(by_version)):
         tried.append(route.version)
         probe_id = f"negotiate-{attempt}"
-        probe = {"jsonrpc": "2.0", "id": probe_id, "method": INITIALIZE, "params": route.initialize_params()}
+        probe = {
+            "jsonrpc": "2.0",
+            "id": probe_id,
+            "method": INITIALIZE,
+            "params": route.initialize_params(),
+        }
         writer.write(_dumps(probe))
         await writer.drain()
         answer = await _answer(reader, probe_id, max_lines)
@@ -438,18 +546,31 @@ async def negotiate(routes: Sequence[ClientRoute], reader: LineReader, writer: L
             error = answer["error"]
             data = error.get("data") if isinstance(error, dict) else None
             supported = data.get("supported") if isinstance(data, dict) else None
-            shared = sorted(v for v in (supported if isinstance(supported, list) else [])
-                            if isinstance(v, int) and v in by_version and v not in tried)
+            shared = sorted(
+                v
+                for v in (supported if isinstance(supported, list) else [])
+                if isinstance(v, int) and v in by_version and v not in tried
+            )
             if not shared:
-                raise NegotiationError(f"the agent refused protocol version {route.version}: {error}", answer)
+                raise NegotiationError(
+                    f"the agent refused protocol version {route.version}: {error}", answer
+                )
             route = by_version[shared[-1]]
             continue
         result = answer.get("result")
         answered = result.get(VERSION_FIELD) if isinstance(result, dict) else None
-        chosen = by_version.get(answered) if isinstance(answered, int) and not isinstance(answered, bool) else None
+        chosen = (
+            by_version.get(answered)
+            if isinstance(answered, int) and not isinstance(answered, bool)
+            else None
+        )
         if chosen is None:
-            raise NegotiationError(f"the agent answered protocol version {answered!r}, which no route speaks", answer)
-        connection, response = await chosen.open(reader, writer, result if chosen is route else None)
+            raise NegotiationError(
+                f"the agent answered protocol version {answered!r}, which no route speaks", answer
+            )
+        connection, response = await chosen.open(
+            reader, writer, result if chosen is route else None
+        )
         return Negotiated(chosen.version, connection, response, tried)
     raise NegotiationError(f"no shared protocol version (tried {tried})")
 
@@ -461,14 +582,20 @@ async def _answer(reader: LineReader, probe_id: str, max_lines: int) -> dict[str
         except asyncio.IncompleteReadError as exc:
             line = exc.partial
         except asyncio.LimitOverrunError as exc:
-            raise NegotiationError(f"the agent wrote a line over {exc.consumed} bytes during initialize") from None
+            raise NegotiationError(
+                f"the agent wrote a line over {exc.consumed} bytes during initialize"
+            ) from None
         if not line:
             raise NegotiationError("the agent closed the connection during initialize")
         try:
             message = json.loads(line)
         except ValueError:
             continue
-        if isinstance(message, dict) and message.get("id") == probe_id and ("result" in message or "error" in message):
+        if (
+            isinstance(message, dict)
+            and message.get("id") == probe_id
+            and ("result" in message or "error" in message)
+        ):
             return message
     raise NegotiationError(f"no answer to initialize within {max_lines} lines")
 
@@ -485,8 +612,13 @@ async def spawn_agent_negotiated(
     """Start `command args...` as an agent and initialize it with the highest version of `routes`
     both sides speak (see `negotiate`). The connection is initialized already."""
     process = await asyncio.create_subprocess_exec(
-        command, *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        env=dict(env) if env is not None else None, cwd=cwd, limit=READ_CHUNK_BYTES,
+        command,
+        *args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        env=dict(env) if env is not None else None,
+        cwd=cwd,
+        limit=READ_CHUNK_BYTES,
     )
     assert process.stdin is not None and process.stdout is not None
     negotiated: Negotiated | None = None
@@ -504,4 +636,3 @@ async def spawn_agent_negotiated(
         except asyncio.TimeoutError:
             process.kill()
             await process.wait()
-{%- endif %}
