@@ -348,7 +348,7 @@ def test_a_config_default_of_the_wrong_type_is_an_error(tmp_path: Path, monkeypa
     result = cli(["build"], tmp_path, monkeypatch)
     assert result.exit_code == 2
     assert ("schema.json#/$defs/A/properties/a: error[bad-default]: the `defaults` entry default 3 is not a valid "
-            "value of this property: 3 is not of type 'string'") in result.stderr
+            "value of this property: expected string, got an integer") in result.stderr
     assert not (tmp_path / "gen").exists()
 
 
