@@ -132,14 +132,15 @@ class ExampleClient(acp.Client):
         env = dict(os.environ) | {v.name: v.value for v in params.env} if isinstance(params.env, list) else None
         self.commands.append([params.command, *args])
         self.say(f"terminal: {params.command} {' '.join(args)}")
-        options = {"stdin": asyncio.subprocess.DEVNULL, "stdout": asyncio.subprocess.PIPE,
-                   "stderr": asyncio.subprocess.STDOUT, "env": env,
-                   "cwd": params.cwd if isinstance(params.cwd, str) else None}
+        cwd = params.cwd if isinstance(params.cwd, str) else None
+        pipes = asyncio.subprocess
         try:
             if args:
-                process = await asyncio.create_subprocess_exec(params.command, *args, **options)
+                process = await asyncio.create_subprocess_exec(
+                    params.command, *args, stdin=pipes.DEVNULL, stdout=pipes.PIPE, stderr=pipes.STDOUT, env=env, cwd=cwd)
             else:  # a command line without args (`{"command": "cat README.md"}`, as claude-code-acp sends): a shell runs it
-                process = await asyncio.create_subprocess_shell(params.command, **options)
+                process = await asyncio.create_subprocess_shell(
+                    params.command, stdin=pipes.DEVNULL, stdout=pipes.PIPE, stderr=pipes.STDOUT, env=env, cwd=cwd)
         except OSError as exc:
             raise acp.RequestError.internal_error({"message": f"cannot run {params.command!r}: {exc.strerror or exc}"}) from None
         limit = params.output_byte_limit if isinstance(params.output_byte_limit, int) else None
