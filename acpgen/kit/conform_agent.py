@@ -569,7 +569,7 @@ class AgentConform:
                 return
             future, _ = await self.start_turn(agent, session_id)
             if future.done():
-                self.set("cancel.cancelled", SKIP, "the turn ended before its first update; nothing to cancel")
+                self.set("cancel.cancelled", SKIP, "inconclusive: the turn ended before its first update; nothing to cancel")
                 return
         client.cancelling.add(session_id)
         await agent.notify("session/cancel", {"sessionId": session_id})
@@ -609,7 +609,7 @@ class AgentConform:
             future, _ = await self.start_turn(agent, session_id)
         if future.done():
             for rule in ("cancel_request.answered", "cancel_request.honoured"):
-                self.set(rule, SKIP, "the turn ended before its first update; nothing to cancel")
+                self.set(rule, SKIP, "inconclusive: the turn ended before its first update; nothing to cancel")
             return
         pending = [k for k, f in agent.waiters.items() if f is future]
         request_id = int(pending[0]) if pending else None
