@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import unquote
 
@@ -127,29 +127,26 @@ def narrower(s: Any) -> bool:
 def pins_object(s: Any) -> bool:
     """Whether `s` admits objects only: `type: object`, a reference (a definition the typed build
     reads as its own type), every alternative or some `allOf` member doing so."""
-    if not isinstance(s, dict):
-        return False
-    if s.get("type") == "object" or "$ref" in s:
-        return True
-    alts = s.get("anyOf", s.get("oneOf"))
-    if isinstance(alts, list) and alts and all(pins_object(a) for a in alts):
-        return True
-    members = s.get("allOf")
-    return isinstance(members, list) and any(pins_object(m) for m in members)
+    return pins(s, lambda node: node.get("type") == "object" or "$ref" in node)
 
 
 def pins_type(s: Any) -> bool:
     """Whether `s` admits values of one JSON type family only, by `type`, `$ref`, `const`/`enum`,
     or through every alternative / some `allOf` member."""
+    return pins(s, lambda node: any(k in node for k in ("type", "$ref", "const", "enum")))
+
+
+def pins(s: Any, itself: Callable[[dict[str, Any]], bool]) -> bool:
+    """`itself(s)`, or true of every `anyOf`/`oneOf` alternative, or of some `allOf` member."""
     if not isinstance(s, dict):
         return False
-    if any(k in s for k in ("type", "$ref", "const", "enum")):
+    if itself(s):
         return True
     alts = s.get("anyOf", s.get("oneOf"))
-    if isinstance(alts, list) and alts and all(pins_type(a) for a in alts):
+    if isinstance(alts, list) and alts and all(pins(a, itself) for a in alts):
         return True
     members = s.get("allOf")
-    return isinstance(members, list) and any(pins_type(m) for m in members)
+    return isinstance(members, list) and any(pins(m, itself) for m in members)
 
 
 def referenced(document: dict[str, Any], defs_key: str, roots: Iterable[str]) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import decimal
 import re
 from collections.abc import Callable, Iterator, Mapping
-from typing import Final, TypeVar
+from typing import Final, TypeGuard, TypeVar
 from urllib.parse import unquote, urldefrag, urljoin
 
 from ._codec import ValidationError
@@ -416,10 +416,10 @@ class SchemaChecker:
         assert isinstance(v, (int, float))
         for key, word in _BOUNDS:
             bound = s.get(key)
-            if type(bound) in (int, float) and _outside(key, v, bound):  # type: ignore[arg-type]
+            if _number(bound) and _outside(key, v, bound):
                 return _Fail(f"expected a number {word} {bound}, got {v}", path)
         of = s.get("multipleOf")
-        if type(of) in (int, float) and not _multiple(v, of):  # type: ignore[arg-type]
+        if _number(of) and not _multiple(v, of):
             return _Fail(f"expected a multiple of {of}, got {v}", path)
         return None
 
@@ -645,11 +645,16 @@ def _size(
 ) -> _Fail | None:
     """The `minX` / `maxX` pair of `s` applied to a count `n` of characters, items or properties."""
     low, high = s.get(least), s.get(most)
-    if isinstance(low, (int, float)) and not isinstance(low, bool) and n < low:
+    if _number(low) and n < low:
         return _Fail(f"expected at least {low} {unit}, got {n}", path)
-    if isinstance(high, (int, float)) and not isinstance(high, bool) and n > high:
+    if _number(high) and n > high:
         return _Fail(f"expected at most {high} {unit}, got {n}", path)
     return None
+
+
+def _number(value: object) -> TypeGuard[int | float]:
+    """A JSON number (a keyword's bound): an int or a float, never a bool."""
+    return type(value) in (int, float)
 
 
 def _strings(value: object) -> Iterator[str]:

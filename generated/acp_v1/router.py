@@ -56,7 +56,6 @@ from .connections import AgentSideConnection, ClientSideConnection
 from .interfaces import Agent, Client
 from .methods import AGENT_METHODS, MethodInfo
 from .rpc import (
-    READ_CHUNK_BYTES,
     FrameError,
     LineReader,
     LineWriter,
@@ -64,6 +63,7 @@ from .rpc import (
     StreamTransport,
     stdio_streams,
 )
+from .sides import _start_agent
 
 __all__ = [
     "AgentRoute",
@@ -615,15 +615,7 @@ async def spawn_agent_negotiated(
 ) -> AsyncIterator[Negotiated]:
     """Start `command args...` as an agent and initialize it with the highest version of `routes`
     both sides speak (see `negotiate`). The connection is initialized already."""
-    process = await asyncio.create_subprocess_exec(
-        command,
-        *args,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        env=dict(env) if env is not None else None,
-        cwd=cwd,
-        limit=READ_CHUNK_BYTES,
-    )
+    process = await _start_agent(command, args, env, cwd)
     assert process.stdin is not None and process.stdout is not None
     negotiated: Negotiated | None = None
     try:

@@ -220,6 +220,25 @@ async def run_agent(
             loop.remove_signal_handler(sig)
 
 
+async def _start_agent(
+    command: str,
+    args: tuple[str, ...],
+    env: Mapping[str, str] | None,
+    cwd: str | os.PathLike[str] | None,
+) -> asyncio.subprocess.Process:
+    """`command args...` with stdin and stdout piped to us (stderr inherited), read in chunks of
+    READ_CHUNK_BYTES: how `spawn_agent` and the router's `spawn_agent_negotiated` start an agent."""
+    return await asyncio.create_subprocess_exec(
+        command,
+        *args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        env=dict(env) if env is not None else None,
+        cwd=cwd,
+        limit=READ_CHUNK_BYTES,
+    )
+
+
 @contextlib.asynccontextmanager
 async def spawn_agent(
     to_client: Callable[[ClientSideConnection], Client] | Client,
@@ -238,15 +257,7 @@ async def spawn_agent(
     """
     from .connections import ClientSideConnection
 
-    process = await asyncio.create_subprocess_exec(
-        command,
-        *args,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        env=dict(env) if env is not None else None,
-        cwd=cwd,
-        limit=READ_CHUNK_BYTES,
-    )
+    process = await _start_agent(command, args, env, cwd)
     assert process.stdin is not None and process.stdout is not None
     connection = ClientSideConnection(
         to_client, process.stdout, process.stdin, limits=limits, non_json_lines=non_json_lines
