@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -63,7 +64,7 @@ from .rpc import (
     StreamTransport,
     stdio_streams,
 )
-from .sides import _start_agent
+from .sides import _start_agent, _stop_agent
 
 __all__ = [
     "AgentRoute",
@@ -76,6 +77,8 @@ __all__ = [
     "run_router",
     "spawn_agent_negotiated",
 ]
+
+logger = logging.getLogger(__name__)
 
 MAX_PROTOCOL_VERSION = 0xFFFF
 
@@ -450,11 +453,11 @@ class ClientRoute(Protocol):
 
     def initialize_params(self) -> Mapping[str, object]: ...
 
-    async def open(
-        self, reader: LineReader, writer: LineWriter, result: JsonValue | None
-    ) -> tuple[Routed, object]:
-        """Connect, and the decoded `initialize` result: `result` as the agent answered the probe,
-        or (None) the answer to this version's own `initialize`, sent on the new connection."""
+    def decode_result(self, result: JsonValue) -> object:
+        """The agent's `initialize` result read as this version's (raises `ValidationError`)."""
+
+    def open(self, reader: LineReader, writer: LineWriter) -> Routed:
+        """This version's connection on an initialized stream."""
 
 
 @dataclass(frozen=True)
@@ -467,16 +470,13 @@ class _ClientRoute:
     def initialize_params(self) -> Mapping[str, object]:
         return {**_as_object(encode_value(self.initialize)), VERSION_FIELD: self.version}
 
-    async def open(
-        self, reader: LineReader, writer: LineWriter, result: JsonValue | None
-    ) -> tuple[Routed, object]:
-        connection = self.connect(reader, writer)
-        if result is None:
-            # The typed proxy (it checks the answered version and closes on a mismatch).
-            send: Callable[[object], Any] = getattr(connection, self.info.handler)
-            return connection, await send(self.initialize)
-        assert self.info.decode_result is not None  # a request (checked by client_route)
-        return connection, self.info.decode_result(result)
+    def decode_result(self, result: JsonValue) -> object:
+        assert self.info.decode_result is not None  # a request (checked by _initialize)
+        return self.info.decode_result(result)
+
+    def open(self, reader: LineReader, writer: LineWriter) -> Routed:
+        connection: Routed = self.connect(reader, writer)
+        return connection
 
 
 def client_route(
@@ -525,10 +525,20 @@ async def negotiate(
 ) -> Negotiated:
     """Ask for the highest version of `routes`; settle on the one the agent answers with.
 
-    An agent that answers with a lower version it shares gets that version's `initialize` again
-    on that version's connection (v1 agents answer any request with their own version); one that
-    answers -32022 is asked again for the highest version it lists. Up to `max_lines` lines that
-    are not the answer (notifications, requests) are skipped per attempt."""
+    `initialize` is sent once per connection, except after an error answer (which leaves the
+    connection uninitialized):
+    - an answer with a lower version the routes share is that version's result (v1 agents answer
+      any request with their own version): the connection goes on in that version;
+    - an answer whose version no route speaks raises `NegotiationError` (the spec: the client
+      closes the connection);
+    - an answer that claims a version but does not read as that version's result (agents that
+      echo the requested version over a result of their own older shape) goes on in the highest
+      lower version whose result it reads as, with a warning; when none, `NegotiationError` names
+      what did not read;
+    - an error answer listing the versions the agent supports (-32022) asks again for the highest
+      of them the routes share; any other error raises `NegotiationError`.
+    Up to `max_lines` lines that are not the answer (notifications, requests) are skipped per
+    attempt."""
     by_version = {r.version: r for r in routes}
     if not by_version:
         raise ValueError("give at least one client route")
@@ -572,10 +582,29 @@ async def negotiate(
             raise NegotiationError(
                 f"the agent answered protocol version {answered!r}, which no route speaks", answer
             )
-        connection, response = await chosen.open(
-            reader, writer, result if chosen is route else None
+        problems: list[str] = []
+        for candidate in [
+            r for v, r in sorted(by_version.items(), reverse=True) if v <= chosen.version
+        ]:
+            try:
+                response = candidate.decode_result(result)
+            except ValidationError as exc:
+                problems.append(f"as v{candidate.version}: {exc}")
+                continue
+            if candidate is not chosen:
+                logger.warning(
+                    "the agent answered protocol version %d with a result that does not read as "
+                    "one (%s); going on in version %d, whose result it reads as",
+                    chosen.version,
+                    problems[0],
+                    candidate.version,
+                )
+            return Negotiated(candidate.version, candidate.open(reader, writer), response, tried)
+        raise NegotiationError(
+            f"the agent answered protocol version {answered} with an initialize result that no "
+            f"route reads ({'; '.join(problems)})",
+            answer,
         )
-        return Negotiated(chosen.version, connection, response, tried)
     raise NegotiationError(f"no shared protocol version (tried {tried})")
 
 
@@ -624,11 +653,4 @@ async def spawn_agent_negotiated(
     finally:
         if negotiated is not None:
             await negotiated.connection.close()
-        else:
-            with contextlib.suppress(Exception):
-                process.stdin.close()
-        try:
-            await asyncio.wait_for(process.wait(), exit_timeout)
-        except asyncio.TimeoutError:
-            process.kill()
-            await process.wait()
+        await _stop_agent(process, exit_timeout)

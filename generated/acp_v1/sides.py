@@ -227,7 +227,8 @@ async def _start_agent(
     cwd: str | os.PathLike[str] | None,
 ) -> asyncio.subprocess.Process:
     """`command args...` with stdin and stdout piped to us (stderr inherited), read in chunks of
-    READ_CHUNK_BYTES: how `spawn_agent` and the router's `spawn_agent_negotiated` start an agent."""
+    READ_CHUNK_BYTES, in a process group of its own (so that `_stop_agent` reaches the processes
+    it starts too): how `spawn_agent` and the router's `spawn_agent_negotiated` start an agent."""
     return await asyncio.create_subprocess_exec(
         command,
         *args,
@@ -236,7 +237,57 @@ async def _start_agent(
         env=dict(env) if env is not None else None,
         cwd=cwd,
         limit=READ_CHUNK_BYTES,
+        start_new_session=True,
     )
+
+
+def _signal_group(process: asyncio.subprocess.Process, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if hasattr(os, "killpg"):
+            os.killpg(process.pid, signum)  # its group id is its pid (a session of its own)
+        elif process.returncode is None:
+            process.kill()  # no process groups (Windows): the agent alone
+
+
+async def _stop_agent(process: asyncio.subprocess.Process, exit_timeout: float) -> None:
+    """End an agent `_start_agent` started, its stdin closed already: it gets `exit_timeout`
+    seconds to exit, then SIGTERM and one more second, then SIGKILL. Whatever is left of its
+    process group (children that hold its stdout, as npm launchers leave) is killed in every case,
+    so that waiting for the process never waits on pipes it does not hold."""
+    if process.stdin is not None:
+        with contextlib.suppress(Exception):
+            process.stdin.close()
+    kill = getattr(signal, "SIGKILL", signal.SIGTERM)
+    for signum, timeout in ((None, exit_timeout), (signal.SIGTERM, 1.0), (kill, 5.0)):
+        if signum is not None:
+            _signal_group(process, signum)
+        if await _exited(process, timeout):
+            break
+    _signal_group(process, kill)
+    # The pipes' other ends are gone with the group: read stdout to its end so that the transport
+    # closes while the loop runs (not later, as "Event loop is closed" noise). A process that left
+    # the group may still hold it: a second at most.
+    with contextlib.suppress(asyncio.TimeoutError, OSError):
+        if process.stdout is not None:
+            await asyncio.wait_for(_drain(process.stdout), 1.0)
+        await asyncio.wait_for(process.wait(), 1.0)
+
+
+async def _drain(reader: asyncio.StreamReader) -> None:
+    while await reader.read(READ_CHUNK_BYTES):
+        pass
+
+
+async def _exited(process: asyncio.subprocess.Process, timeout: float) -> bool:
+    """Whether the agent process itself exits within `timeout` seconds. Read off its return code:
+    `Process.wait()` also waits for its pipes to close (Python 3.12+), which a child it left
+    behind may hold open."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while process.returncode is None:
+        if asyncio.get_running_loop().time() >= deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
 
 
 @contextlib.asynccontextmanager
@@ -252,7 +303,9 @@ async def spawn_agent(
 ) -> AsyncIterator[ClientSideConnection]:
     """Start `command args...` as an agent (its stderr is inherited) and connect to its stdio.
 
-    On exit the agent's stdin is closed; it gets `exit_timeout` seconds to exit, then it is killed.
+    The agent runs in a process group of its own. On exit its stdin is closed; it gets
+    `exit_timeout` seconds to exit, then SIGTERM and a second more, then SIGKILL; what is left of
+    its process group is killed in every case (no orphan keeps its pipes open).
     `limits` and `non_json_lines` are `ClientSideConnection`'s.
     """
     from .connections import ClientSideConnection
@@ -266,8 +319,4 @@ async def spawn_agent(
         yield connection
     finally:
         await connection.close()
-        try:
-            await asyncio.wait_for(process.wait(), exit_timeout)
-        except asyncio.TimeoutError:
-            process.kill()
-            await process.wait()
+        await _stop_agent(process, exit_timeout)

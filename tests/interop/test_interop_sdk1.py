@@ -56,8 +56,6 @@ def test_our_clients_drive_the_sdk1_agent_protocol_router(protocol: str, version
     assert rc == 0
 
 
-@pytest.mark.xfail(strict=True, reason="runtime: negotiate() sends a second initialize on the same connection when "
-                   "falling back to v1; the SDK 1.0 router answers -32600 'ACP connections may only be initialized once'")
 def test_try_v2_then_fall_back_to_v1_on_a_sdk1_router_with_only_v1() -> None:
     rc, summary, stderr = run_peer([*OUR_CLIENT, "--protocol", "auto", *SDK1_ROUTER_AGENT, "--only", "v1"])
     assert summary["errors"] == [], stderr

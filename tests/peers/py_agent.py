@@ -181,7 +181,7 @@ def watchdog(timeout: float) -> None:
 
 
 async def main() -> int:
-    timeout = float(os.environ.get("PEER_TIMEOUT_S", "20"))
+    timeout = float(os.environ.get("PEER_TIMEOUT_S", "120"))
     asyncio.get_running_loop().call_later(timeout, watchdog, timeout)
     await run_agent(PeerAgent())
     log.info("input closed, exiting")

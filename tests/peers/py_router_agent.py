@@ -114,7 +114,7 @@ async def main(only: str | None) -> int:
 
     router = AgentProtocolRouter(v1=None if only == "v2" else v1, v2=None if only == "v1" else V2Agent)
     remember_requested_version(router)
-    timeout = float(os.environ.get("PEER_TIMEOUT_S", "20"))
+    timeout = float(os.environ.get("PEER_TIMEOUT_S", "120"))
     try:
         await asyncio.wait_for(router.run(), timeout)
     except asyncio.TimeoutError:

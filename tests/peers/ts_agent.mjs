@@ -19,7 +19,7 @@ import * as acp from "@agentclientprotocol/sdk";
 const sdkEntry = import.meta.resolve("@agentclientprotocol/sdk");
 const zod = await import(new URL("../schema/zod.gen.js", sdkEntry).href);
 
-const TIMEOUT_MS = Number(process.env.PEER_TIMEOUT_S ?? 20) * 1000;
+const TIMEOUT_MS = Number(process.env.PEER_TIMEOUT_S ?? 120) * 1000;
 const CANCEL_WINDOW_MS = 200;
 const log = (...parts) => process.stderr.write(`[ts_agent] ${parts.join(" ")}\n`);
 

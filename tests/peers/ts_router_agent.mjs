@@ -25,7 +25,7 @@ import * as v2 from "@agentclientprotocol/sdk/experimental/v2";
 const z1 = await import(new URL("../schema/zod.gen.js", import.meta.resolve("@agentclientprotocol/sdk")).href);
 const z2 = await import(new URL("../schema/zod.gen.js", import.meta.resolve("@agentclientprotocol/sdk/experimental/v2")).href);
 
-const TIMEOUT_MS = Number(process.env.PEER_TIMEOUT_S ?? 20) * 1000;
+const TIMEOUT_MS = Number(process.env.PEER_TIMEOUT_S ?? 120) * 1000;
 const CANCEL_WINDOW_MS = 200;
 const log = (...parts) => process.stderr.write(`[ts_router_agent] ${parts.join(" ")}\n`);
 setTimeout(() => { log(`no end of input after ${TIMEOUT_MS} ms, exiting`); process.exit(3); }, TIMEOUT_MS).unref();

@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 from typing import Any
 
 import acp_v1 as acp
@@ -224,3 +225,58 @@ def test_an_agent_process_that_dies_mid_call_ends_pending_calls() -> None:
             await conn.wait_closed()
 
     run(body)
+
+
+
+# A launcher as npm's leave them: it starts the real agent as a child that inherits its stdout,
+# writes the child's pid to a file, and exits at the end of its input (or, with a tail, ignores
+# SIGTERM and stays); the child ignores end of input (and, when stubborn, SIGTERM too) and would
+# hold the pipe open for a minute.
+LAUNCHER = """
+import pathlib, signal, subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", {child!r}], stdin=subprocess.DEVNULL)
+pathlib.Path({pid_file!r}).write_text(str(child.pid))
+sys.stdin.read()
+{launcher_tail}
+"""
+CHILD = "import signal, time\n{handler}\ntime.sleep(60)"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            state = stat.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"  # a zombie is dead already (its parent, gone, leaves it to init)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize(("launcher_tail", "stubborn", "within"), [
+    ("", False, 0.8),  # the launcher exits at the end of input: its child is killed at once
+    ("signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)", True, 3.5),  # exit_timeout 1 + SIGTERM's 1 + SIGKILL
+])
+def test_spawn_agent_leaves_no_process_and_never_waits_on_a_childs_pipe(
+    tmp_path: Any, launcher_tail: str, stubborn: bool, within: float
+) -> None:
+    pid_file = tmp_path / "child.pid"
+    handler = "signal.signal(signal.SIGTERM, signal.SIG_IGN)" if stubborn else ""
+    script = LAUNCHER.format(child=CHILD.format(handler=handler), pid_file=str(pid_file), launcher_tail=launcher_tail)
+    seen: dict[str, float] = {}
+
+    async def body() -> None:
+        loop = asyncio.get_running_loop()
+        async with acp.spawn_agent(acp.Client(), sys.executable, "-c", script, exit_timeout=1.0):
+            while not pid_file.exists() or not pid_file.read_text():
+                await asyncio.sleep(0.02)
+            seen["start"] = loop.time()
+        seen["took"] = loop.time() - seen["start"]
+
+    run(body)
+    child = int(pid_file.read_text())
+    assert seen["took"] < within, seen
+    for _ in range(50):  # SIGKILL is delivered asynchronously
+        if not _alive(child):
+            break
+        time.sleep(0.02)
+    assert not _alive(child), f"the agent's child {child} outlived spawn_agent"
