@@ -455,6 +455,8 @@ class Connection:
             self._main.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._main
+        if not self._done.is_set():  # cancelled before it ever ran: its `finally` never did
+            await self._shutdown()
 
     def start_session_task(
         self, session_id: str, work: Coroutine[Any, Any, None]
@@ -743,8 +745,19 @@ class Connection:
                 logger.warning(
                     "the peer reported an error not tied to a request: %.200r", message["error"]
                 )
+            elif (
+                isinstance(request_id, int)
+                and not isinstance(request_id, bool)
+                and 0 <= request_id < self._next_id
+            ):
+                # ours (ids count up from 0), answered after we stopped waiting (cancelled)
+                logger.debug("ignoring a late response to request %r", request_id)
             else:
-                logger.debug("ignoring a response to unknown request %r", request_id)
+                logger.warning(
+                    "ignoring a response to no request of ours (id %.100r): %.200r",
+                    request_id,
+                    message,
+                )
             return
         where = f"the answer to {pending.method!r} (id {request_id})"
         outcome: RequestError | JsonValue

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import sys
 import time
@@ -280,3 +281,44 @@ def test_spawn_agent_leaves_no_process_and_never_waits_on_a_childs_pipe(
             break
         time.sleep(0.02)
     assert not _alive(child), f"the agent's child {child} outlived spawn_agent"
+
+
+def test_a_response_to_no_request_of_ours_is_a_warning_and_a_late_one_is_not(caplog: pytest.LogCaptureFixture) -> None:
+    # chuk-acp answers notifications with id "": that is the peer's fault, worth a warning; an
+    # answer to a request we stopped waiting for (cancelled) is normal and stays at DEBUG.
+    async def body() -> None:
+        (ours_in, ours_out), (peer_in, peer_out) = duplex()
+        conn = acp.ClientSideConnection(RecordingClient(), ours_in, ours_out)
+        peer = RawPeer(peer_in, peer_out)
+        call = asyncio.ensure_future(conn.session_prompt(acp.PromptRequest(session_id="s", prompt=[])))
+        assert (await peer.recv())["id"] == 0
+        call.cancel()
+        await asyncio.sleep(0.01)
+        for stray in (0, "", 7):
+            peer.send({"jsonrpc": "2.0", "id": stray, "result": {"stopReason": "end_turn"}})
+        peer.send(chunk("s", "still served"))
+        await asyncio.sleep(0.05)
+        peer.close()
+        await conn.wait_closed()
+
+    with caplog.at_level(logging.DEBUG, logger="acp_v1"):
+        run(body)
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert [m.split(": ", 1)[0] for m in warned] == [
+        "ignoring a response to no request of ours (id '')",
+        "ignoring a response to no request of ours (id 7)",
+    ]
+    assert any(r.getMessage() == "ignoring a late response to request 0" for r in caplog.records if r.levelno == logging.DEBUG)
+
+
+def test_close_right_after_construction_closes_the_output() -> None:
+    # Its reading task is cancelled before it ever ran; close() still ends everything.
+    async def body() -> None:
+        (ours_in, ours_out), (peer_in, _) = duplex()
+        conn = acp.ClientSideConnection(acp.Client(), ours_in, ours_out)
+        await conn.close()
+        assert ours_out.closed
+        await asyncio.wait_for(conn.wait_closed(), 1)
+        assert await peer_in.read() == b""
+
+    run(body)

@@ -425,9 +425,9 @@ def handshake_schema(wire: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("wire", "handler"), [("close", "close_"), ("acp/startSession", "acp_start_session")])
-def test_a_client_route_initializes_through_the_handler_name(tmp_path: Path, wire: str, handler: str) -> None:
+def test_negotiation_initializes_through_the_wire_name(tmp_path: Path, wire: str, handler: str) -> None:
     # `close` is a connection member, so its proxy is `close_`; a camelCase wire name is snake_cased.
-    # Either way the proxy is not the wire name with "/" replaced, which is what open() once called.
+    # Negotiation sends the request by its wire name and the agent's dispatch finds the handler.
     import importlib
     import uuid
 
@@ -457,9 +457,9 @@ def test_a_client_route_initializes_through_the_handler_name(tmp_path: Path, wir
         (a_in, a_out), (b_in, b_out) = duplex()
         serving = pkg.AgentSideConnection(agent, a_in, a_out)
         route = pkg.client_route(pkg.Client(), pkg.HelloRequest(protocol_version=1))
-        connection, response = await route.open(b_in, b_out, None)
-        assert response == pkg.HelloResponse(protocol_version=1)
-        await connection.close()
+        negotiated = await pkg.router.negotiate([route], b_in, b_out)  # the request by its wire name
+        assert negotiated.initialize_result == pkg.HelloResponse(protocol_version=1)
+        await negotiated.connection.close()
         await serving.wait_closed()
 
     run(body)
