@@ -640,7 +640,7 @@ async def spawn_agent_negotiated(
     *args: str,
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
-    exit_timeout: float = 5.0,
+    exit_timeout: float = 0.5,
 ) -> AsyncIterator[Negotiated]:
     """Start `command args...` as an agent and initialize it with the highest version of `routes`
     both sides speak (see `negotiate`). The connection is initialized already."""

@@ -251,14 +251,14 @@ def _signal_group(process: asyncio.subprocess.Process, signum: int) -> None:
 
 async def _stop_agent(process: asyncio.subprocess.Process, exit_timeout: float) -> None:
     """End an agent `_start_agent` started, its stdin closed already: it gets `exit_timeout`
-    seconds to exit, then SIGTERM and one more second, then SIGKILL. Whatever is left of its
+    seconds to exit, then SIGTERM and 3 seconds more, then SIGKILL. Whatever is left of its
     process group (children that hold its stdout, as npm launchers leave) is killed in every case,
     so that waiting for the process never waits on pipes it does not hold."""
     if process.stdin is not None:
         with contextlib.suppress(Exception):
             process.stdin.close()
     kill = getattr(signal, "SIGKILL", signal.SIGTERM)
-    for signum, timeout in ((None, exit_timeout), (signal.SIGTERM, 1.0), (kill, 5.0)):
+    for signum, timeout in ((None, exit_timeout), (signal.SIGTERM, 3.0), (kill, 5.0)):
         if signum is not None:
             _signal_group(process, signum)
         if await _exited(process, timeout):
@@ -297,14 +297,15 @@ async def spawn_agent(
     *args: str,
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
-    exit_timeout: float = 5.0,
+    exit_timeout: float = 0.5,
     limits: ConnectionLimits | None = None,
     non_json_lines: NonJsonLines = "skip",
 ) -> AsyncIterator[ClientSideConnection]:
     """Start `command args...` as an agent (its stderr is inherited) and connect to its stdio.
 
     The agent runs in a process group of its own. On exit its stdin is closed; it gets
-    `exit_timeout` seconds to exit, then SIGTERM and a second more, then SIGKILL; what is left of
+    `exit_timeout` seconds to exit (default 0.5: agents exit at the end of their input; npm
+    launchers that keep a child do not), then SIGTERM and 3 seconds more, then SIGKILL; what is left of
     its process group is killed in every case (no orphan keeps its pipes open).
     `limits` and `non_json_lines` are `ClientSideConnection`'s.
     """
