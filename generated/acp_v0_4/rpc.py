@@ -493,6 +493,17 @@ class Connection:
             raise ValueError(f"extension notifications start with '_': {method!r}")
         await self._notify(method, params)
 
+    async def call_raw(self, method: str, params: JsonValue) -> JsonValue:
+        """Call any method of the peer by its wire name, params and result raw JSON: for methods
+        this package's schema does not name (a peer's newer or unstable method, such as
+        `session/set_model`). Nothing is encoded, decoded or checked beyond JSON-RPC; errors
+        arrive as `RequestError`. Methods the schema names have typed proxies: prefer those."""
+        return await self._call(method, params, _identity)
+
+    async def notify_raw(self, method: str, params: JsonValue) -> None:
+        """Send the peer any notification by its wire name, params raw JSON (see `call_raw`)."""
+        await self._notify(method, params)
+
     # -- calling the peer ---------------------------------------------------------------------
 
     async def _call(self, method: str, params: object, decode: Callable[[object], T]) -> T:

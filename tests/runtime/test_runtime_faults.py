@@ -322,3 +322,29 @@ def test_close_right_after_construction_closes_the_output() -> None:
         assert await peer_in.read() == b""
 
     run(body)
+
+
+def test_call_raw_reaches_a_method_the_schema_does_not_name() -> None:
+    # Real agents have methods the schema lacks (claude-*'s session/set_model): the raw call sends
+    # them verbatim and returns the raw result; an error answer is a RequestError as usual.
+    async def body() -> None:
+        (ours_in, ours_out), (peer_in, peer_out) = duplex()
+        conn = acp.ClientSideConnection(acp.Client(), ours_in, ours_out)
+        peer = RawPeer(peer_in, peer_out)
+        call = asyncio.ensure_future(conn.call_raw("session/set_model", {"sessionId": "s", "modelId": "m"}))
+        sent = await peer.recv()
+        assert sent == {"jsonrpc": "2.0", "id": 0, "method": "session/set_model",
+                        "params": {"sessionId": "s", "modelId": "m"}}
+        peer.send({"jsonrpc": "2.0", "id": 0, "result": {"ok": [1]}})
+        assert await call == {"ok": [1]}
+        failing = asyncio.ensure_future(conn.call_raw("nope", None))
+        peer.send({"jsonrpc": "2.0", "id": (await peer.recv())["id"], "error": {"code": -32601, "message": "no"}})
+        with pytest.raises(acp.RequestError) as raised:
+            await failing
+        assert raised.value.code == -32601
+        await conn.notify_raw("session/poke", {"x": 1})
+        assert await peer.recv() == {"jsonrpc": "2.0", "method": "session/poke", "params": {"x": 1}}
+        peer.close()
+        await conn.wait_closed()
+
+    run(body)
