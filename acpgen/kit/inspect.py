@@ -215,8 +215,9 @@ def run_inspect(binding: Binding, command: list[str], trace_path: Path | None,
 
     trace = trace_path.open("w", encoding="utf-8") if trace_path else None
     try:
+        # a process group of its own: what the agent starts ends with it (see below)
         proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, bufsize=0)
+                                stderr=subprocess.PIPE, bufsize=0, start_new_session=True)
     except OSError as exc:
         report(f"could not start {command[0]!r}: {exc.strerror or exc}")
         return 127
@@ -230,9 +231,13 @@ def run_inspect(binding: Binding, command: list[str], trace_path: Path | None,
         with contextlib.suppress(OSError):
             proc.stdin.close()  # type: ignore[union-attr]
 
+    def signal_group(signum: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signum)
+
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(ValueError, OSError):
-            signal.signal(sig, lambda signum, _frame: proc.send_signal(signum))
+            signal.signal(sig, lambda signum, _frame: signal_group(signum))
     threads = [
         threading.Thread(target=pump, args=(0, child_in, analyser, TO_AGENT, close_child_stdin), daemon=True),
         threading.Thread(target=pump, args=(proc.stdout.fileno(), 1, analyser, TO_CLIENT), daemon=True),
@@ -241,6 +246,9 @@ def run_inspect(binding: Binding, command: list[str], trace_path: Path | None,
     for thread in threads:
         thread.start()
     code = proc.wait()
+    # Children the agent left behind would hold its stdout and stderr open (what the agent wrote
+    # stays readable in the pipes): the agent's end is the end of the session, as for spawn_agent.
+    signal_group(signal.SIGKILL)
     for thread in threads[1:]:
         thread.join(5)  # whatever the agent wrote before exiting is still delivered
     analyser.close(30)

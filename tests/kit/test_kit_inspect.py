@@ -95,6 +95,26 @@ def test_inspect_exits_with_a_dying_agent_while_the_client_keeps_its_stdin_open(
     assert received.read_bytes().startswith(b'{"jsonrpc"')
 
 
+
+def test_inspect_ends_with_the_agent_and_takes_the_children_it_left(tmp_path: Path) -> None:
+    # npm launchers leave a child holding stdout; inspect used to wait 5 s per pipe and leave it alive.
+    pid_file = tmp_path / "child.pid"
+    launcher = ("import pathlib, subprocess, sys\n"
+                "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], stdin=subprocess.DEVNULL)\n"
+                f"pathlib.Path({str(pid_file)!r}).write_text(str(child.pid))\n"
+                "sys.stdin.readline()\n")
+    done = subprocess.run([*INSPECT, "--", sys.executable, "-c", launcher], input=b"\n", capture_output=True,
+                          timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    child = int(pid_file.read_text())
+    for _ in range(50):
+        if not Path(f"/proc/{child}").exists() or Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            break
+        time.sleep(0.02)
+    else:
+        raise AssertionError(f"the agent's child {child} outlived inspect")
+
+
 def test_inspect_between_the_example_client_and_agent_changes_nothing(tmp_path: Path) -> None:
     (tmp_path / "README.md").write_text("# hello\n", encoding="utf-8")
     trace = tmp_path / "trace.jsonl"
