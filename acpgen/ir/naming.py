@@ -29,7 +29,7 @@ from acpgen.runtime import package_exports
 # route), so the rule does not depend on the schema's shape. Every other name a generated module
 # uses for itself (`Literal`, `field`, `Model`, `KeyError`, ...) is imported under a private alias
 # where a class takes it (acpgen.render.codegen.Imports), so nothing else is reserved.
-PACKAGE_EXPORTS = package_exports()
+PACKAGE_EXPORTS = package_exports(check=False)
 # The capitalised names of Python's builtins (3.10 to 3.14, all platforms; a fixed list, so the
 # output does not depend on the Python acpgen runs on). A class of one of these names is a real
 # clash, not a generator-internal one: type checkers read a reference to a class defined further

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 import sys
 from pathlib import Path
@@ -195,6 +194,8 @@ def conform_agent(
     command = command if remote is not None else need_command(command)
     binding = binding_or_exit(schema, protocol, target)
     options = AgentOptions(auth=auth, prompt=prompt, remote=remote)
+    import asyncio
+
     result = asyncio.run(run(binding, command, timeout, options))
     result.apply(gate)
     sys.stdout.write(result.table())
@@ -229,6 +230,8 @@ def conform_client(
     command = need_command(command)
     binding = binding_or_exit(schema, protocol, target)
     known_version(binding, "conform client")
+    import asyncio
+
     result = asyncio.run(run(binding, command, timeout, cancel_args))
     result.apply(gate)
     sys.stdout.write(result.table())
@@ -273,6 +276,8 @@ def replay(
     command = need_command(command)
     binding = binding_or_exit(schema, protocol, target)
     try:
+        import asyncio
+
         differences = asyncio.run(run_replay(binding, trace_file, command, timeout, html))
     except ReplayError as exc:
         typer.echo(f"{trace_file}: error: {exc}", err=True)

@@ -42,6 +42,23 @@ class StructView:
         return tuple(f for f in self.fields if not f.f.required and not f.f.flatten)
 
     @property
+    def literal_fields(self) -> tuple[FieldPlan, ...]:
+        """The fields `to_dict` writes in its dict display: the required ones, then the optional
+        ones that are always written (never UNSET) up to the first that may be absent. One
+        display is cheaper than a store per key, and the wire order stays the fields' order."""
+        lead = []
+        for f in self.optional_fields:
+            if f.may_be_unset:
+                break
+            lead.append(f)
+        return self.required_fields + tuple(lead)
+
+    @property
+    def tail_fields(self) -> tuple[FieldPlan, ...]:
+        """The optional fields `to_dict` writes after its dict display, each in its own statement."""
+        return self.optional_fields[len(self.literal_fields) - len(self.required_fields):]
+
+    @property
     def flat_fields(self) -> tuple[FieldPlan, ...]:
         return tuple(f for f in self.fields if f.f.flatten)
 

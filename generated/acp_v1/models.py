@@ -662,12 +662,13 @@ class AgentCapabilities(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {}
-        out["loadSession"] = self.load_session
-        out["promptCapabilities"] = self.prompt_capabilities.to_dict()
-        out["mcpCapabilities"] = self.mcp_capabilities.to_dict()
-        out["sessionCapabilities"] = self.session_capabilities.to_dict()
-        out["auth"] = self.auth.to_dict()
+        out: dict[str, object] = {
+            "loadSession": self.load_session,
+            "promptCapabilities": self.prompt_capabilities.to_dict(),
+            "mcpCapabilities": self.mcp_capabilities.to_dict(),
+            "sessionCapabilities": self.session_capabilities.to_dict(),
+            "auth": self.auth.to_dict(),
+        }
         if self.providers is not UNSET:
             out["providers"] = None if self.providers is None else self.providers.to_dict()
         if self.meta is not UNSET:
@@ -1183,8 +1184,9 @@ class AuthCapabilities(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {}
-        out["terminal"] = self.terminal
+        out: dict[str, object] = {
+            "terminal": self.terminal,
+        }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -2353,9 +2355,10 @@ class ClientCapabilities(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {}
-        out["fs"] = self.fs.to_dict()
-        out["terminal"] = self.terminal
+        out: dict[str, object] = {
+            "fs": self.fs.to_dict(),
+            "terminal": self.terminal,
+        }
         if self.session is not UNSET:
             out["session"] = None if self.session is None else self.session.to_dict()
         if self.subagents is not UNSET:
@@ -3694,8 +3697,9 @@ class ElicitationSchema(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {}
-        out["type"] = _ELICITATION_SCHEMA_TYPE_WIRE[self.type]
+        out: dict[str, object] = {
+            "type": _ELICITATION_SCHEMA_TYPE_WIRE[self.type],
+        }
         if self.title is not UNSET:
             out["title"] = self.title
         out["properties"] = {
@@ -4185,9 +4189,10 @@ class FileSystemCapabilities(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {}
-        out["readTextFile"] = self.read_text_file
-        out["writeTextFile"] = self.write_text_file
+        out: dict[str, object] = {
+            "readTextFile": self.read_text_file,
+            "writeTextFile": self.write_text_file,
+        }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -4695,8 +4700,8 @@ class InitializeRequest(Model):
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "protocolVersion": self.protocol_version,
+            "clientCapabilities": self.client_capabilities.to_dict(),
         }
-        out["clientCapabilities"] = self.client_capabilities.to_dict()
         if self.client_info is not UNSET:
             out["clientInfo"] = None if self.client_info is None else self.client_info.to_dict()
         if self.meta is not UNSET:
@@ -4817,9 +4822,9 @@ class InitializeResponse(Model):
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "protocolVersion": self.protocol_version,
+            "agentCapabilities": self.agent_capabilities.to_dict(),
+            "authMethods": [_AUTH_METHOD_ENCODERS[type(i0)](i0) for i0 in self.auth_methods],
         }
-        out["agentCapabilities"] = self.agent_capabilities.to_dict()
-        out["authMethods"] = [_AUTH_METHOD_ENCODERS[type(i0)](i0) for i0 in self.auth_methods]
         if self.agent_info is not UNSET:
             out["agentInfo"] = None if self.agent_info is None else self.agent_info.to_dict()
         if self.meta is not UNSET:
@@ -5619,10 +5624,11 @@ class McpCapabilities(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {}
-        out["http"] = self.http
-        out["sse"] = self.sse
-        out["acp"] = self.acp
+        out: dict[str, object] = {
+            "http": self.http,
+            "sse": self.sse,
+            "acp": self.acp,
+        }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -7393,10 +7399,11 @@ class PromptCapabilities(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {}
-        out["image"] = self.image
-        out["audio"] = self.audio
-        out["embeddedContext"] = self.embedded_context
+        out: dict[str, object] = {
+            "image": self.image,
+            "audio": self.audio,
+            "embeddedContext": self.embedded_context,
+        }
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out

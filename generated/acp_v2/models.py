@@ -5362,8 +5362,8 @@ class InitializeRequest(Model):
         out: dict[str, object] = {
             "protocolVersion": self.protocol_version,
             "info": self.info.to_dict(),
+            "capabilities": self.capabilities.to_dict(),
         }
-        out["capabilities"] = self.capabilities.to_dict()
         if self.meta is not UNSET:
             out["_meta"] = self.meta
         return out
@@ -5449,8 +5449,8 @@ class InitializeResponse(Model):
         out: dict[str, object] = {
             "protocolVersion": self.protocol_version,
             "info": self.info.to_dict(),
+            "capabilities": self.capabilities.to_dict(),
         }
-        out["capabilities"] = self.capabilities.to_dict()
         if self.auth_methods is not UNSET:
             out["authMethods"] = [_AUTH_METHOD_ENCODERS[type(i0)](i0) for i0 in self.auth_methods]
         if self.meta is not UNSET:
