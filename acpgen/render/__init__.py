@@ -20,7 +20,7 @@ from acpgen.diagnostics import Diagnostic, Diagnostics
 from acpgen.ir.model import Package
 from acpgen.render.cache import bytecode_cache
 from acpgen.render.codegen import PrivateNames, constant_name, isort_key
-from acpgen.render.context import ContextBuilder, docstring
+from acpgen.render.context import ContextBuilder, RegistryContext, docstring
 from acpgen.render.text import comment_text, fstring_text
 
 # Output file -> template, or RUNTIME for a module of acpgen/runtime/ copied below the provenance
@@ -185,15 +185,17 @@ def render_package(
         return None
     env = make_environment(user_templates)
     builder = ContextBuilder(package)
-    ctx: dict[str, Any] = builder.context(command)  # the one place the context is made
+    contexts = builder.contexts(command)  # the one place the contexts are made
     names = builder.emit.private  # the module-private names, unique per package
     env.filters.update(decoder=names.decoder, wire_table=names.wire_table, encoders_table=names.encoders_table,
                        hook_alias=names.hook)
-    codec = ("encode_value", *sorted({c for _, _, c in ctx["registry"] if c.startswith("decode_")}))
+    registry = contexts["_registry.py.j2"]
+    assert isinstance(registry, RegistryContext)
+    codec = ("encode_value", *sorted({c for _, _, c in registry.registry if c.startswith("decode_")}))
 
     def registry_imports(body: str) -> str:
         # An empty schema has no types: the registry then names no model.
-        models_import = "from . import models\n" if any(py for _, py, _ in ctx["registry"]) else ""
+        models_import = "from . import models\n" if any(py for _, py, _ in registry.registry) else ""
         return models_import + used_imports(body, (("._codec", codec), ("._tables", ("decode_def",))))
 
     files: dict[str, str] = {}
@@ -205,9 +207,11 @@ def render_package(
                 files[output] = ""
                 continue
             if template == RUNTIME:
-                files[output] = env.get_template("header.j2").render(ctx) + "\n" + runtime_source(output)
+                header = contexts["header.j2"].variables()
+                files[output] = env.get_template("header.j2").render(header) + "\n" + runtime_source(output)
                 continue
             tmpl = env.get_template(template)
+            ctx = contexts[template].variables()
             if output == "_registry.py":
                 files[output] = render_with_imports(tmpl, ctx, registry_imports)
             else:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import graphlib
 import json
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from typing import Any
 
 from acpgen import __version__
 from acpgen.ir.model import Alias, Enum, Method, Package, Struct, TypeRef, Union_
 from acpgen.render.codegen import Decode, Emitter, FieldPlan, Imports, dunder_all_order, isort_key
-from acpgen.render.protocol import protocol_view
+from acpgen.render.protocol import ProtocolView, protocol_view
 from acpgen.render.text import docstring_body
 from acpgen.runtime import EAGER_EXPORTS, LAZY_EXPORTS, PROVENANCE_EXPORTS, ROUTER
 
@@ -336,64 +337,170 @@ class ContextBuilder:
         targets = sorted({f.hook for n in self.package.nodes if isinstance(n, Struct) for f in n.fields if f.hook})
         return [f"from {t.split(':')[0]} import {t.split(':')[1]} as {names.hook(t)}" for t in targets]
 
-    def context(self, command: str = "") -> dict[str, Any]:
-        """Everything the templates receive (templates/README.md lists it), made here only."""
+    def contexts(self, command: str = "") -> dict[str, TemplateContext]:
+        """What each template receives (templates/README.md lists it), made here only: template
+        name -> its context. Views several templates print (the method views) are built once."""
         p = self.package
-        # A variant that adds only a tag subclasses its `$defs` type, so it comes after all of them.
+        header: dict[str, Any] = {
+            "package": p,
+            "acpgen_version": __version__,
+            "sources": ", ".join(f"{s.file} (sha256 {s.sha256})" for s in p.sources),
+            "command": command,
+        }
+        # The order the emitter sees the IR in: the model views, the registry's decoders, the
+        # helpers they made, then the method views (the output depends on it).
         ordered = sorted((n for n in p.nodes if isinstance(n, Struct)), key=lambda n: bool(n.base))
         structs = [self.struct_view(n) for n in ordered]
         enums = [n for n in p.nodes if isinstance(n, Enum)]
         unions = [self.union_view(n) for n in p.nodes if isinstance(n, Union_)]
         aliases = self.aliases()
         registry = [(def_name, self.emit.node(t).name, self.decoder_callable(t)) for def_name, t in p.defs]
-        registry = [(d, py, call if call.startswith("decode_") else f"models.{call}") for d, py, call in registry]
-        methods: list[Method] = list(p.methods)
         helpers = sorted(self.emit.helpers.values(), key=lambda h: h.name)
-        views = [self.method_view(m) for m in methods]
+        views = [self.method_view(m) for m in p.methods]
+        agent_methods = [v for v in views if v.method.side in AGENT_SIDES]
+        client_methods = [v for v in views if v.method.side in CLIENT_SIDES]
+        handled = [v for v in views if v.method.side in AGENT_SIDES + CLIENT_SIDES]
         protocol = protocol_view(p, self.emit)
         return {
-            "method_views": views,
-            "agent_sides": AGENT_SIDES,
-            "client_sides": CLIENT_SIDES,
-            "agent_methods": [v for v in views if v.method.side in AGENT_SIDES],
-            "client_methods": [v for v in views if v.method.side in CLIENT_SIDES],
-            "cancelled_results": [(a.method, a.field, a.value) for a in p.protocol.cancelled_results],
-            "withdrawn_results": [(a.method, a.field, a.value) for a in p.protocol.withdrawn_results],
-            "codec_decoders": sorted(
-                {d for v in views for d in (v.params_decoder, v.result_decoder) if d.startswith("decode_")}
-                | ({"null_as_empty"} if any(v.result_empty for v in views) else set())
+            "header.j2": HeaderContext(**header),
+            "__init__.py.j2": InitContext(
+                **header,
+                init_exports=InitExports.of(protocol.routable),
+                init_imports=Imports(frozenset(n.name for n in p.nodes)),
+                source_pairs=tuple((s.file, s.sha256) for s in p.sources),
             ),
-            "result_codec_decoders": sorted(
-                {v.result_decoder for v in views if v.method.side in AGENT_SIDES + CLIENT_SIDES}
-                - {""}
-                - {v.result_decoder for v in views if not v.result_decoder.startswith("decode_")}
-                | ({"null_as_empty"} if any(v.result_empty for v in views if v.method.side in AGENT_SIDES + CLIENT_SIDES)
-                   else set())
+            "_protocol.py.j2": ProtocolContext(
+                **header,
+                protocol=protocol,
+                cancelled_results=[(a.method, a.field, a.value) for a in p.protocol.cancelled_results],
+                withdrawn_results=[(a.method, a.field, a.value) for a in p.protocol.withdrawn_results],
             ),
-            "keep_unknown": bool(dict(p.options).get("keep_unknown")),
-            "package": p,
-            "structs": structs,
-            "enums": enums,
-            "imports": self.emit.imports,
-            "public": self.public(),
-            "export_aliases": p.export_aliases,
-            "init_imports": Imports(frozenset(n.name for n in p.nodes)),
-            "enum_checks": {e.name: self.emit.scalar(e.other) for e in enums
-                            if e.other is not None and e.other.kind in ("int", "str") and e.other.constraints},
-            "unions": unions,
-            "aliases": aliases,
-            "helpers": helpers,
-            "registry": registry,
-            "checked_schema": json.loads(p.checked_schema) if p.checked_schema else {},
-            "methods": methods,
-            "unstable_types": sorted(d for d, t in p.defs if self.emit.node(t).unstable),
-            "protocol": protocol,
-            "init_exports": InitExports.of(protocol.routable),
-            "acpgen_version": __version__,
-            "sources": ", ".join(f"{s.file} (sha256 {s.sha256})" for s in p.sources),
-            "source_pairs": tuple((s.file, s.sha256) for s in p.sources),
-            "command": command,
-            "def_class": {def_name: ref.name for def_name, ref in p.defs},
-            "use": self.emit.imports.use,
-            "hook_imports": self.hook_imports(),
+            "_registry.py.j2": RegistryContext(
+                **header,
+                imports="",
+                registry=[(d, py, call if call.startswith("decode_") else f"models.{call}") for d, py, call in registry],
+                unstable_types=sorted(d for d, t in p.defs if self.emit.node(t).unstable),
+            ),
+            "_schemas.py.j2": SchemasContext(
+                **header, checked_schema=json.loads(p.checked_schema) if p.checked_schema else {}
+            ),
+            "connections.py.j2": ConnectionsContext(
+                **header,
+                agent_methods=agent_methods,
+                client_methods=client_methods,
+                result_codec_decoders=sorted(
+                    {v.result_decoder for v in handled if v.result_decoder.startswith("decode_")}
+                    | ({"null_as_empty"} if any(v.result_empty for v in handled) else set())
+                ),
+            ),
+            "interfaces.py.j2": InterfacesContext(**header, agent_methods=agent_methods, client_methods=client_methods),
+            "methods.py.j2": MethodsContext(
+                **header,
+                methods=list(p.methods),
+                method_views=views,
+                agent_sides=AGENT_SIDES,
+                client_sides=CLIENT_SIDES,
+                codec_decoders=sorted(
+                    {d for v in views for d in (v.params_decoder, v.result_decoder) if d.startswith("decode_")}
+                    | ({"null_as_empty"} if any(v.result_empty for v in views) else set())
+                ),
+                def_class={def_name: ref.name for def_name, ref in p.defs},
+            ),
+            "models.py.j2": ModelsContext(
+                **header,
+                structs=structs,
+                enums=enums,
+                enum_checks={e.name: self.emit.scalar(e.other) for e in enums
+                             if e.other is not None and e.other.kind in ("int", "str") and e.other.constraints},
+                unions=unions,
+                aliases=aliases,
+                helpers=helpers,
+                public=self.public(),
+                export_aliases=p.export_aliases,
+                hook_imports=self.hook_imports(),
+                keep_unknown=bool(dict(p.options).get("keep_unknown")),
+                imports=self.emit.imports,
+                use=self.emit.imports.use,
+            ),
         }
+
+
+@dataclass(frozen=True)
+class TemplateContext:
+    """What every template receives: the IR, and the provenance `header.j2` prints. Each module
+    template's context adds what that template prints (a user template overriding it receives the
+    same); `variables()` is the mapping Jinja renders with."""
+
+    package: Package
+    acpgen_version: str
+    sources: str  # `schema.json (sha256 ...), ...`, for headers and docstrings
+    command: str  # the command that regenerates the package
+
+    def variables(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+HeaderContext = TemplateContext
+
+
+@dataclass(frozen=True)
+class InitContext(TemplateContext):
+    init_exports: InitExports
+    init_imports: Imports
+    source_pairs: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class ProtocolContext(TemplateContext):
+    protocol: ProtocolView
+    cancelled_results: list[tuple[str, str, str | dict[str, str]]]  # (method, field, value)
+    withdrawn_results: list[tuple[str, str, str | dict[str, str]]]
+
+
+@dataclass(frozen=True)
+class RegistryContext(TemplateContext):
+    imports: str  # the import block, found in the rendered body (see `render_with_imports`)
+    registry: list[tuple[str, str, str]]  # ($defs name, class name, decoder)
+    unstable_types: list[str]
+
+
+@dataclass(frozen=True)
+class SchemasContext(TemplateContext):
+    checked_schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class InterfacesContext(TemplateContext):
+    agent_methods: list[MethodView]
+    client_methods: list[MethodView]
+
+
+@dataclass(frozen=True)
+class ConnectionsContext(InterfacesContext):
+    result_codec_decoders: list[str]
+
+
+@dataclass(frozen=True)
+class MethodsContext(TemplateContext):
+    methods: list[Method]
+    method_views: list[MethodView]
+    agent_sides: tuple[str, ...]
+    client_sides: tuple[str, ...]
+    codec_decoders: list[str]
+    def_class: dict[str, str]
+
+
+@dataclass(frozen=True)
+class ModelsContext(TemplateContext):
+    structs: list[StructView]
+    enums: list[Enum]
+    enum_checks: dict[str, Any]
+    unions: list[UnionView]
+    aliases: list[AliasView]
+    helpers: list[Any]
+    public: list[str]
+    export_aliases: tuple[tuple[str, str], ...]
+    hook_imports: list[str]
+    keep_unknown: bool
+    imports: Imports
+    use: Callable[[str], str]
