@@ -257,7 +257,21 @@ class Protocol:
     cancelled_results: tuple[CancelAnswer, ...] = ()  # session/cancel answers these with their result
     withdrawn_results: tuple[CancelAnswer, ...] = ()  # any cancellation answers these with their result
     cancelled_by_session: tuple[str, ...] = ()  # requests session/cancel cancels
+    sessions: SessionRules = field(default_factory=lambda: SessionRules())  # how requests treat sessions
     rules: tuple[Rule, ...] = ()  # everything above, with its evidence, keyed for diff
+
+
+@dataclass(frozen=True)
+class SessionRules:
+    """Which requests create, bring in, list and end sessions, and which messages belong to a
+    session's turn: what the remote transport's per-connection session bookkeeping follows."""
+
+    creators: tuple[str, ...] = ()  # requests whose result names a new session (`session/new`, `session/fork`)
+    openers: tuple[str, ...] = ()  # creators, and requests that bring a named session in (`session/load`)
+    forks: tuple[str, ...] = ()  # creators that name an existing session (`session/fork`): a new one besides it
+    close: str = ""  # the request that ends a session (`session/close`)
+    listing: str = ""  # the request whose result lists sessions (`session/list`)
+    turn: tuple[str, ...] = ()  # the session's turn: its input request and the cancel (`session/prompt`, `session/cancel`)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from acpgen.ir.model import (
     Node,
     Protocol,
     Rule,
+    SessionRules,
     Struct,
     TypeRef,
     Union_,
@@ -275,6 +276,73 @@ def cancel_answers(schema: _Schema) -> tuple[tuple[CancelAnswer, ...], tuple[Can
     return tuple(sorted(dict.fromkeys(cancelled), key=_answer_key)), tuple(sorted(dict.fromkeys(withdrawn), key=_answer_key))
 
 
+def session_rules(schema: _Schema, session_cancel: str, cancelled_by_session: Sequence[str]
+                  ) -> tuple[SessionRules, list[Rule]]:
+    """How the agent's requests treat sessions, read from their params and results (SESSION_FIELD
+    is the session's name everywhere):
+    - a creator's result requires SESSION_FIELD; a fork is a creator whose params require it too;
+    - an opener is a creator, or a request requiring SESSION_FIELD and another param a creator
+      without one requires (`session/load`'s and `session/resume`'s `cwd`, as `session/new`);
+    - the listing request's result requires a list of objects that each require SESSION_FIELD;
+    - the close request is `session/close` when its params are the session alone (four requests of
+      v1 take only the session; their names, not their shapes, tell them apart);
+    - the turn is the session cancel notification, the requests it cancels, and the requests whose
+      required params are the session and one list (the turn's input: `session/prompt`, whose v2
+      result no longer says how the turn stopped)."""
+    requests = [m for m in schema.methods if m.side == "agent" and not m.notification]
+    rules: list[Rule] = []
+
+    def required_params(m: Method) -> list[Field]:
+        params = schema.struct(m.params)
+        return _required(params) if params is not None else []
+
+    def session_param(m: Method) -> Field | None:
+        return next((f for f in required_params(m) if f.wire == SESSION_FIELD), None)
+
+    creators: list[Method] = []
+    for m in requests:
+        named = _field(schema.struct(m.result), SESSION_FIELD)
+        if named is not None:
+            creators.append(m)
+            rules.append(Rule(f"session/creates/{m.wire}", True, (named.pointer,)))
+    forks = [m for m in creators if session_param(m) is not None]
+    rules += [Rule(f"session/forks/{m.wire}", True, tuple(f.pointer for f in required_params(m)
+                                                          if f.wire == SESSION_FIELD)) for m in forks]
+    fresh = {f.wire for m in creators if session_param(m) is None for f in required_params(m)}
+    openers = [m.wire for m in creators]
+    for m in requests:
+        if m in creators or session_param(m) is None:
+            continue
+        shared = [f for f in required_params(m) if f.wire in fresh]
+        if shared:
+            openers.append(m.wire)
+            rules.append(Rule(f"session/opens/{m.wire}", True, tuple(f.pointer for f in shared)))
+    listing = ""
+    for m in requests:
+        result = schema.struct(m.result)
+        for f in _required(result) if result is not None else []:
+            t = schema.resolve(f.type)
+            item = schema.node(t.item) if t.kind == "list" and t.item is not None else None
+            if isinstance(item, Struct) and _field(item, SESSION_FIELD) is not None and not listing:
+                listing = m.wire
+                rules.append(Rule("session/lists", m.wire, (f.pointer,)))
+    close = ""
+    for m in requests:
+        if m.wire == "session/close" and [f.wire for f in required_params(m)] == [SESSION_FIELD]:
+            close = m.wire
+            rules.append(Rule("session/closes", m.wire, (required_params(m)[0].pointer,)))
+    turn = [session_cancel] if session_cancel else []
+    turn += [w for w in cancelled_by_session if w not in turn]
+    for m in requests:
+        fields = required_params(m)
+        lists = [f for f in fields if schema.resolve(f.type).kind == "list"]
+        if [f.wire for f in fields if f not in lists] == [SESSION_FIELD] and len(lists) == 1:
+            turn += [m.wire] if m.wire not in turn else []
+            rules.append(Rule(f"session/turn/{m.wire}", True, (lists[0].pointer,)))
+    return SessionRules(tuple(sorted(m.wire for m in creators)), tuple(sorted(openers)),
+                        tuple(sorted(m.wire for m in forks)), close, listing, tuple(sorted(turn))), rules
+
+
 def _answer_key(a: CancelAnswer) -> tuple[str, str]:
     return a.method, a.field
 
@@ -330,6 +398,8 @@ def derive_protocol(nodes: Mapping[str, Node], defs: Mapping[str, TypeRef], meth
               for a in withdrawn]
     rules += [Rule(f"cancelled-by-session/{m}", True, (next(a.pointer for a in cancelled if a.method == m),))
               for m in by_session]
+    sessions, lifecycle = session_rules(schema, session, by_session)
+    rules += lifecycle
     return Protocol(codes, shapes, negotiated, null_id, cancel, cancel_field, session,
-                    SESSION_FIELD if session else "", cancelled, withdrawn, by_session,
+                    SESSION_FIELD if session else "", cancelled, withdrawn, by_session, sessions,
                     tuple(sorted(rules, key=lambda r: r.key)))

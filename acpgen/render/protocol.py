@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from acpgen.ir.model import Package, Struct, TypeRef
+from acpgen.ir.model import Package, SessionRules, Struct, TypeRef
 from acpgen.render.codegen import Emitter
 
 _PRIMITIVE = {"str": "str", "int": "int", "float": "float", "bool": "bool"}
@@ -68,6 +68,7 @@ class ProtocolView:
     cancel_request_field: str  # its param holding the request id
     session_cancel: str  # the notification that cancels a session's turn (`session/cancel`)
     session_field: str  # its param holding the session, by which requests name theirs
+    sessions: SessionRules  # which requests create, bring in, list and end sessions; the turn's messages
 
 
 def _message(constant: str) -> str:
@@ -133,4 +134,5 @@ def protocol_view(package: Package, emit: Emitter) -> ProtocolView:
         cancel_request_field=facts.cancel_request_field,
         session_cancel=facts.session_cancel,
         session_field=facts.session_field,
+        sessions=facts.sessions,
     )

@@ -42,6 +42,20 @@ WITHDRAWN_RESULTS: Final[Mapping[str, Mapping[str, JsonValue]]] = {
 handler cancelled) whose result can say the request was withdrawn (from the schema: a required
 result field whose tagged union has a variant tagged `cancelled` needing nothing else, as
 `session/request_permission`'s outcome). Others get -32800."""
+SESSION_CREATORS: Final[frozenset[str]] = frozenset({"session/new"})
+"""Requests whose result names a new session (from the schema: a required `sessionId` in the result)."""
+SESSION_OPENERS: Final[frozenset[str]] = frozenset({"session/load", "session/new"})
+"""Requests that bring a session onto a connection: the creators, and requests naming a session that
+take what a creator takes (`cwd`)."""
+SESSION_FORKS: Final[frozenset[str]] = frozenset()
+"""Creators that name an existing session: the new session comes besides it."""
+SESSION_CLOSE: Final = ""
+"""The request that ends a session ("": the schema has none)."""
+SESSION_LIST: Final = ""
+"""The request whose result lists sessions (each requiring `sessionId`; "": the schema has none)."""
+SESSION_TURN: Final[frozenset[str]] = frozenset({"session/cancel", "session/prompt"})
+"""The messages of a session's turn: its input request and the notification that cancels it (the
+remote transport wants `Acp-Session-Id` on them)."""
 NULL_REQUEST_ID: Final = True
 """Whether the schema's `RequestId` admits null (a null id is otherwise answered with -32600)."""
 PROTOCOL_VERSION: Final[int | None] = 1

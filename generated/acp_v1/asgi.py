@@ -46,6 +46,14 @@ from collections.abc import Awaitable, Callable, Collection, Mapping, MutableMap
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ._protocol import (
+    SESSION_CLOSE,
+    SESSION_CREATORS,
+    SESSION_FORKS,
+    SESSION_LIST,
+    SESSION_OPENERS,
+    SESSION_TURN,
+)
 from .connections import AgentSideConnection
 from .interfaces import Agent
 from .rpc import ConnectionLimits, RequestError
@@ -74,16 +82,6 @@ NOT_ON_THIS_CONNECTION: Final = -32002
 """ACP's "Resource not found" code, answering a request that names a session its connection does
 not hold or its identity does not own (every ACP release has it, though not every schema names it)."""
 
-SESSION_SCOPED: Final = frozenset({"session/prompt", "session/cancel"})
-"""Client messages whose POST must carry `Acp-Session-Id` (the RFD's prompt and cancel)."""
-SESSION_OPENERS: Final = frozenset(
-    {"session/new", "session/load", "session/resume", "session/fork"}
-)
-"""Requests that bring a session onto a connection: their answers go on the connection's stream."""
-SESSION_CREATORS: Final = frozenset({"session/new", "session/fork"})
-SESSION_FORK: Final = "session/fork"
-SESSION_CLOSE: Final = "session/close"
-SESSION_LIST: Final = "session/list"
 INITIALIZE_TIMEOUT_S: Final = 30.0
 KEEPALIVE_S: Final = 15.0
 SSE_CHUNK_BYTES: Final = 64 * 1024
@@ -535,7 +533,7 @@ class _Remote:
         if session_id is not None and not self.app.may_use(self.identity, session_id):
             return _not_found(session_id, "no session with this id belongs to this caller")
         if method in SESSION_OPENERS:
-            joins = method == SESSION_FORK or session_id not in self.sessions
+            joins = method in SESSION_FORKS or session_id not in self.sessions
             if joins and len(self.sessions) + self._joining() >= self.limits.max_sessions:
                 return RequestError(
                     TOO_MANY_SESSIONS,
@@ -545,7 +543,7 @@ class _Remote:
             if key is not None:
                 self.opening[key] = (method, session_id, joins)
             return None
-        if method == SESSION_LIST and key is not None:
+        if method == SESSION_LIST and SESSION_LIST and key is not None:
             self.listing.add(key)
             return None
         if session_id is None:
@@ -558,7 +556,7 @@ class _Remote:
             )
         if key is not None:
             self.routes[key] = session_id
-            if method == SESSION_CLOSE:
+            if method == SESSION_CLOSE and SESSION_CLOSE:
                 self.closing[key] = session_id
         return None
 
@@ -1027,7 +1025,7 @@ class AcpApp:
             return
         remote = self._remote(headers, identity)
         session_id = self._session(remote, headers)
-        if head.method in SESSION_SCOPED and session_id is None:
+        if head.method in SESSION_TURN and session_id is None:
             raise _RefusedError(400, f"{head.method} needs the {SESSION_ID_HEADER} header")
         if session_id is not None and head.session_id not in (None, session_id):
             raise _RefusedError(400, f"{SESSION_ID_HEADER} does not match params.sessionId")

@@ -158,3 +158,37 @@ def test_diff_shows_a_changed_negotiation_fact() -> None:
     assert changes["negotiation/rejects-lower"] == ("protocol-rule-added", "compatible")
     assert changes["request-id/null"] == ("protocol-rule-changed", "wire-breaking")
     assert "negotiation/initialize" not in changes  # the same request and field in both
+
+
+def test_session_lifecycle_is_read_from_params_and_results() -> None:
+    v1, _ = build(ROOT / "schema/v1/schema.json", protocol_version=1)  # the stable file alone
+    s = v1.protocol.sessions
+    assert s.creators == ("session/new",)  # a required sessionId in the result
+    assert s.openers == ("session/load", "session/new", "session/resume")  # a session and cwd, as session/new
+    assert (s.forks, s.close, s.listing) == ((), "session/close", "session/list")
+    assert s.turn == ("session/cancel", "session/prompt")
+    found = rules(v1)
+    assert sorted(found["session/opens/session/load"][1]) == ["/$defs/LoadSessionRequest/properties/cwd",
+                                                              "/$defs/LoadSessionRequest/properties/mcpServers"]
+    assert found["session/turn/session/prompt"][1] == ("/$defs/PromptRequest/properties/prompt",)
+    # v2: no session/load, and the prompt's result no longer says how the turn stopped; its params do
+    v2, _ = build(ROOT / "schema/v2/schema.json", protocol_version=2, error_codes=V2_LINK)
+    assert v2.protocol.cancelled_by_session == ()
+    assert v2.protocol.sessions.openers == ("session/new", "session/resume")
+    assert v2.protocol.sessions.turn == ("session/cancel", "session/prompt")
+    # with the unstable file: session/fork creates a session beside the one it names
+    target = Target(name="p", schema=ROOT / "schema/v1/schema.json", output=Path(), package="p", protocol_version=1)
+    unstable, _ = load_ir(target)
+    assert unstable is not None
+    assert unstable.protocol.sessions.forks == ("session/fork",)
+    assert unstable.protocol.sessions.creators == ("session/fork", "session/new")
+
+
+def test_a_schema_without_session_close_has_no_close_rule(tmp_path: Path) -> None:
+    def no_close(defs: dict[str, Any]) -> None:
+        defs["CloseSessionRequest"]["properties"]["reason"] = {"type": "string"}
+        defs["CloseSessionRequest"]["required"] = ["sessionId", "reason"]
+
+    changed = mutated_v1(tmp_path, no_close)
+    assert changed.protocol.sessions.close == ""
+    assert "session/closes" not in rules(changed)
