@@ -488,7 +488,7 @@ class Differ:
         if o.tag != n.tag:
             self.union_retagged(path, o, n, dirs)
             return
-        if bool(o.other) != bool(n.other):
+        if bool(o.schema_other) != bool(n.schema_other):
             self.union_openness(path, o, n, dirs)
         old_variants, new_variants = variant_map(o), variant_map(n)
         gone, came = sorted(set(old_variants) - set(new_variants)), sorted(set(new_variants) - set(old_variants))
@@ -507,14 +507,14 @@ class Differ:
                 self.variant_pair(path, label, ov, nv, dirs)
 
     def union_openness(self, path: str, o: Union_, n: Union_, dirs: tuple[str, ...]) -> None:
-        if n.other:
+        if n.schema_other:
             self.add("union-openness-changed", path,
-                     f"closed -> open (`{n.other}` keeps unknown tags): new senders may send tags old receivers reject",
-                     dirs, [RECEIVERS], unstable=n.unstable, site=self.unknown_tag_site(o, n, n.other, new_sends=True))
+                     f"closed -> open (`{n.schema_other}` keeps unknown tags): new senders may send tags old receivers reject",
+                     dirs, [RECEIVERS], unstable=n.unstable, site=self.unknown_tag_site(o, n, n.schema_other, new_sends=True))
         else:
             self.add("union-openness-changed", path,
                      "open -> closed: new receivers reject tags they do not list", dirs, [SENDERS],
-                     source=True, unstable=n.unstable, site=self.unknown_tag_site(o, n, o.other, new_sends=False))
+                     source=True, unstable=n.unstable, site=self.unknown_tag_site(o, n, o.schema_other, new_sends=False))
 
     def unknown_tag_site(self, o: Union_, n: Union_, sent: str, new_sends: bool) -> Site:
         """What the receiving union does with an object the sender's union holds as `sent`."""
@@ -564,7 +564,7 @@ class Differ:
                  f"{describe_tag(o)} -> {describe_tag(n)}; the new union reads the old variants' objects as: {read}",
                  dirs, effects, source=True, unstable=n.unstable,
                  site=Site("type", o.name, n.name))
-        if bool(o.other) != bool(n.other):
+        if bool(o.schema_other) != bool(n.schema_other):
             self.union_openness(path, o, n, dirs)
         for a in old_names:
             if a in paired_old:
@@ -605,8 +605,8 @@ class Differ:
         if key == DEFAULT_KEY:
             self.add("variant-added", path, f"new default variant{cls}: new senders omit the tag `{o.tag}`, old receivers reject that",
                      dirs, [RECEIVERS], unstable=unstable, site=Site("type", o.name, n.name))
-        elif o.other:
-            self.add("variant-added", path, f"{label} added{cls}; the union is open, old receivers keep it as `{o.other}`",
+        elif o.schema_other:
+            self.add("variant-added", path, f"{label} added{cls}; the union is open, old receivers keep it as `{o.schema_other}`",
                      dirs, unstable=unstable)
         else:
             site = self.unknown_tag_site(o, n, t.name, new_sends=True)
@@ -621,8 +621,8 @@ class Differ:
         if key == DEFAULT_KEY:
             self.add("variant-removed", path, f"default variant removed: old senders that omit the tag `{n.tag}` are rejected{gone}",
                      dirs, [SENDERS], source=bool(gone), unstable=unstable, site=Site("type", o.name, n.name))
-        elif n.other:
-            self.add("variant-removed", path, f"{label} removed; the union is open, new receivers keep it as `{n.other}`{gone}",
+        elif n.schema_other:
+            self.add("variant-removed", path, f"{label} removed; the union is open, new receivers keep it as `{n.schema_other}`{gone}",
                      dirs, source=bool(gone), unstable=unstable)
         else:
             site = self.unknown_tag_site(o, n, t.name, new_sends=False)
@@ -722,7 +722,7 @@ def node_kind(node: Node) -> str:
     if isinstance(node, Enum):
         return f"{'open' if node.open else 'closed'} enum"
     if isinstance(node, Union_):
-        openness = "open " if node.other else ""
+        openness = "open " if node.schema_other else ""
         return f"{openness}tagged union (tag `{node.tag}`)" if node.tag else "untagged union"
     return f"alias of `{type_str(node.target)}`"
 

@@ -17,11 +17,12 @@ FAIL_ON = ("breaking", "source", "any")
 JSON_FORMAT = "acpgen-diff/1"
 # What a receiver does with a message a wire-breaking change makes it fail on, worst first: the
 # identifier (JSON) and how the text reports say it.
-REJECTS, MISREADS, DROPS, DEFAULTS, ABSENT, OTHER_DEFAULT = (
-    "rejects", "misreads", "drops-item", "defaults", "reads-absent", "other-default")
+REJECTS, MISREADS, KEEPS, DROPS, DEFAULTS, ABSENT, OTHER_DEFAULT = (
+    "rejects", "misreads", "keeps-unknown", "drops-item", "defaults", "reads-absent", "other-default")
 OUTCOMES: dict[str, str] = {
     REJECTS: "reject the message",
     MISREADS: "misread it as another variant",
+    KEEPS: "keep it whole as an unknown variant (where the schema reads the default)",
     DROPS: "drop the item",
     DEFAULTS: "replace the value by its default",
     ABSENT: "read the value as absent",

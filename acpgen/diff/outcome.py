@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from acpgen.diff.flow import directions, method_flow
-from acpgen.diff.model import A2C, C2A, DEFAULTS, DROPS, MISREADS, OUTCOMES, REJECTS, Outcome, Site
+from acpgen.diff.model import A2C, C2A, DEFAULTS, DROPS, KEEPS, MISREADS, OUTCOMES, REJECTS, Outcome, Site
 from acpgen.diff.shape import wire_shape
 from acpgen.ir.methods import ROUTING_DEFS
 from acpgen.ir.model import Alias, Enum, Field, Node, Package, Struct, TypeRef, Union_
@@ -138,6 +138,9 @@ def outcome_places(site: Site, receiver: Receiver, sender: Receiver, direction: 
         return receiver.fails(name, direction)
     if site.kind == "tag":
         default = default_takes(receiver.nodes, name, sender.nodes, site.sent)
+        union = receiver.nodes.get(name)
+        if default and isinstance(union, Union_) and union.kept_other:
+            return {KEEPS: {f"{name} as `{union.other}`"}}
         if default:
             return {MISREADS: {f"{name} as `{default}`"}}
         return receiver.fails(name, direction)
@@ -148,7 +151,7 @@ def default_takes(receiver: Mapping[str, Node], union_name: str, sender: Mapping
     """The default variant of the receiving union when it takes the objects of `sent_name` (whose
     tag that union does not list): its decoder tries the default before it gives up."""
     union, sent = receiver.get(union_name), sender.get(sent_name)
-    if isinstance(union, Union_) and union.default and not union.other and isinstance(sent, Struct):
+    if isinstance(union, Union_) and union.default and not union.schema_other and isinstance(sent, Struct):
         default = receiver.get(union.default)
         if isinstance(default, Struct) and accepts(sender, sent, receiver, default):
             return union.default
@@ -343,8 +346,10 @@ def reads(sender: Mapping[str, Node], sent: Node, receiver: Mapping[str, Node], 
             node = receiver.get(dispatch[value])
             ok = isinstance(node, Struct) and accepts(sender, sent, receiver, node, seen or set())
             out.append(("variant", dispatch[value]) if ok else ("rejects", f"tag {value!r} with another payload"))
-        elif value is not None and union.other:
+        elif value is not None and union.other and not union.kept_other:
             out.append(("other", union.other))
+        elif value is not None and union.kept_other and default_takes(receiver, union.name, sender, sent.name):
+            out.append(("other", union.other))  # kept whole: the default variant takes it
         elif union.default:
             node = receiver.get(union.default)
             ok = isinstance(node, Struct) and accepts(sender, sent, receiver, node, seen or set())

@@ -567,8 +567,23 @@ class Builder:
             unstable = stable_variants is not None and vname not in stable_variants
             self.add(struct)
             variants.append(Variant(TypeRef.named(vname), tag_value, title, unstable))
+        lenient = bool(default) and self.lenient_tag(s, tag)
+        kept = bool(default) and not other and not lenient and bool(known)
+        if kept:
+            # The default variant is the one without the tag. An object whose tag is present with a
+            # value this schema does not list (codex's AuthMethod `type: env_var`) is kept whole
+            # as an `Other...` value, not read as the default (which would drop its tag and every key
+            # the default does not name); the default variant must still accept it, as the schema
+            # reads it. A schema saying a malformed tag means the default (`lenient_tag`) keeps that.
+            other_pointer = pointer_join(pointer, "x-acpgen-other")
+            other = self.claim_first(self.variant_names("other", name), other_pointer)
+            self.add(Struct(other, other_pointer, f"An object of `{name}` whose `{tag}` is none of the values "
+                            "this schema lists: kept whole (`raw`), its tag in `tag`.", (), union=name,
+                            other_of=(tag, known), common=default))
+            unstable = stable_variants is not None and other not in stable_variants
+            variants.append(Variant(TypeRef.named(other), None, "", unstable))
         return Union_(name, pointer, doc(s), tuple(variants), tag, default, other, def_name,
-                      null_tag_default=null_default, lenient_tag=bool(default) and self.lenient_tag(s, tag))
+                      null_tag_default=null_default, lenient_tag=lenient, kept_other=kept)
 
     # Keys a variant may carry and still be exactly its `$ref` plus the tag.
     PLAIN_VARIANT_KEYS = frozenset({"title", "description", "properties", "required", "allOf", "$ref", "type"})

@@ -49,7 +49,7 @@ def narrowings(stable: Mapping[str, Node], unstable: Mapping[str, Node]) -> Iter
         elif isinstance(old, Union_) and isinstance(new, Union_):
             kept = {v.type for v in new.variants}
             dropped = [v.type.name or v.type.kind for v in old.variants if v.type not in kept]
-            if dropped and not new.other:
+            if dropped and not new.schema_other:
                 yield new.pointer, old.pointer, f"{name} drops the variant(s) {', '.join(dropped)}"
         elif isinstance(old, Alias) and isinstance(new, Alias) and not accepts_all_of(new.target, old.target):
             yield new.pointer, old.pointer, f"{name} has another type than in the stable file"

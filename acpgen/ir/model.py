@@ -149,6 +149,15 @@ class Union_:
     null_tag_default: bool = False  # a `null` tag also selects the default variant
     lenient_tag: bool = False  # default-on-error on the tag: any non-string tag selects the default
     check: str = ""
+    # `other` is acpgen's, not the schema's: the schema's union is closed, an unknown tag falls under
+    # its default variant, and the generated decoder keeps such an object whole instead
+    kept_other: bool = False
+
+    @property
+    def schema_other(self) -> str:
+        """The variant the schema itself gives unknown tags ("" for a closed union): what `acpgen
+        diff` classifies by, so that the schema's compatibility does not depend on acpgen's keeping."""
+        return "" if self.kept_other else self.other
 
     @property
     def tagged(self) -> tuple[Variant, ...]:

@@ -1992,6 +1992,43 @@ class NewSessionResponse(Model):
         return out
 
 
+class OtherMcpServer(Model):
+    """An object of `McpServer` whose `type` is none of the values this schema lists: kept whole (`raw`), its tag in `tag`."""
+
+    raw: dict[str, JsonValue]
+    """The whole object as received: the unknown `type` and every other key."""
+
+    @property
+    def tag(self) -> str:
+        """The `type` value this implementation does not know."""
+        value = self.raw["type"]
+        assert isinstance(value, str)
+        return value
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        tag = data.get("type", UNSET)
+        if tag is UNSET:
+            raise missing("type")
+        if type(tag) is not str:
+            raise expected("a string", tag, "type")
+        if tag in ("http", "sse"):
+            raise ValidationError(
+                f"{tag!r} is a known value and must match its own variant", "type"
+            )
+        # What the schema checks of every variant (the properties beside the union, or the
+        # default variant an unknown tag falls under) it checks of this one too.
+        StdioMcpServer.from_dict(data)
+        self = object.__new__(cls)
+        self.raw = dict(data)
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        return dict(self.raw)
+
+
 class PermissionOption(Model):
     """An option presented to the user when requesting permission."""
 
@@ -4446,7 +4483,7 @@ EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContent
 """Resource content that can be embedded in a message."""
 
 
-McpServer: TypeAlias = HttpMcpServer | SseMcpServer | StdioMcpServer
+McpServer: TypeAlias = HttpMcpServer | SseMcpServer | StdioMcpServer | OtherMcpServer
 """Configuration for connecting to an MCP (Model Context Protocol) server.
 
 MCP servers provide tools and context that the agent can use when
@@ -4830,7 +4867,9 @@ def _dec_embedded_resource_resource(data: object) -> EmbeddedResourceResource:
     )
 
 
-_MCP_SERVER_ENCODERS: Final = variant_encoders(HttpMcpServer, SseMcpServer, StdioMcpServer)
+_MCP_SERVER_ENCODERS: Final = variant_encoders(
+    HttpMcpServer, SseMcpServer, StdioMcpServer, OtherMcpServer
+)
 
 _dec_mcp_server: Final[Callable[[object], McpServer]] = tagged_decoder(
     "type",
@@ -4839,6 +4878,7 @@ _dec_mcp_server: Final[Callable[[object], McpServer]] = tagged_decoder(
         "sse": SseMcpServer.from_dict,
     },
     default=StdioMcpServer.from_dict,
+    other=OtherMcpServer.from_dict,
 )
 
 
@@ -5121,6 +5161,7 @@ __all__ = [
     "ModelInfo",
     "NewSessionRequest",
     "NewSessionResponse",
+    "OtherMcpServer",
     "PermissionOption",
     "PermissionOptionId",
     "PermissionOptionKind",

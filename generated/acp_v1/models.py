@@ -6653,6 +6653,43 @@ class NumberPropertySchema(Model):
         return out
 
 
+class OtherAuthMethod(Model):
+    """An object of `AuthMethod` whose `type` is none of the values this schema lists: kept whole (`raw`), its tag in `tag`."""
+
+    raw: dict[str, JsonValue]
+    """The whole object as received: the unknown `type` and every other key."""
+
+    @property
+    def tag(self) -> str:
+        """The `type` value this implementation does not know."""
+        value = self.raw["type"]
+        assert isinstance(value, str)
+        return value
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        tag = data.get("type", UNSET)
+        if tag is UNSET:
+            raise missing("type")
+        if type(tag) is not str:
+            raise expected("a string", tag, "type")
+        if tag in ("terminal",):
+            raise ValidationError(
+                f"{tag!r} is a known value and must match its own variant", "type"
+            )
+        # What the schema checks of every variant (the properties beside the union, or the
+        # default variant an unknown tag falls under) it checks of this one too.
+        AuthMethodAgent.from_dict(data)
+        self = object.__new__(cls)
+        self.raw = dict(data)
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        return dict(self.raw)
+
+
 class OtherCreateElicitationRequest(Model):
     """Custom or future elicitation mode.
 
@@ -6687,7 +6724,8 @@ class OtherCreateElicitationRequest(Model):
             raise ValidationError(
                 f"{tag!r} is a known value and must match its own variant", "mode"
             )
-        # The properties beside the union apply to every variant, this one too.
+        # What the schema checks of every variant (the properties beside the union, or the
+        # default variant an unknown tag falls under) it checks of this one too.
         _CreateElicitationRequestCommon.from_dict(data)
         self = object.__new__(cls)
         self.raw = dict(data)
@@ -6731,7 +6769,8 @@ class OtherCreateElicitationResponse(Model):
             raise ValidationError(
                 f"{tag!r} is a known value and must match its own variant", "action"
             )
-        # The properties beside the union apply to every variant, this one too.
+        # What the schema checks of every variant (the properties beside the union, or the
+        # default variant an unknown tag falls under) it checks of this one too.
         _CreateElicitationResponseCommon.from_dict(data)
         self = object.__new__(cls)
         self.raw = dict(data)
@@ -6814,8 +6853,46 @@ class OtherIdleStateUpdate(Model):
             raise ValidationError(
                 f"{tag!r} is a known value and must match its own variant", "stopReason"
             )
-        # The properties beside the union apply to every variant, this one too.
+        # What the schema checks of every variant (the properties beside the union, or the
+        # default variant an unknown tag falls under) it checks of this one too.
         _IdleStateUpdateCommon.from_dict(data)
+        self = object.__new__(cls)
+        self.raw = dict(data)
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        return dict(self.raw)
+
+
+class OtherMcpServer(Model):
+    """An object of `McpServer` whose `type` is none of the values this schema lists: kept whole (`raw`), its tag in `tag`."""
+
+    raw: dict[str, JsonValue]
+    """The whole object as received: the unknown `type` and every other key."""
+
+    @property
+    def tag(self) -> str:
+        """The `type` value this implementation does not know."""
+        value = self.raw["type"]
+        assert isinstance(value, str)
+        return value
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        tag = data.get("type", UNSET)
+        if tag is UNSET:
+            raise missing("type")
+        if type(tag) is not str:
+            raise expected("a string", tag, "type")
+        if tag in ("http", "sse", "acp"):
+            raise ValidationError(
+                f"{tag!r} is a known value and must match its own variant", "type"
+            )
+        # What the schema checks of every variant (the properties beside the union, or the
+        # default variant an unknown tag falls under) it checks of this one too.
+        McpServerStdio.from_dict(data)
         self = object.__new__(cls)
         self.raw = dict(data)
         return self
@@ -6850,6 +6927,43 @@ class OtherMultiSelectItems(Model):
             raise ValidationError(
                 f"{tag!r} is a known value and must match its own variant", "type"
             )
+        self = object.__new__(cls)
+        self.raw = dict(data)
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        return dict(self.raw)
+
+
+class OtherSetSessionConfigOptionRequest(Model):
+    """An object of `SetSessionConfigOptionRequest` whose `type` is none of the values this schema lists: kept whole (`raw`), its tag in `tag`."""
+
+    raw: dict[str, JsonValue]
+    """The whole object as received: the unknown `type` and every other key."""
+
+    @property
+    def tag(self) -> str:
+        """The `type` value this implementation does not know."""
+        value = self.raw["type"]
+        assert isinstance(value, str)
+        return value
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        tag = data.get("type", UNSET)
+        if tag is UNSET:
+            raise missing("type")
+        if type(tag) is not str:
+            raise expected("a string", tag, "type")
+        if tag in ("boolean",):
+            raise ValidationError(
+                f"{tag!r} is a known value and must match its own variant", "type"
+            )
+        # What the schema checks of every variant (the properties beside the union, or the
+        # default variant an unknown tag falls under) it checks of this one too.
+        ValueIdSetSessionConfigOptionRequest.from_dict(data)
         self = object.__new__(cls)
         self.raw = dict(data)
         return self
@@ -13234,7 +13348,7 @@ protocol compatibility.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
 
 
-AuthMethod: TypeAlias = TerminalAuthMethod | AuthMethodAgent
+AuthMethod: TypeAlias = TerminalAuthMethod | AuthMethodAgent | OtherAuthMethod
 """Describes an available authentication method.
 
 The `type` field acts as the discriminator in the serialized JSON form.
@@ -13254,7 +13368,9 @@ AvailableCommandInput: TypeAlias = UnstructuredCommandInput
 
 
 SetSessionConfigOptionRequest: TypeAlias = (
-    BooleanSetSessionConfigOptionRequest | ValueIdSetSessionConfigOptionRequest
+    BooleanSetSessionConfigOptionRequest
+    | ValueIdSetSessionConfigOptionRequest
+    | OtherSetSessionConfigOptionRequest
 )
 """Request parameters for setting a session configuration option."""
 
@@ -13406,7 +13522,7 @@ Generated by the caller and preserved unchanged by proxies. This is distinct
 from the outer ACP JSON-RPC request ID."""
 
 
-McpServer: TypeAlias = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
+McpServer: TypeAlias = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio | OtherMcpServer
 """Configuration for connecting to an MCP (Model Context Protocol) server.
 
 MCP servers provide tools and context that the agent can use when
@@ -14033,7 +14149,9 @@ def _dec_agent_response_result_result(data: object) -> AgentResponseResultResult
     )
 
 
-_AUTH_METHOD_ENCODERS: Final = variant_encoders(TerminalAuthMethod, AuthMethodAgent)
+_AUTH_METHOD_ENCODERS: Final = variant_encoders(
+    TerminalAuthMethod, AuthMethodAgent, OtherAuthMethod
+)
 
 _dec_auth_method: Final[Callable[[object], AuthMethod]] = tagged_decoder(
     "type",
@@ -14041,6 +14159,7 @@ _dec_auth_method: Final[Callable[[object], AuthMethod]] = tagged_decoder(
         "terminal": TerminalAuthMethod._decode_untagged,
     },
     default=AuthMethodAgent.from_dict,
+    other=OtherAuthMethod.from_dict,
 )
 
 
@@ -14475,7 +14594,7 @@ _dec_idle_state_update: Final[Callable[[object], IdleStateUpdate]] = tagged_deco
 
 
 _MCP_SERVER_ENCODERS: Final = variant_encoders(
-    HttpMcpServer, SseMcpServer, AcpMcpServer, McpServerStdio
+    HttpMcpServer, SseMcpServer, AcpMcpServer, McpServerStdio, OtherMcpServer
 )
 
 _dec_mcp_server: Final[Callable[[object], McpServer]] = tagged_decoder(
@@ -14486,6 +14605,7 @@ _dec_mcp_server: Final[Callable[[object], McpServer]] = tagged_decoder(
         "acp": AcpMcpServer._decode_untagged,
     },
     default=McpServerStdio.from_dict,
+    other=OtherMcpServer.from_dict,
 )
 
 
@@ -14718,7 +14838,9 @@ _dec_session_update: Final[Callable[[object], SessionUpdate]] = tagged_decoder(
 
 
 _SET_SESSION_CONFIG_OPTION_REQUEST_ENCODERS: Final = variant_encoders(
-    BooleanSetSessionConfigOptionRequest, ValueIdSetSessionConfigOptionRequest
+    BooleanSetSessionConfigOptionRequest,
+    ValueIdSetSessionConfigOptionRequest,
+    OtherSetSessionConfigOptionRequest,
 )
 
 _dec_set_session_config_option_request: Final[Callable[[object], SetSessionConfigOptionRequest]] = (
@@ -14728,6 +14850,7 @@ _dec_set_session_config_option_request: Final[Callable[[object], SetSessionConfi
             "boolean": BooleanSetSessionConfigOptionRequest.from_dict,
         },
         default=ValueIdSetSessionConfigOptionRequest.from_dict,
+        other=OtherSetSessionConfigOptionRequest.from_dict,
     )
 )
 
@@ -15270,11 +15393,14 @@ __all__ = [
     "NoticeSeverity",
     "NumberElicitationPropertySchema",
     "NumberPropertySchema",
+    "OtherAuthMethod",
     "OtherCreateElicitationRequest",
     "OtherCreateElicitationResponse",
     "OtherElicitationPropertySchema",
     "OtherIdleStateUpdate",
+    "OtherMcpServer",
     "OtherMultiSelectItems",
+    "OtherSetSessionConfigOptionRequest",
     "OtherStateUpdate",
     "PermissionOption",
     "PermissionOptionId",

@@ -7648,7 +7648,8 @@ class OtherCreateElicitationRequest(Model):
             raise ValidationError(
                 f"{tag!r} is a known value and must match its own variant", "mode"
             )
-        # The properties beside the union apply to every variant, this one too.
+        # What the schema checks of every variant (the properties beside the union, or the
+        # default variant an unknown tag falls under) it checks of this one too.
         _CreateElicitationRequestCommon.from_dict(data)
         self = object.__new__(cls)
         self.raw = dict(data)
@@ -7692,7 +7693,8 @@ class OtherCreateElicitationResponse(Model):
             raise ValidationError(
                 f"{tag!r} is a known value and must match its own variant", "action"
             )
-        # The properties beside the union apply to every variant, this one too.
+        # What the schema checks of every variant (the properties beside the union, or the
+        # default variant an unknown tag falls under) it checks of this one too.
         _CreateElicitationResponseCommon.from_dict(data)
         self = object.__new__(cls)
         self.raw = dict(data)
@@ -7732,7 +7734,8 @@ class OtherDiffChange(Model):
             raise ValidationError(
                 f"{tag!r} is a known value and must match its own variant", "operation"
             )
-        # The properties beside the union apply to every variant, this one too.
+        # What the schema checks of every variant (the properties beside the union, or the
+        # default variant an unknown tag falls under) it checks of this one too.
         _DiffChangeCommon.from_dict(data)
         self = object.__new__(cls)
         self.raw = dict(data)
@@ -7814,7 +7817,8 @@ class OtherIdleStateUpdate(Model):
             raise ValidationError(
                 f"{tag!r} is a known value and must match its own variant", "stopReason"
             )
-        # The properties beside the union apply to every variant, this one too.
+        # What the schema checks of every variant (the properties beside the union, or the
+        # default variant an unknown tag falls under) it checks of this one too.
         _IdleStateUpdateCommon.from_dict(data)
         self = object.__new__(cls)
         self.raw = dict(data)
@@ -8107,7 +8111,8 @@ class OtherSessionConfigOption(Model):
             raise ValidationError(
                 f"{tag!r} is a known value and must match its own variant", "type"
             )
-        # The properties beside the union apply to every variant, this one too.
+        # What the schema checks of every variant (the properties beside the union, or the
+        # default variant an unknown tag falls under) it checks of this one too.
         _SessionConfigOptionCommon.from_dict(data)
         self = object.__new__(cls)
         self.raw = dict(data)
@@ -8216,7 +8221,8 @@ class OtherSetSessionConfigOptionRequest(Model):
             raise ValidationError(
                 f"{tag!r} is a known value and must match its own variant", "type"
             )
-        # The properties beside the union apply to every variant, this one too.
+        # What the schema checks of every variant (the properties beside the union, or the
+        # default variant an unknown tag falls under) it checks of this one too.
         _SetSessionConfigOptionRequestCommon.from_dict(data)
         self = object.__new__(cls)
         self.raw = dict(data)
