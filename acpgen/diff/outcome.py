@@ -21,7 +21,18 @@ from dataclasses import dataclass
 from typing import Literal
 
 from acpgen.diff.flow import directions, method_flow
-from acpgen.diff.model import A2C, C2A, DEFAULTS, DROPS, KEEPS, MISREADS, OUTCOMES, REJECTS, Outcome, Site
+from acpgen.diff.model import (
+    A2C,
+    C2A,
+    DEFAULTS,
+    DROPS,
+    KEEPS,
+    MISREADS,
+    OUTCOMES,
+    REJECTS,
+    Outcome,
+    Site,
+)
 from acpgen.diff.shape import wire_shape
 from acpgen.ir.methods import ROUTING_DEFS
 from acpgen.ir.model import Alias, Enum, Field, Node, Package, Struct, TypeRef, Union_
