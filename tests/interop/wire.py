@@ -38,7 +38,7 @@ def check_trace(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
             message = json.loads(record["line"])
         except ValueError:
             continue  # not JSON: the proxy reported it
-        messages.append({"dir": direction, "message": message})
+        messages.append({"dir": direction, "message": message, "t": record.get("t")})
         problems += _check(direction, message, asked)
     return messages, problems
 
