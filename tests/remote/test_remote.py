@@ -245,3 +245,73 @@ def test_a_missing_optional_package_is_named(module: str, address: str, hint: st
     out = subprocess.run([sys.executable, "-c", MISSING, generated, module, address],
                          capture_output=True, text=True, timeout=60)
     assert hint in out.stdout and "Traceback" not in out.stderr, (out.stdout, out.stderr)
+
+
+# -- the official Python SDK 1.0.0rc3's remote clients (.venv-sdk1: httpx2, websockets 17) -----------
+
+
+@pytest.mark.parametrize("cancel", [False, True], ids=["full", "cancelled"])
+@pytest.mark.parametrize(("server", "profile"), [("uvicorn", "ws"), ("hypercorn", "http"), ("hypercorn", "ws")])
+def test_sdk1_remote_client_drives_our_agent(server: str, profile: str, cancel: bool, tmp_path: Path) -> None:
+    import json
+
+    from tests.interop.test_interop import PEERS, SDK1_PYTHON
+
+    if not SDK1_PYTHON.exists():
+        pytest.fail("the Python SDK 1.0 is not installed: run `bash scripts/install-test-peers.sh`")
+    check = WireCheck()
+
+    async def main() -> tuple[int, str, str, set[str]]:
+        recorder = Recorder(our_app(check, pause=1.0 if cancel else 0.05))
+        async with serving(recorder, server) as port:
+            proc = await asyncio.create_subprocess_exec(
+                str(SDK1_PYTHON), str(PEERS / "py_remote_client.py"), *(["--cancel"] if cancel else []),
+                "--cwd", readme_dir(tmp_path), profile, url(port, profile),
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            out, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode is not None
+        return proc.returncode, out.decode(), err.decode(), {v for _, _, _, v in recorder.requests}
+
+    rc, out, err, versions = asyncio.run(main())
+    assert rc == 0 and out.strip(), err[-3000:]
+    summary = json.loads(out.splitlines()[-1])
+    assert summary["errors"] == [], err[-3000:]
+    if cancel:
+        assert (summary["stopReason"], summary["fsReads"]) == ("cancelled", [])
+        assert "session/cancel" in check.methods
+    else:
+        assert (summary["stopReason"], summary["updates"], summary["permissionRequests"]) == ("end_turn", FULL_TURN, 1)
+        assert [Path(p).name for p in summary["fsReads"]] == ["README.md"]
+    if profile == "http":
+        assert versions == {"2"}
+    assert check.problems == []
+
+
+@pytest.mark.parametrize("cancel", [False, True], ids=["full", "cancelled"])
+@pytest.mark.parametrize(("server", "profile"), [("uvicorn", "ws"), ("hypercorn", "http"), ("hypercorn", "ws")])
+def test_our_client_drives_the_sdk1_agent(server: str, profile: str, cancel: bool, tmp_path: Path) -> None:
+    from tests.interop.test_interop import PEERS, SDK1_PYTHON
+
+    if not SDK1_PYTHON.exists():
+        pytest.fail("the Python SDK 1.0 is not installed: run `bash scripts/install-test-peers.sh`")
+    check = WireCheck()
+    proc = subprocess.Popen([str(SDK1_PYTHON), str(PEERS / "py_remote_agent.py"), "--cancel-window",
+                             "1.0" if cancel else "0.2", server], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("PORT "), line
+        port = int(line.split()[1])
+        summary = asyncio.run(asyncio.wait_for(
+            our_turn(url(port, profile), readme_dir(tmp_path), cancel=cancel, tap=lambda d, m: check.tap("c", d, m)),
+            TURN_S))
+    finally:
+        proc.kill()
+        proc.wait()
+    if cancel:
+        assert (summary["stopReason"], summary["updates"], summary["reads"]) == ("cancelled", ["agent_message_chunk"], [])
+    else:
+        assert (summary["stopReason"], summary["updates"], summary["permissions"]) == ("end_turn", FULL_TURN, 1)
+        assert [Path(p).name for p in summary["reads"]] == ["README.md"]
+    assert check.problems == []
+    assert check.count >= 6
