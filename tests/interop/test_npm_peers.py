@@ -6,7 +6,9 @@
   its model API pointed at tests/peers/llm_standin.py on loopback (a scripted Responses API stream):
   a whole turn offline, and the client exits soon after the turn ends with no process left;
 - acpx 0.19.1 (the headless CLI client, TypeScript) driving examples/agent.py through `acpgen
-  inspect`, and judged by `acpgen conform client`.
+  inspect`, and judged by `acpgen conform client`;
+- acp-factory 0.1.14 (a client library on the TS SDK 0.18; tests/peers/factory-npm, apart because it
+  wants an older codex-acp as an optional peer) through tests/peers/factory-npm/factory_client.mjs.
 
 Every traced message is decoded by the generated `acp_v1` and validated against the schema
 (tests/interop/wire.py). Marked `real_agents` with the Python agents' layer; `.ci/run` runs it."""
@@ -33,15 +35,16 @@ ROOT = Path(__file__).resolve().parents[2]
 NPM = ROOT / "tests" / "peers" / "agents-npm" / "node_modules" / ".bin"
 CODEX = NPM / "codex-acp"
 ACPX = NPM / "acpx"
+FACTORY = ROOT / "tests" / "peers" / "factory-npm"
 STANDIN = ROOT / "tests" / "peers" / "llm_standin.py"
 REPLY = "Hello from the stand-in model."
 
 
 @pytest.fixture(scope="module", autouse=True)
 def npm_peers_installed() -> None:
-    missing = [p.name for p in (CODEX, ACPX) if not p.exists()]
+    missing = [p.name for p in (CODEX, ACPX, FACTORY / "node_modules" / "acp-factory") if not p.exists()]
     if missing:
-        pytest.fail(f"{', '.join(missing)} not installed: run `npm ci --prefix tests/peers/agents-npm`")
+        pytest.fail(f"{', '.join(missing)} not installed: run `bash scripts/install-test-peers.sh`")
 
 
 @pytest.fixture(scope="module")
@@ -158,3 +161,42 @@ def test_conform_client_passes_acpx(tmp_path: Path) -> None:
     assert (rc, failed) == (0, []), out[-3000:]
     with contextlib.suppress(KeyError):
         assert result["ok"] is True
+
+
+def factory_run(tmp_path: Path, *options: str, pause: str = "0.3") -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
+    work = workdir(tmp_path)
+    env = minimal_env(tmp_path / "home")
+    env["PATH"] = f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"
+    env["ACP_EXAMPLE_PAUSE_S"] = pause
+    command = ["node", str(FACTORY / "factory_client.mjs"), *options, "--cwd", str(work), "--prompt", "read README.md",
+               "--", *INSPECT, "--trace", str(tmp_path / "trace.jsonl"), "--", sys.executable,
+               str(ROOT / "examples" / "agent.py")]
+    rc, out, err, messages, problems, _ = traced(tmp_path, command, env)
+    assert rc == 0 and out.strip(), (out[-2000:], err[-2000:])
+    return json.loads(out.splitlines()[-1]), messages, problems
+
+
+def wire_updates(messages: list[dict[str, Any]]) -> list[str]:
+    return [r["message"]["params"]["update"]["sessionUpdate"] for r in messages
+            if r["message"].get("method") == "session/update"]
+
+
+def test_acp_factory_runs_a_turn_and_loses_the_update_sent_just_before_the_answer(tmp_path: Path) -> None:
+    summary, messages, problems = factory_run(tmp_path)
+    assert (summary["errors"], problems) == ([], [])
+    answers = [r["message"]["result"] for r in messages if r["dir"] == "agent->client" and "result" in r["message"]]
+    assert answers[-1] == {"stopReason": "end_turn"}
+    # On the wire: four updates, the last one before the prompt's answer (the schema: the agent sends
+    # every update of the turn before answering). acp-factory's `prompt()` ends its update stream
+    # when the answer resolves: the update read together with the answer never reaches its caller.
+    assert wire_updates(messages) == ["agent_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk"]
+    assert summary["updates"] == ["agent_message_chunk", "tool_call", "tool_call_update"]
+
+
+def test_acp_factory_cancels_our_agents_turn(tmp_path: Path) -> None:
+    summary, messages, problems = factory_run(tmp_path, "--cancel", pause="1.0")
+    assert (summary["errors"], problems, summary["updates"]) == ([], [], ["agent_message_chunk"])
+    sent = [r["message"].get("method") for r in messages if r["dir"] == "client->agent"]
+    assert "session/cancel" in sent
+    answers = [r["message"]["result"] for r in messages if r["dir"] == "agent->client" and "result" in r["message"]]
+    assert answers[-1] == {"stopReason": "cancelled"}
