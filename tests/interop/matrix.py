@@ -151,7 +151,7 @@ ROWS: tuple[Row, ...] = (
         direction="`client_versions.py --protocol auto`",
         protocol="v2 asked",
         result="pass on v1, **theirs**: it answers `protocolVersion: 2` with a v1 body (the version echo above); we go on in v1 and report it (`info: required key is missing` as v2), so the example exits 1",
-        wrong="see the row above",
+        wrong="**theirs**: the version echo of the row above, over a v1 result: `protocolVersion: 2` with a body that is no v2 `InitializeResponse` (`info` is required there)",
         tests=(
             "interop/test_real_agents.py::test_fast_agent_claims_v2_with_a_v1_body_and_our_client_still_completes_a_turn",
         ),
