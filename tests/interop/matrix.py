@@ -184,9 +184,10 @@ ROWS: tuple[Row, ...] = (
         direction="`client.py` -> agent",
         protocol="v1",
         result="pass: a whole turn offline, every message decodes and is schema-valid; the client exits 0.85 s after the turn's answer, the proxy's start-up included (its launcher's child keeps stdout open: the process group is ended, nothing is left)",
-        wrong="-",
+        wrong='**theirs** (`acpgen conform agent`: 31 pass, 2 MUST and 1 SHOULD fail): it answers notifications it does not know with -32601 and id null (JSON-RPC 2.0: "The Server MUST NOT reply to a Notification"); it takes `"protocolVersion": "1.0.0"` and answers 1 (the schema\'s `ProtocolVersion`: `"type": "integer", "format": "uint16"`; expected -32602)',
         tests=(
             "interop/test_npm_peers.py::test_codex_acp_completes_a_turn_against_the_stand_in_and_our_client_exits_at_once",
+            "interop/test_npm_peers.py::test_conform_agent_finds_what_codex_acp_does_wrong",
         ),
     ),
     Row(

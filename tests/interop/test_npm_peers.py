@@ -200,3 +200,23 @@ def test_acp_factory_cancels_our_agents_turn(tmp_path: Path) -> None:
     assert "session/cancel" in sent
     answers = [r["message"]["result"] for r in messages if r["dir"] == "agent->client" and "result" in r["message"]]
     assert answers[-1] == {"stopReason": "cancelled"}
+
+
+def test_conform_agent_finds_what_codex_acp_does_wrong(tmp_path: Path, standin: tuple[int, Path]) -> None:
+    # Its own faults, each a failed check: it answers notifications it does not know (JSON-RPC 2.0:
+    # "The Server MUST NOT reply to a Notification") with -32601 and id null, and it takes the
+    # string "1.0.0" as a protocolVersion (the schema's ProtocolVersion is an integer, uint16).
+    work = workdir(tmp_path)
+    env = minimal_env(tmp_path / "home")
+    env["PATH"] = f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"
+    env["CODEX_HOME"] = str(codex_home(tmp_path, standin[0]))
+    report = tmp_path / "codex.json"
+    command = [sys.executable, "-m", "acpgen", "conform", "agent", "--timeout", "20", "--json", str(report), "--",
+               str(CODEX)]
+    rc, out, _ = run_bounded(command, env, work, 240)
+    result = json.loads(report.read_text(encoding="utf-8"))
+    failed = {c["id"]: str(c.get("detail") or "") for c in result["checks"] if c["status"] == "fail"}
+    assert sorted(failed) == ["init.version.invalid", "messages.valid", "rpc.notification_unanswered"], out[-3000:]
+    assert "accepted protocolVersion '1.0.0'" in failed["init.version.invalid"]
+    assert "-32601" in failed["rpc.notification_unanswered"]
+    assert rc == 1  # MUST failures
