@@ -132,3 +132,11 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def sdk_version() -> str:
+    """The official Python SDK this interpreter has (0.12.1 in .venv, 1.0.0rc3 in .venv-sdk1)."""
+    try:
+        return metadata.version("agent-client-protocol")
+    except metadata.PackageNotFoundError:
+        return "not installed"

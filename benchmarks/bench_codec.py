@@ -42,7 +42,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _util import GENERATED, ROOT, median, rel, table, write_json
+from _util import GENERATED, ROOT, median, rel, sdk_version, table, write_json
 
 # The session/update notification carries many kinds of update: each is its own message kind.
 SPLIT_BY = {"SessionNotification": ("update", "sessionUpdate"),
@@ -274,6 +274,7 @@ def run(folders: list[Path], package_name: str, sdk_name: str | None, sweeps: in
     return {
         "package": package_name,
         "sdk": sdk_name if sdk else None,
+        "sdk_version": sdk_version() if sdk else None,
         "corpus": [rel(f) for f in folders],
         "sweeps": sweeps,
         "target_ms": target_ms,
@@ -297,7 +298,8 @@ def run(folders: list[Path], package_name: str, sdk_name: str | None, sweeps: in
 def markdown(data: dict[str, Any]) -> str:
     fid = data["fidelity"]
     out = [
-        f"Package `{data['package']}` vs `{data['sdk']}` on {data['messages']} messages from "
+        f"Package `{data['package']}` vs `{data['sdk']}` (agent-client-protocol {data.get('sdk_version', '?')}) on "
+        f"{data['messages']} messages from "
         + ", ".join(f"`{c}`" for c in data["corpus"])
         + f"; {data['sweeps']} sweeps, timeit loops of about {data['target_ms']} ms.",
         "",

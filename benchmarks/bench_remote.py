@@ -29,7 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _util import BENCH, GENERATED, ROOT, WORK, median, table, write_json
+from _util import BENCH, GENERATED, ROOT, WORK, median, sdk_version, table, write_json
 from bench_runtime import Counter, update_corpus
 
 SERVER = BENCH / "turn_server.py"
@@ -88,10 +88,18 @@ async def acpgen_session(profile: str, port: int, n_updates: int) -> AsyncIterat
         yield turn
 
 
+def http_client_module() -> Any:
+    """The HTTP client the installed SDK's `create_http_stream` takes: httpx (0.12) or httpx2 (1.0)."""
+    import importlib
+
+    from acp.http import client as sdk_http
+
+    return importlib.import_module("httpx2" if hasattr(sdk_http, "httpx2") else "httpx")
+
+
 @contextlib.asynccontextmanager
 async def sdk_session(profile: str, port: int, n_updates: int) -> AsyncIterator[Turn]:
-    import httpx
-    from acp import connect_to_agent, text_block
+    from acp import connect_to_agent, schema
     from acp.http import create_http_stream
     from acp.ws import create_websocket_stream
 
@@ -107,13 +115,14 @@ async def sdk_session(profile: str, port: int, n_updates: int) -> AsyncIterator[
     if profile == "ws":
         transport = await create_websocket_stream(url(profile, port))
     else:
+        httpx = http_client_module()  # SDK 0.12: httpx; SDK 1.0: httpx2
         client = httpx.AsyncClient(http1=False, http2=True, timeout=httpx.Timeout(30.0, read=None))
         transport = create_http_stream(url(profile, port), client=client)
     conn = connect_to_agent(TurnClient(), transport)
     try:
         await conn.initialize(protocol_version=1)
         session = await conn.new_session(cwd=str(ROOT), mcp_servers=[])
-        blocks = [text_block("go")]
+        blocks = [schema.TextContentBlock(type="text", text="go")]  # SDK 0.12 and 1.0 (no text_block there)
 
         async def turn() -> None:
             counter.expect(n_updates)
@@ -145,7 +154,6 @@ async def measure(profile: str, ports: dict[str, int], rounds: int, turns: int, 
 
 def run(rounds: int, turns: int, n_updates: int) -> dict[str, object]:
     try:
-        import httpx  # noqa: F401
         import hypercorn  # noqa: F401
         import websockets  # noqa: F401
         from acp.http import create_http_stream  # noqa: F401
@@ -155,7 +163,8 @@ def run(rounds: int, turns: int, n_updates: int) -> dict[str, object]:
     updates.parent.mkdir(parents=True, exist_ok=True)
     corpus = update_corpus(n_updates)
     updates.write_text(json.dumps(corpus), encoding="utf-8")
-    result: dict[str, object] = {"status": "ok", "rounds": rounds, "turns": turns, "updates_per_turn": n_updates}
+    result: dict[str, object] = {"status": "ok", "sdk_version": sdk_version(), "rounds": rounds, "turns": turns,
+                                 "updates_per_turn": n_updates}
     with server("acpgen", updates) as ours, server("sdk", updates) as theirs:
         for profile in PROFILES:
             rates = asyncio.run(measure(profile, {"acpgen": ours, "sdk": theirs}, rounds, turns, n_updates))
@@ -178,6 +187,7 @@ def markdown(data: dict[str, object]) -> str:
             rows.append([label, name, f"{rate:.1f}", f"{rate * float(n):.0f}", f"{1000 / rate:.1f} ms"])
         rows.append([label, "acpgen / SDK", f"**{figures['x_sdk']:.2f}**", "", f"paired: {figures['x_sdk_paired']:.2f}"])
     return "\n".join([
+        f"SDK: agent-client-protocol {data.get('sdk_version', '?')}. "
         f"{data['rounds']} alternating rounds of {data['turns']} turns per implementation, {n} "
         "session/update notifications per turn; agent under Hypercorn in a child process on 127.0.0.1, "
         "client in the benchmark process, one connection each; median turns per second.",

@@ -27,7 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _util import BENCH, GENERATED, ROOT, WORK, median, table, write_json
+from _util import BENCH, GENERATED, ROOT, WORK, median, sdk_version, table, write_json
 
 AGENT = BENCH / "turn_agent.py"
 Turn = Callable[[], Awaitable[None]]
@@ -96,7 +96,7 @@ async def acpgen_session(updates: Path, n_updates: int) -> AsyncIterator[Turn]:
 
 @asynccontextmanager
 async def sdk_session(updates: Path, n_updates: int) -> AsyncIterator[Turn]:
-    from acp import spawn_agent_process, text_block
+    from acp import schema, spawn_agent_process
 
     counter = Counter()
 
@@ -111,7 +111,7 @@ async def sdk_session(updates: Path, n_updates: int) -> AsyncIterator[Turn]:
                                    transport_kwargs={"stderr": None}) as (conn, _process):
         await conn.initialize(protocol_version=1)
         session = await conn.new_session(cwd=str(ROOT), mcp_servers=[])
-        blocks = [text_block("go")]
+        blocks = [schema.TextContentBlock(type="text", text="go")]  # SDK 0.12 and 1.0 (no text_block there)
 
         async def turn() -> None:
             counter.expect(n_updates)
@@ -146,7 +146,7 @@ def run(rounds: int, turns: int, n_updates: int) -> dict[str, object]:
     rates = asyncio.run(measure(rounds, turns, n_updates, updates))
     paired = [a / b for a, b in zip(rates["acpgen"], rates["sdk"], strict=True)]
     kinds = sorted({u["sessionUpdate"] for u in corpus})
-    return {"status": "ok", "rounds": rounds, "turns": turns, "updates_per_turn": n_updates,
+    return {"status": "ok", "sdk_version": sdk_version(), "rounds": rounds, "turns": turns, "updates_per_turn": n_updates,
             "update_kinds": kinds, "rates": rates,
             "turns_per_s": {k: median(v) for k, v in rates.items()},
             "x_sdk": median(rates["acpgen"]) / median(rates["sdk"]), "x_sdk_paired": median(paired)}
@@ -160,6 +160,7 @@ def markdown(data: dict[str, object]) -> str:
     n = data["updates_per_turn"]
     rows = [[name, f"{rate:.1f}", f"{rate * float(n):.0f}", f"{1000 / rate:.1f} ms"] for name, rate in tps.items()]
     return "\n".join([
+        f"SDK: agent-client-protocol {data.get('sdk_version', '?')}. "
         f"{data['rounds']} alternating rounds of {data['turns']} turns per implementation, {n} "
         f"session/update notifications per turn (kinds: {', '.join(data['update_kinds'])}), agent in a "
         "child process on a stdio pipe; median turns per second.",

@@ -47,16 +47,27 @@ BENCHMARKS: dict[str, tuple[str, list[str], list[str]]] = {
              ["--requests", "50000", "--size-mb", "40", "--runs", "3"],
              ["--requests", "2000", "--size-mb", "4", "--runs", "1"]),
 }
+# The same benchmarks run again by the interpreter of .venv-sdk1, whose `acp` is the Python SDK
+# 1.0.0rc3 (bash scripts/install-test-peers.sh makes it): acpgen against both SDKs in one run.
+SDK1_PYTHON = BENCH.parent / ".venv-sdk1" / "bin" / "python"
+SDK1 = {"codec-sdk1": "codec", "runtime-sdk1": "runtime", "remote-sdk1": "remote"}
+for _name, _base in SDK1.items():
+    _title, _full, _quick = BENCHMARKS[_base]
+    BENCHMARKS[_name] = (_title.replace("the SDK's", "the SDK 1.0.0rc3's") + " (SDK 1.0.0rc3)", _full, _quick)
 PACKAGES = ("acpgen", "datamodel-code-generator", "agent-client-protocol", "pydantic", "pydantic-core",
             "ruff", "black", "isort", "jinja2", "jsonschema", "typer", "pyinstrument")
 
 
 def run_one(name: str, args: list[str], work: Path) -> tuple[dict[str, object], str, float]:
     out = work / f"{name}.json"
-    cmd = [sys.executable, str(BENCH / f"bench_{name}.py"), *args, "--json", str(out)]
+    python, script = (SDK1_PYTHON, SDK1[name]) if name in SDK1 else (Path(sys.executable), name)
+    if name in SDK1 and not SDK1_PYTHON.exists():
+        return {"status": "skipped", "reason": "no .venv-sdk1 (bash scripts/install-test-peers.sh)"}, "", 0.0
+    cmd = [str(python), str(BENCH / f"bench_{script}.py"), *args, "--json", str(out)]
     start = time.perf_counter()
     subprocess.run(cmd, check=True)
-    shown = "python " + " ".join(rel(c) if "/" in c else c for c in cmd[1:])
+    shown = (".venv-sdk1/bin/python " if name in SDK1 else "python ") + " ".join(
+        rel(c) if "/" in c else c for c in cmd[1:])
     return json.loads(out.read_text(encoding="utf-8")), shown, time.perf_counter() - start
 
 
@@ -75,20 +86,26 @@ def targets(figures: dict[str, dict[str, Any]]) -> str:
         for name, r in gen["rows"].items():
             if name.startswith("dmcg"):
                 row(f"build v1: {name} / acpgen build (paired)", 10, r["x_acpgen_paired"])
-    codec = (figures.get("codec") or {}).get("aggregate_common") or {}
-    versus = codec.get("versus", {})
-    row("decode dict: SDK / acpgen", 2.5, versus.get("decode dict: sdk / acpgen"))
-    row("encode dict: SDK / acpgen", 4, versus.get("encode dict: sdk model_dump / acpgen to_dict"))
-    row("receive (JSON text): SDK loads+validate / acpgen", 1.4,
-        versus.get("receive (text): sdk loads+validate / acpgen loads+decode"))
+    for key, sdk, goals in (("codec", "0.12.1", (3, 5)), ("codec-sdk1", "1.0.0rc3", (1, 1))):
+        versus = ((figures.get(key) or {}).get("aggregate_common") or {}).get("versus", {})
+        row(f"decode dict: SDK {sdk} / acpgen", goals[0], versus.get("decode dict: sdk / acpgen"))
+        row(f"encode dict: SDK {sdk} / acpgen", goals[1], versus.get("encode dict: sdk model_dump / acpgen to_dict"))
+        row(f"receive (JSON text): SDK {sdk} loads+validate / acpgen", 1.4 if sdk == "0.12.1" else 1,
+            versus.get("receive (text): sdk loads+validate / acpgen loads+decode"))
+    for key, sdk, goal in (("runtime", "0.12.1", 4), ("runtime-sdk1", "1.0.0rc3", 1)):
+        runtime = figures.get(key, {})
+        if runtime.get("status") == "ok":
+            row(f"prompt turns over stdio: acpgen / SDK {sdk}", goal, runtime.get("x_sdk"))
+    for key, sdk, goal in (("remote", "0.12.1", 4), ("remote-sdk1", "1.0.0rc3", 1)):
+        remote = figures.get(key, {})
+        if remote.get("status") == "ok":
+            for profile, label in (("ws", "WebSocket"), ("http", "Streamable HTTP")):
+                row(f"prompt turns over {label}: acpgen / SDK {sdk}", goal, (remote.get(profile) or {}).get("x_sdk"))
     imports = figures.get("import", {}).get("modules", {}).get("acp_v1", {})
     row("import acp.schema / import acp_v1 (import statement)", 5, imports.get("baseline_over_import"))
     row("import acp.schema / import acp_v1 (whole process)", 5, imports.get("baseline_over_process"))
     growth = figures.get("growth", {}).get("summary", {})
     row("growth: per-definition time at 5,000 / at 1,000", 1.5, growth.get("per_def_5000_over_1000"), at_most=True)
-    runtime = figures.get("runtime", {})
-    if runtime.get("status") == "ok":
-        row("prompt turns: acpgen / SDK throughput", 2, runtime.get("x_sdk"))
     load = figures.get("load", {})
     if load.get("status") == "ok":
         prompt_flood = load["flood"]["prompt"]["acpgen"]
@@ -99,7 +116,7 @@ def targets(figures: dict[str, dict[str, Any]]) -> str:
             at_most=True)
     if not rows:
         return ""
-    return "## Targets (issues 6 and 12)\n\n" + table(["target", "goal", "this run", ""], rows) + "\n"
+    return "## Targets (issues 6, 12, 22 and 26)\n\n" + table(["target", "goal", "this run", ""], rows) + "\n"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -138,8 +155,9 @@ def main(argv: list[str] | None = None) -> None:
         figures[name] = data
         if name == names[0]:
             measured_on = data.get("_machine", measured_on)
-        module = importlib.import_module(f"bench_{name}")
-        sections.append(f"## {title}\n\n`{shown}` ({elapsed:.0f} s)\n\n{module.markdown(data)}\n")
+        module = importlib.import_module(f"bench_{SDK1.get(name, name)}")
+        body = f"Skipped: {data.get('reason')}." if data.get("status") == "skipped" else module.markdown(data)
+        sections.append(f"## {title}\n\n`{shown}` ({elapsed:.0f} s)\n\n{body}\n")
     header = [
         "# acpgen benchmarks",
         "",

@@ -109,7 +109,20 @@ def test_run_writes_results(tmp_path: Path, only: str) -> None:
     assert raw["status"] == "ok" and raw["updates_per_turn"] == 100
     assert len(raw["rates"]["acpgen"]) == len(raw["rates"]["sdk"]) == 1
     assert all(rate > 0 for rates in raw["rates"].values() for rate in rates)
-    assert "acpgen / SDK throughput" in text
+    assert "prompt turns over stdio: acpgen / SDK 0.12.1" in text
+    assert "SDK: agent-client-protocol 0.12.1." in text
+
+
+def test_run_measures_the_sdk_1_0_in_the_same_run(tmp_path: Path) -> None:
+    out = tmp_path / "RESULTS.md"
+    bench_run.main(["--quick", "--only", "runtime,runtime-sdk1", "--output", str(out), "--work",
+                    str(tmp_path / "work"), "--profiles", str(tmp_path / "none.md")])
+    text = out.read_text()
+    raw = json.loads((tmp_path / "work" / "runtime-sdk1.json").read_text())
+    assert raw["status"] == "ok" and raw["sdk_version"] == "1.0.0rc3", raw
+    assert "SDK: agent-client-protocol 1.0.0rc3." in text and "SDK: agent-client-protocol 0.12.1." in text
+    assert "prompt turns over stdio: acpgen / SDK 1.0.0rc3" in text
+    assert "`.venv-sdk1/bin/python benchmarks/bench_runtime.py" in text
 
 
 def test_remote_turns_are_measured_over_both_profiles() -> None:
