@@ -716,10 +716,11 @@ def indent(lines: list[str]) -> list[str]:
 
 
 def annotation(nodes: Mapping[str, Node], t: TypeRef, use: Callable[[str], str] | None = None,
-               resolve_aliases: bool = False) -> str:
+               resolve_aliases: bool = False, qualify: Callable[[str], str] | None = None) -> str:
     """The Python annotation of a type expression: the one function for it (the models and
     `acpgen diff` both print types with it). `nodes` tells open enums (`X | str`) and, with
-    `resolve_aliases`, what each alias stands for; `use` records each name printed."""
+    `resolve_aliases`, what each alias stands for; `use` records each name printed; `qualify`
+    prints the package's own types as another module sees them (`models.X`)."""
     if t.kind in ("any", "object"):
         json = use("JsonValue") if use is not None else "JsonValue"
         return json if t.kind == "any" else f"dict[str, {json}]"
@@ -730,13 +731,14 @@ def annotation(nodes: Mapping[str, Node], t: TypeRef, use: Callable[[str], str] 
     if t.kind == "named":
         node = nodes.get(t.name)
         if resolve_aliases and isinstance(node, Alias):
-            return annotation(nodes, node.target, use, resolve_aliases)
+            return annotation(nodes, node.target, use, resolve_aliases, qualify)
+        name = qualify(t.name) if qualify is not None else t.name
         if isinstance(node, Enum) and node.open:
-            return f"{node.name} | {node.base}"
-        return t.name
+            return f"{name} | {node.base}"
+        return name
     if t.item is None:
         return t.kind
-    inner = annotation(nodes, t.item, use, resolve_aliases)
+    inner = annotation(nodes, t.item, use, resolve_aliases, qualify)
     if t.kind == "list":
         return f"list[{inner}]"
     if t.kind == "map":

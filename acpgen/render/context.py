@@ -10,7 +10,7 @@ from typing import Any
 
 from acpgen import __version__
 from acpgen.ir.model import Alias, Enum, Method, Package, Struct, TypeRef, Union_
-from acpgen.render.codegen import Decode, Emitter, FieldPlan, Imports, dunder_all_order, isort_key
+from acpgen.render.codegen import Decode, Emitter, FieldPlan, Imports, annotation, dunder_all_order, isort_key
 from acpgen.render.protocol import ProtocolView, protocol_view
 from acpgen.render.text import docstring_body
 from acpgen.runtime import EAGER_EXPORTS, LAZY_EXPORTS, PROVENANCE_EXPORTS, ROUTER
@@ -93,6 +93,10 @@ class MethodView:
     doc: str  # the params type's description
     params_class: bool = False  # the params are one model class, so a proxy also takes its fields as keywords
     result_empty: bool = False  # the result is an object with no required field: `null` decodes as `{}`
+    # the params class's fields as the proxy's keyword parameters (`session_id: str`, `meta: ... = ...`),
+    # for its typed overload; () when the params are no plain class (raw JSON, flattened unions)
+    keywords: tuple[str, ...] = ()
+    keyword_names: frozenset[str] = frozenset()  # what the keywords' annotations name besides `models.X`
 
     @property
     def result_call(self) -> str:
@@ -194,6 +198,7 @@ class ContextBuilder:
         self.emit = Emitter(package, Imports(frozenset(n.name for n in package.nodes)))
         self.module_names = frozenset(n.name for n in package.nodes)
         self.bases = {n.base for n in package.nodes if isinstance(n, Struct) and n.base}
+        self.plans: dict[str, tuple[FieldPlan, ...]] = {}  # struct name -> its field plans (struct_view)
 
     def union_ann(self, u: Union_) -> str:
         names = sorted(dict.fromkeys(self.emit.ann(v.type) for v in u.variants), key=lambda n: n == "None")
@@ -202,6 +207,7 @@ class ContextBuilder:
     def struct_view(self, s: Struct) -> StructView:
         e = self.emit
         plans = tuple(e.field_plan(f, s.name, local_name(f.py, self.module_names), e.private.hook(f.hook) if f.hook else "") for f in s.fields)
+        self.plans[s.name] = plans
         statements = tuple(line for p in plans for line in e.decode_statements(p))
         if any(f.required and not f.flatten for f in s.fields):
             e.use("missing")
@@ -310,8 +316,38 @@ class ContextBuilder:
             t = self.emit.resolve(types[m.params])
             params_class = t.kind == "named" and isinstance(self.emit.node(t), Struct)
         result_empty = not m.notification and m.result is not None and self.accepts_empty(types[m.result])
+        keywords, names = self.keywords(types[m.params]) if params_class else ((), frozenset[str]())
         return MethodView(m, params_type, params_decoder, result_type, result_decoder, m.description, params_class,
-                          result_empty)
+                          result_empty, keywords, names)
+
+    def keywords(self, t: TypeRef) -> tuple[tuple[str, ...], frozenset[str]]:
+        """The params class's constructor keywords as `connections.py` prints them: its fields
+        (attribute names, annotations with `models.` before the package's types; `= ...` for those
+        with a default), and the other names those annotations use. () for a class with a flattened
+        union (its keywords are its variants')."""
+        node = self.emit.node(self.emit.resolve(t))
+        assert isinstance(node, Struct)
+        if any(f.flatten for f in node.fields) or dict(self.package.options).get("keep_unknown"):
+            return (), frozenset()
+        names: set[str] = set()
+
+        def use(name: str) -> str:
+            names.add(name)
+            return name
+
+        out = []
+        plans = self.plans.get(node.name)
+        if plans is None:  # the models' views are made first; without them, no keywords
+            return (), frozenset()
+        for f, plan in zip(node.fields, plans, strict=True):
+            ann = annotation(self.package._index, f.type, use, qualify=lambda n: f"models.{n}")
+            parts = [] if ann == "None" else [ann]
+            if plan.may_be_unset:
+                parts.append(use("Unset"))
+            if f.nullable or ann == "None":
+                parts.append("None")
+            out.append(f"{f.py}: {' | '.join(parts)}" + (" = ..." if plan.class_default else ""))
+        return tuple(out), frozenset(names)
 
     def accepts_empty(self, t: TypeRef) -> bool:
         """Whether `t` is an object type that `{}` satisfies: no required field and no tag, here or
@@ -392,6 +428,7 @@ class ContextBuilder:
                     {v.result_decoder for v in handled if v.result_decoder.startswith("decode_")}
                     | ({"null_as_empty"} if any(v.result_empty for v in handled) else set())
                 ),
+                keyword_names=sorted({n for v in handled for n in v.keyword_names}),
             ),
             "interfaces.py.j2": InterfacesContext(**header, agent_methods=agent_methods, client_methods=client_methods),
             "methods.py.j2": MethodsContext(
@@ -478,6 +515,7 @@ class InterfacesContext(TemplateContext):
 @dataclass(frozen=True)
 class ConnectionsContext(InterfacesContext):
     result_codec_decoders: list[str]
+    keyword_names: list[str]  # what the proxies' keyword annotations name besides `models.X` (`Unset`)
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ SESSION_TURN: Final[frozenset[str]] = frozenset({"session/cancel", "session/prom
 remote transport wants `Acp-Session-Id` on them)."""
 NULL_REQUEST_ID: Final = True
 """Whether the schema's `RequestId` admits null (a null id is otherwise answered with -32600)."""
-PROTOCOL_VERSION: Final[int | None] = 1
+PROTOCOL_VERSION: Final[int] = 1
 """The `protocolVersion` this package speaks (None: the build was given none, so it negotiates none)."""
 INITIALIZE: Final = "initialize"
 """The request whose params and result carry the protocol version ("": the schema has none)."""

@@ -16,8 +16,10 @@ A proxy takes the params object or its fields as keywords:
 
 from __future__ import annotations
 
+from typing import Any, overload
+
 from . import models
-from ._codec import null_as_empty
+from ._codec import JsonValue, Unset, null_as_empty
 from .sides import (
     SUPPORTED_PROTOCOL_VERSIONS,
     AgentSide,
@@ -45,8 +47,25 @@ __all__ = [
 class AgentSideConnection(AgentSide):
     """The agent's end: what the client sends goes to the `Agent`; the methods below call the client."""
 
+    @overload
     async def fs_read_text_file(
-        self, params: models.ReadTextFileRequest | None = None, /, **fields: object
+        self, params: models.ReadTextFileRequest, /
+    ) -> models.ReadTextFileResponse: ...
+
+    @overload
+    async def fs_read_text_file(
+        self,
+        /,
+        *,
+        meta: JsonValue | Unset = ...,
+        limit: int | Unset | None = ...,
+        line: int | Unset | None = ...,
+        path: str,
+        session_id: models.SessionId,
+    ) -> models.ReadTextFileResponse: ...
+
+    async def fs_read_text_file(
+        self, params: models.ReadTextFileRequest | None = None, /, **fields: Any
     ) -> models.ReadTextFileResponse:
         """Send the `fs/read_text_file` request.
 
@@ -59,8 +78,24 @@ class AgentSideConnection(AgentSide):
             models.ReadTextFileResponse.from_dict,
         )
 
+    @overload
     async def fs_write_text_file(
-        self, params: models.WriteTextFileRequest | None = None, /, **fields: object
+        self, params: models.WriteTextFileRequest, /
+    ) -> models.WriteTextFileResponse: ...
+
+    @overload
+    async def fs_write_text_file(
+        self,
+        /,
+        *,
+        meta: JsonValue | Unset = ...,
+        content: str,
+        path: str,
+        session_id: models.SessionId,
+    ) -> models.WriteTextFileResponse: ...
+
+    async def fs_write_text_file(
+        self, params: models.WriteTextFileRequest | None = None, /, **fields: Any
     ) -> models.WriteTextFileResponse:
         """Send the `fs/write_text_file` request.
 
@@ -73,8 +108,24 @@ class AgentSideConnection(AgentSide):
             null_as_empty(models.WriteTextFileResponse.from_dict),
         )
 
+    @overload
     async def session_request_permission(
-        self, params: models.RequestPermissionRequest | None = None, /, **fields: object
+        self, params: models.RequestPermissionRequest, /
+    ) -> models.RequestPermissionResponse: ...
+
+    @overload
+    async def session_request_permission(
+        self,
+        /,
+        *,
+        meta: JsonValue | Unset = ...,
+        options: list[models.PermissionOption],
+        session_id: models.SessionId,
+        tool_call: models.ToolCallUpdate,
+    ) -> models.RequestPermissionResponse: ...
+
+    async def session_request_permission(
+        self, params: models.RequestPermissionRequest | None = None, /, **fields: Any
     ) -> models.RequestPermissionResponse:
         """Send the `session/request_permission` request.
 
@@ -89,8 +140,21 @@ class AgentSideConnection(AgentSide):
             models.RequestPermissionResponse.from_dict,
         )
 
+    @overload
+    async def session_update(self, params: models.SessionNotification, /) -> None: ...
+
+    @overload
     async def session_update(
-        self, params: models.SessionNotification | None = None, /, **fields: object
+        self,
+        /,
+        *,
+        meta: JsonValue | Unset = ...,
+        session_id: models.SessionId,
+        update: models.SessionUpdate,
+    ) -> None: ...
+
+    async def session_update(
+        self, params: models.SessionNotification | None = None, /, **fields: Any
     ) -> None:
         """Send the `session/update` notification.
 
@@ -101,8 +165,27 @@ class AgentSideConnection(AgentSide):
         See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/prompt-turn#3-agent-reports-output)"""
         await self._notify("session/update", _params(models.SessionNotification, params, fields))
 
+    @overload
     async def terminal_create(
-        self, params: models.CreateTerminalRequest | None = None, /, **fields: object
+        self, params: models.CreateTerminalRequest, /
+    ) -> models.CreateTerminalResponse: ...
+
+    @overload
+    async def terminal_create(
+        self,
+        /,
+        *,
+        meta: JsonValue | Unset = ...,
+        args: list[str] | Unset = ...,
+        command: str,
+        cwd: str | Unset | None = ...,
+        env: list[models.EnvVariable] | Unset = ...,
+        output_byte_limit: int | Unset | None = ...,
+        session_id: models.SessionId,
+    ) -> models.CreateTerminalResponse: ...
+
+    async def terminal_create(
+        self, params: models.CreateTerminalRequest | None = None, /, **fields: Any
     ) -> models.CreateTerminalResponse:
         """Send the `terminal/create` request.
 
@@ -113,8 +196,18 @@ class AgentSideConnection(AgentSide):
             models.CreateTerminalResponse.from_dict,
         )
 
+    @overload
     async def terminal_kill(
-        self, params: models.KillTerminalCommandRequest | None = None, /, **fields: object
+        self, params: models.KillTerminalCommandRequest, /
+    ) -> models.KillTerminalCommandResponse: ...
+
+    @overload
+    async def terminal_kill(
+        self, /, *, meta: JsonValue | Unset = ..., session_id: models.SessionId, terminal_id: str
+    ) -> models.KillTerminalCommandResponse: ...
+
+    async def terminal_kill(
+        self, params: models.KillTerminalCommandRequest | None = None, /, **fields: Any
     ) -> models.KillTerminalCommandResponse:
         """Send the `terminal/kill` request.
 
@@ -125,8 +218,18 @@ class AgentSideConnection(AgentSide):
             null_as_empty(models.KillTerminalCommandResponse.from_dict),
         )
 
+    @overload
     async def terminal_output(
-        self, params: models.TerminalOutputRequest | None = None, /, **fields: object
+        self, params: models.TerminalOutputRequest, /
+    ) -> models.TerminalOutputResponse: ...
+
+    @overload
+    async def terminal_output(
+        self, /, *, meta: JsonValue | Unset = ..., session_id: models.SessionId, terminal_id: str
+    ) -> models.TerminalOutputResponse: ...
+
+    async def terminal_output(
+        self, params: models.TerminalOutputRequest | None = None, /, **fields: Any
     ) -> models.TerminalOutputResponse:
         """Send the `terminal/output` request.
 
@@ -137,8 +240,18 @@ class AgentSideConnection(AgentSide):
             models.TerminalOutputResponse.from_dict,
         )
 
+    @overload
     async def terminal_release(
-        self, params: models.ReleaseTerminalRequest | None = None, /, **fields: object
+        self, params: models.ReleaseTerminalRequest, /
+    ) -> models.ReleaseTerminalResponse: ...
+
+    @overload
+    async def terminal_release(
+        self, /, *, meta: JsonValue | Unset = ..., session_id: models.SessionId, terminal_id: str
+    ) -> models.ReleaseTerminalResponse: ...
+
+    async def terminal_release(
+        self, params: models.ReleaseTerminalRequest | None = None, /, **fields: Any
     ) -> models.ReleaseTerminalResponse:
         """Send the `terminal/release` request.
 
@@ -149,8 +262,18 @@ class AgentSideConnection(AgentSide):
             null_as_empty(models.ReleaseTerminalResponse.from_dict),
         )
 
+    @overload
     async def terminal_wait_for_exit(
-        self, params: models.WaitForTerminalExitRequest | None = None, /, **fields: object
+        self, params: models.WaitForTerminalExitRequest, /
+    ) -> models.WaitForTerminalExitResponse: ...
+
+    @overload
+    async def terminal_wait_for_exit(
+        self, /, *, meta: JsonValue | Unset = ..., session_id: models.SessionId, terminal_id: str
+    ) -> models.WaitForTerminalExitResponse: ...
+
+    async def terminal_wait_for_exit(
+        self, params: models.WaitForTerminalExitRequest | None = None, /, **fields: Any
     ) -> models.WaitForTerminalExitResponse:
         """Send the `terminal/wait_for_exit` request.
 
@@ -165,8 +288,18 @@ class AgentSideConnection(AgentSide):
 class ClientSideConnection(ClientSide):
     """The client's end: what the agent sends goes to the `Client`; the methods below call the agent."""
 
+    @overload
     async def authenticate(
-        self, params: models.AuthenticateRequest | None = None, /, **fields: object
+        self, params: models.AuthenticateRequest, /
+    ) -> models.AuthenticateResponse: ...
+
+    @overload
+    async def authenticate(
+        self, /, *, meta: JsonValue | Unset = ..., method_id: models.AuthMethodId
+    ) -> models.AuthenticateResponse: ...
+
+    async def authenticate(
+        self, params: models.AuthenticateRequest | None = None, /, **fields: Any
     ) -> models.AuthenticateResponse:
         """Send the `authenticate` request.
 
@@ -179,8 +312,23 @@ class ClientSideConnection(ClientSide):
             null_as_empty(models.AuthenticateResponse.from_dict),
         )
 
+    @overload
     async def initialize(
-        self, params: models.InitializeRequest | None = None, /, **fields: object
+        self, params: models.InitializeRequest, /
+    ) -> models.InitializeResponse: ...
+
+    @overload
+    async def initialize(
+        self,
+        /,
+        *,
+        meta: JsonValue | Unset = ...,
+        client_capabilities: models.ClientCapabilities = ...,
+        protocol_version: models.ProtocolVersion,
+    ) -> models.InitializeResponse: ...
+
+    async def initialize(
+        self, params: models.InitializeRequest | None = None, /, **fields: Any
     ) -> models.InitializeResponse:
         """Send the `initialize` request.
 
@@ -195,8 +343,16 @@ class ClientSideConnection(ClientSide):
             models.InitializeResponse.from_dict,
         )
 
+    @overload
+    async def session_cancel(self, params: models.CancelNotification, /) -> None: ...
+
+    @overload
     async def session_cancel(
-        self, params: models.CancelNotification | None = None, /, **fields: object
+        self, /, *, meta: JsonValue | Unset = ..., session_id: models.SessionId
+    ) -> None: ...
+
+    async def session_cancel(
+        self, params: models.CancelNotification | None = None, /, **fields: Any
     ) -> None:
         """Send the `session/cancel` notification.
 
@@ -205,8 +361,24 @@ class ClientSideConnection(ClientSide):
         See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)"""
         await self._notify("session/cancel", _params(models.CancelNotification, params, fields))
 
+    @overload
     async def session_load(
-        self, params: models.LoadSessionRequest | None = None, /, **fields: object
+        self, params: models.LoadSessionRequest, /
+    ) -> models.LoadSessionResponse: ...
+
+    @overload
+    async def session_load(
+        self,
+        /,
+        *,
+        meta: JsonValue | Unset = ...,
+        cwd: str,
+        mcp_servers: list[models.McpServer],
+        session_id: models.SessionId,
+    ) -> models.LoadSessionResponse: ...
+
+    async def session_load(
+        self, params: models.LoadSessionRequest | None = None, /, **fields: Any
     ) -> models.LoadSessionResponse:
         """Send the `session/load` request.
 
@@ -221,8 +393,18 @@ class ClientSideConnection(ClientSide):
             null_as_empty(models.LoadSessionResponse.from_dict),
         )
 
+    @overload
     async def session_new(
-        self, params: models.NewSessionRequest | None = None, /, **fields: object
+        self, params: models.NewSessionRequest, /
+    ) -> models.NewSessionResponse: ...
+
+    @overload
+    async def session_new(
+        self, /, *, meta: JsonValue | Unset = ..., cwd: str, mcp_servers: list[models.McpServer]
+    ) -> models.NewSessionResponse: ...
+
+    async def session_new(
+        self, params: models.NewSessionRequest | None = None, /, **fields: Any
     ) -> models.NewSessionResponse:
         """Send the `session/new` request.
 
@@ -235,8 +417,21 @@ class ClientSideConnection(ClientSide):
             models.NewSessionResponse.from_dict,
         )
 
+    @overload
+    async def session_prompt(self, params: models.PromptRequest, /) -> models.PromptResponse: ...
+
+    @overload
     async def session_prompt(
-        self, params: models.PromptRequest | None = None, /, **fields: object
+        self,
+        /,
+        *,
+        meta: JsonValue | Unset = ...,
+        prompt: list[models.ContentBlock],
+        session_id: models.SessionId,
+    ) -> models.PromptResponse: ...
+
+    async def session_prompt(
+        self, params: models.PromptRequest | None = None, /, **fields: Any
     ) -> models.PromptResponse:
         """Send the `session/prompt` request.
 
@@ -251,8 +446,23 @@ class ClientSideConnection(ClientSide):
             models.PromptResponse.from_dict,
         )
 
+    @overload
     async def session_set_mode(
-        self, params: models.SetSessionModeRequest | None = None, /, **fields: object
+        self, params: models.SetSessionModeRequest, /
+    ) -> models.SetSessionModeResponse: ...
+
+    @overload
+    async def session_set_mode(
+        self,
+        /,
+        *,
+        meta: JsonValue | Unset = ...,
+        mode_id: models.SessionModeId,
+        session_id: models.SessionId,
+    ) -> models.SetSessionModeResponse: ...
+
+    async def session_set_mode(
+        self, params: models.SetSessionModeRequest | None = None, /, **fields: Any
     ) -> models.SetSessionModeResponse:
         """Send the `session/set_mode` request.
 
@@ -263,8 +473,23 @@ class ClientSideConnection(ClientSide):
             null_as_empty(models.SetSessionModeResponse.from_dict),
         )
 
+    @overload
     async def session_set_model(
-        self, params: models.SetSessionModelRequest | None = None, /, **fields: object
+        self, params: models.SetSessionModelRequest, /
+    ) -> models.SetSessionModelResponse: ...
+
+    @overload
+    async def session_set_model(
+        self,
+        /,
+        *,
+        meta: JsonValue | Unset = ...,
+        model_id: models.ModelId,
+        session_id: models.SessionId,
+    ) -> models.SetSessionModelResponse: ...
+
+    async def session_set_model(
+        self, params: models.SetSessionModelRequest | None = None, /, **fields: Any
     ) -> models.SetSessionModelResponse:
         """Send the `session/set_model` request.
 

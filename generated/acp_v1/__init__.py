@@ -90,8 +90,10 @@ _RUNTIME: Final = {
 }
 
 
-def __getattr__(name: str) -> object:
-    return lazy_attribute(globals(), _RUNTIME, name)
+if not TYPE_CHECKING:  # type checkers see the imports above, and no catch-all attribute
+
+    def __getattr__(name: str) -> object:
+        return lazy_attribute(globals(), _RUNTIME, name)
 
 
 ACPGEN_VERSION: Final = "0.1.0"
@@ -101,7 +103,7 @@ SCHEMA_SOURCES: Final = (
 )
 """(file name, sha256) of each schema file this package was generated from."""
 SCHEMA_TITLE: Final = "Agent Client Protocol"
-PROTOCOL_VERSION: Final[int | None] = 1
+PROTOCOL_VERSION: Final[int] = 1
 
 __all__ = [
     "ACPGEN_VERSION",

@@ -16,8 +16,10 @@ A proxy takes the params object or its fields as keywords:
 
 from __future__ import annotations
 
+from typing import Any, overload
+
 from . import models
-from ._codec import null_as_empty
+from ._codec import JsonValue, Unset, null_as_empty
 from .sides import (
     SUPPORTED_PROTOCOL_VERSIONS,
     AgentSide,
@@ -45,8 +47,16 @@ __all__ = [
 class AgentSideConnection(AgentSide):
     """The agent's end: what the client sends goes to the `Agent`; the methods below call the client."""
 
+    @overload
+    async def cancel_request(self, params: models.CancelRequestNotification, /) -> None: ...
+
+    @overload
     async def cancel_request(
-        self, params: models.CancelRequestNotification | None = None, /, **fields: object
+        self, /, *, request_id: models.RequestId, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> None: ...
+
+    async def cancel_request(
+        self, params: models.CancelRequestNotification | None = None, /, **fields: Any
     ) -> None:
         """Send the `$/cancel_request` notification.
 
@@ -57,8 +67,21 @@ class AgentSideConnection(AgentSide):
             "$/cancel_request", _params(models.CancelRequestNotification, params, fields)
         )
 
+    @overload
+    async def auth_status_update(self, params: models.AuthStatusUpdateNotification, /) -> None: ...
+
+    @overload
     async def auth_status_update(
-        self, params: models.AuthStatusUpdateNotification | None = None, /, **fields: object
+        self,
+        /,
+        *,
+        state: models.AuthState | str,
+        accounts: list[models.AuthAccount] | Unset = ...,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> None: ...
+
+    async def auth_status_update(
+        self, params: models.AuthStatusUpdateNotification | None = None, /, **fields: Any
     ) -> None:
         """Send the `auth/status_update` notification.
 
@@ -75,8 +98,22 @@ class AgentSideConnection(AgentSide):
             "auth/status_update", _params(models.AuthStatusUpdateNotification, params, fields)
         )
 
+    @overload
     async def elicitation_complete(
-        self, params: models.CompleteElicitationNotification | None = None, /, **fields: object
+        self, params: models.CompleteElicitationNotification, /
+    ) -> None: ...
+
+    @overload
+    async def elicitation_complete(
+        self,
+        /,
+        *,
+        elicitation_id: models.ElicitationId,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> None: ...
+
+    async def elicitation_complete(
+        self, params: models.CompleteElicitationNotification | None = None, /, **fields: Any
     ) -> None:
         """Send the `elicitation/complete` notification.
 
@@ -99,8 +136,25 @@ class AgentSideConnection(AgentSide):
             "elicitation/create", params, models._dec_create_elicitation_response
         )
 
+    @overload
     async def fs_read_text_file(
-        self, params: models.ReadTextFileRequest | None = None, /, **fields: object
+        self, params: models.ReadTextFileRequest, /
+    ) -> models.ReadTextFileResponse: ...
+
+    @overload
+    async def fs_read_text_file(
+        self,
+        /,
+        *,
+        session_id: models.SessionId,
+        path: str,
+        line: int | Unset | None = ...,
+        limit: int | Unset | None = ...,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.ReadTextFileResponse: ...
+
+    async def fs_read_text_file(
+        self, params: models.ReadTextFileRequest | None = None, /, **fields: Any
     ) -> models.ReadTextFileResponse:
         """Send the `fs/read_text_file` request.
 
@@ -113,8 +167,24 @@ class AgentSideConnection(AgentSide):
             models.ReadTextFileResponse.from_dict,
         )
 
+    @overload
     async def fs_write_text_file(
-        self, params: models.WriteTextFileRequest | None = None, /, **fields: object
+        self, params: models.WriteTextFileRequest, /
+    ) -> models.WriteTextFileResponse: ...
+
+    @overload
+    async def fs_write_text_file(
+        self,
+        /,
+        *,
+        session_id: models.SessionId,
+        path: str,
+        content: str,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.WriteTextFileResponse: ...
+
+    async def fs_write_text_file(
+        self, params: models.WriteTextFileRequest | None = None, /, **fields: Any
     ) -> models.WriteTextFileResponse:
         """Send the `fs/write_text_file` request.
 
@@ -127,8 +197,25 @@ class AgentSideConnection(AgentSide):
             null_as_empty(models.WriteTextFileResponse.from_dict),
         )
 
+    @overload
     async def mcp_message(
-        self, params: models.MessageMcpRequest | None = None, /, **fields: object
+        self, params: models.MessageMcpRequest, /
+    ) -> models.MessageMcpResponse: ...
+
+    @overload
+    async def mcp_message(
+        self,
+        /,
+        *,
+        server_id: models.McpServerAcpId,
+        request_id: models.McpRequestId,
+        method: str,
+        params: dict[str, JsonValue] | Unset | None = ...,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.MessageMcpResponse: ...
+
+    async def mcp_message(
+        self, params: models.MessageMcpRequest | None = None, /, **fields: Any
     ) -> models.MessageMcpResponse:
         """Send the `mcp/message` request.
 
@@ -143,8 +230,24 @@ class AgentSideConnection(AgentSide):
             models._dec_message_mcp_response,
         )
 
+    @overload
     async def session_request_permission(
-        self, params: models.RequestPermissionRequest | None = None, /, **fields: object
+        self, params: models.RequestPermissionRequest, /
+    ) -> models.RequestPermissionResponse: ...
+
+    @overload
+    async def session_request_permission(
+        self,
+        /,
+        *,
+        session_id: models.SessionId,
+        tool_call: models.ToolCallUpdate,
+        options: list[models.PermissionOption],
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.RequestPermissionResponse: ...
+
+    async def session_request_permission(
+        self, params: models.RequestPermissionRequest | None = None, /, **fields: Any
     ) -> models.RequestPermissionResponse:
         """Send the `session/request_permission` request.
 
@@ -159,8 +262,21 @@ class AgentSideConnection(AgentSide):
             models.RequestPermissionResponse.from_dict,
         )
 
+    @overload
+    async def session_update(self, params: models.SessionNotification, /) -> None: ...
+
+    @overload
     async def session_update(
-        self, params: models.SessionNotification | None = None, /, **fields: object
+        self,
+        /,
+        *,
+        session_id: models.SessionId,
+        update: models.SessionUpdate,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> None: ...
+
+    async def session_update(
+        self, params: models.SessionNotification | None = None, /, **fields: Any
     ) -> None:
         """Send the `session/update` notification.
 
@@ -171,8 +287,27 @@ class AgentSideConnection(AgentSide):
         See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#3-agent-reports-output)"""
         await self._notify("session/update", _params(models.SessionNotification, params, fields))
 
+    @overload
     async def terminal_create(
-        self, params: models.CreateTerminalRequest | None = None, /, **fields: object
+        self, params: models.CreateTerminalRequest, /
+    ) -> models.CreateTerminalResponse: ...
+
+    @overload
+    async def terminal_create(
+        self,
+        /,
+        *,
+        session_id: models.SessionId,
+        command: str,
+        args: list[str] | Unset = ...,
+        env: list[models.EnvVariable] | Unset = ...,
+        cwd: str | Unset | None = ...,
+        output_byte_limit: int | Unset | None = ...,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.CreateTerminalResponse: ...
+
+    async def terminal_create(
+        self, params: models.CreateTerminalRequest | None = None, /, **fields: Any
     ) -> models.CreateTerminalResponse:
         """Send the `terminal/create` request.
 
@@ -183,8 +318,23 @@ class AgentSideConnection(AgentSide):
             models.CreateTerminalResponse.from_dict,
         )
 
+    @overload
     async def terminal_kill(
-        self, params: models.KillTerminalRequest | None = None, /, **fields: object
+        self, params: models.KillTerminalRequest, /
+    ) -> models.KillTerminalResponse: ...
+
+    @overload
+    async def terminal_kill(
+        self,
+        /,
+        *,
+        session_id: models.SessionId,
+        terminal_id: models.TerminalId,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.KillTerminalResponse: ...
+
+    async def terminal_kill(
+        self, params: models.KillTerminalRequest | None = None, /, **fields: Any
     ) -> models.KillTerminalResponse:
         """Send the `terminal/kill` request.
 
@@ -195,8 +345,23 @@ class AgentSideConnection(AgentSide):
             null_as_empty(models.KillTerminalResponse.from_dict),
         )
 
+    @overload
     async def terminal_output(
-        self, params: models.TerminalOutputRequest | None = None, /, **fields: object
+        self, params: models.TerminalOutputRequest, /
+    ) -> models.TerminalOutputResponse: ...
+
+    @overload
+    async def terminal_output(
+        self,
+        /,
+        *,
+        session_id: models.SessionId,
+        terminal_id: models.TerminalId,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.TerminalOutputResponse: ...
+
+    async def terminal_output(
+        self, params: models.TerminalOutputRequest | None = None, /, **fields: Any
     ) -> models.TerminalOutputResponse:
         """Send the `terminal/output` request.
 
@@ -207,8 +372,23 @@ class AgentSideConnection(AgentSide):
             models.TerminalOutputResponse.from_dict,
         )
 
+    @overload
     async def terminal_release(
-        self, params: models.ReleaseTerminalRequest | None = None, /, **fields: object
+        self, params: models.ReleaseTerminalRequest, /
+    ) -> models.ReleaseTerminalResponse: ...
+
+    @overload
+    async def terminal_release(
+        self,
+        /,
+        *,
+        session_id: models.SessionId,
+        terminal_id: models.TerminalId,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.ReleaseTerminalResponse: ...
+
+    async def terminal_release(
+        self, params: models.ReleaseTerminalRequest | None = None, /, **fields: Any
     ) -> models.ReleaseTerminalResponse:
         """Send the `terminal/release` request.
 
@@ -219,8 +399,23 @@ class AgentSideConnection(AgentSide):
             null_as_empty(models.ReleaseTerminalResponse.from_dict),
         )
 
+    @overload
     async def terminal_wait_for_exit(
-        self, params: models.WaitForTerminalExitRequest | None = None, /, **fields: object
+        self, params: models.WaitForTerminalExitRequest, /
+    ) -> models.WaitForTerminalExitResponse: ...
+
+    @overload
+    async def terminal_wait_for_exit(
+        self,
+        /,
+        *,
+        session_id: models.SessionId,
+        terminal_id: models.TerminalId,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.WaitForTerminalExitResponse: ...
+
+    async def terminal_wait_for_exit(
+        self, params: models.WaitForTerminalExitRequest | None = None, /, **fields: Any
     ) -> models.WaitForTerminalExitResponse:
         """Send the `terminal/wait_for_exit` request.
 
@@ -235,8 +430,16 @@ class AgentSideConnection(AgentSide):
 class ClientSideConnection(ClientSide):
     """The client's end: what the agent sends goes to the `Client`; the methods below call the agent."""
 
+    @overload
+    async def cancel_request(self, params: models.CancelRequestNotification, /) -> None: ...
+
+    @overload
     async def cancel_request(
-        self, params: models.CancelRequestNotification | None = None, /, **fields: object
+        self, /, *, request_id: models.RequestId, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> None: ...
+
+    async def cancel_request(
+        self, params: models.CancelRequestNotification | None = None, /, **fields: Any
     ) -> None:
         """Send the `$/cancel_request` notification.
 
@@ -247,8 +450,18 @@ class ClientSideConnection(ClientSide):
             "$/cancel_request", _params(models.CancelRequestNotification, params, fields)
         )
 
+    @overload
     async def auth_status(
-        self, params: models.AuthStatusRequest | None = None, /, **fields: object
+        self, params: models.AuthStatusRequest, /
+    ) -> models.AuthStatusResponse: ...
+
+    @overload
+    async def auth_status(
+        self, /, *, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> models.AuthStatusResponse: ...
+
+    async def auth_status(
+        self, params: models.AuthStatusRequest | None = None, /, **fields: Any
     ) -> models.AuthStatusResponse:
         """Send the `auth/status` request.
 
@@ -268,8 +481,18 @@ class ClientSideConnection(ClientSide):
             models.AuthStatusResponse.from_dict,
         )
 
+    @overload
     async def authenticate(
-        self, params: models.AuthenticateRequest | None = None, /, **fields: object
+        self, params: models.AuthenticateRequest, /
+    ) -> models.AuthenticateResponse: ...
+
+    @overload
+    async def authenticate(
+        self, /, *, method_id: models.AuthMethodId, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> models.AuthenticateResponse: ...
+
+    async def authenticate(
+        self, params: models.AuthenticateRequest | None = None, /, **fields: Any
     ) -> models.AuthenticateResponse:
         """Send the `authenticate` request.
 
@@ -282,8 +505,24 @@ class ClientSideConnection(ClientSide):
             null_as_empty(models.AuthenticateResponse.from_dict),
         )
 
+    @overload
     async def initialize(
-        self, params: models.InitializeRequest | None = None, /, **fields: object
+        self, params: models.InitializeRequest, /
+    ) -> models.InitializeResponse: ...
+
+    @overload
+    async def initialize(
+        self,
+        /,
+        *,
+        protocol_version: models.ProtocolVersion,
+        client_capabilities: models.ClientCapabilities = ...,
+        client_info: models.Implementation | Unset | None = ...,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.InitializeResponse: ...
+
+    async def initialize(
+        self, params: models.InitializeRequest | None = None, /, **fields: Any
     ) -> models.InitializeResponse:
         """Send the `initialize` request.
 
@@ -298,8 +537,16 @@ class ClientSideConnection(ClientSide):
             models.InitializeResponse.from_dict,
         )
 
+    @overload
+    async def logout(self, params: models.LogoutRequest, /) -> models.LogoutResponse: ...
+
+    @overload
     async def logout(
-        self, params: models.LogoutRequest | None = None, /, **fields: object
+        self, /, *, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> models.LogoutResponse: ...
+
+    async def logout(
+        self, params: models.LogoutRequest | None = None, /, **fields: Any
     ) -> models.LogoutResponse:
         """Send the `logout` request.
 
@@ -312,8 +559,23 @@ class ClientSideConnection(ClientSide):
             null_as_empty(models.LogoutResponse.from_dict),
         )
 
+    @overload
+    async def mcp_message(self, params: models.MessageMcpNotification, /) -> None: ...
+
+    @overload
     async def mcp_message(
-        self, params: models.MessageMcpNotification | None = None, /, **fields: object
+        self,
+        /,
+        *,
+        server_id: models.McpServerAcpId,
+        request_id: models.McpRequestId,
+        method: str,
+        params: dict[str, JsonValue] | Unset | None = ...,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> None: ...
+
+    async def mcp_message(
+        self, params: models.MessageMcpNotification | None = None, /, **fields: Any
     ) -> None:
         """Send the `mcp/message` notification.
 
@@ -327,8 +589,18 @@ class ClientSideConnection(ClientSide):
         subscription acknowledgements and updates). The outer envelope has no `id`."""
         await self._notify("mcp/message", _params(models.MessageMcpNotification, params, fields))
 
+    @overload
     async def providers_disable(
-        self, params: models.DisableProviderRequest | None = None, /, **fields: object
+        self, params: models.DisableProviderRequest, /
+    ) -> models.DisableProviderResponse: ...
+
+    @overload
+    async def providers_disable(
+        self, /, *, provider_id: models.ProviderId, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> models.DisableProviderResponse: ...
+
+    async def providers_disable(
+        self, params: models.DisableProviderRequest | None = None, /, **fields: Any
     ) -> models.DisableProviderResponse:
         """Send the `providers/disable` request.
 
@@ -343,8 +615,18 @@ class ClientSideConnection(ClientSide):
             null_as_empty(models.DisableProviderResponse.from_dict),
         )
 
+    @overload
     async def providers_list(
-        self, params: models.ListProvidersRequest | None = None, /, **fields: object
+        self, params: models.ListProvidersRequest, /
+    ) -> models.ListProvidersResponse: ...
+
+    @overload
+    async def providers_list(
+        self, /, *, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> models.ListProvidersResponse: ...
+
+    async def providers_list(
+        self, params: models.ListProvidersRequest | None = None, /, **fields: Any
     ) -> models.ListProvidersResponse:
         """Send the `providers/list` request.
 
@@ -359,8 +641,25 @@ class ClientSideConnection(ClientSide):
             models.ListProvidersResponse.from_dict,
         )
 
+    @overload
     async def providers_set(
-        self, params: models.SetProviderRequest | None = None, /, **fields: object
+        self, params: models.SetProviderRequest, /
+    ) -> models.SetProviderResponse: ...
+
+    @overload
+    async def providers_set(
+        self,
+        /,
+        *,
+        provider_id: models.ProviderId,
+        api_type: models.LlmProtocol | str,
+        base_url: str,
+        headers: dict[str, str] | Unset = ...,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.SetProviderResponse: ...
+
+    async def providers_set(
+        self, params: models.SetProviderRequest | None = None, /, **fields: Any
     ) -> models.SetProviderResponse:
         """Send the `providers/set` request.
 
@@ -377,8 +676,18 @@ class ClientSideConnection(ClientSide):
             null_as_empty(models.SetProviderResponse.from_dict),
         )
 
+    @overload
     async def session_archive(
-        self, params: models.ArchiveSessionRequest | None = None, /, **fields: object
+        self, params: models.ArchiveSessionRequest, /
+    ) -> models.ArchiveSessionResponse: ...
+
+    @overload
+    async def session_archive(
+        self, /, *, session_id: models.SessionId, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> models.ArchiveSessionResponse: ...
+
+    async def session_archive(
+        self, params: models.ArchiveSessionRequest | None = None, /, **fields: Any
     ) -> models.ArchiveSessionResponse:
         """Send the `session/archive` request.
 
@@ -400,8 +709,16 @@ class ClientSideConnection(ClientSide):
             null_as_empty(models.ArchiveSessionResponse.from_dict),
         )
 
+    @overload
+    async def session_cancel(self, params: models.CancelNotification, /) -> None: ...
+
+    @overload
     async def session_cancel(
-        self, params: models.CancelNotification | None = None, /, **fields: object
+        self, /, *, session_id: models.SessionId, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> None: ...
+
+    async def session_cancel(
+        self, params: models.CancelNotification | None = None, /, **fields: Any
     ) -> None:
         """Send the `session/cancel` notification.
 
@@ -410,8 +727,18 @@ class ClientSideConnection(ClientSide):
         See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#cancellation)"""
         await self._notify("session/cancel", _params(models.CancelNotification, params, fields))
 
+    @overload
     async def session_close(
-        self, params: models.CloseSessionRequest | None = None, /, **fields: object
+        self, params: models.CloseSessionRequest, /
+    ) -> models.CloseSessionResponse: ...
+
+    @overload
+    async def session_close(
+        self, /, *, session_id: models.SessionId, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> models.CloseSessionResponse: ...
+
+    async def session_close(
+        self, params: models.CloseSessionRequest | None = None, /, **fields: Any
     ) -> models.CloseSessionResponse:
         """Send the `session/close` request.
 
@@ -428,8 +755,18 @@ class ClientSideConnection(ClientSide):
             null_as_empty(models.CloseSessionResponse.from_dict),
         )
 
+    @overload
     async def session_delete(
-        self, params: models.DeleteSessionRequest | None = None, /, **fields: object
+        self, params: models.DeleteSessionRequest, /
+    ) -> models.DeleteSessionResponse: ...
+
+    @overload
+    async def session_delete(
+        self, /, *, session_id: models.SessionId, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> models.DeleteSessionResponse: ...
+
+    async def session_delete(
+        self, params: models.DeleteSessionRequest | None = None, /, **fields: Any
     ) -> models.DeleteSessionResponse:
         """Send the `session/delete` request.
 
@@ -442,8 +779,26 @@ class ClientSideConnection(ClientSide):
             null_as_empty(models.DeleteSessionResponse.from_dict),
         )
 
+    @overload
     async def session_fork(
-        self, params: models.ForkSessionRequest | None = None, /, **fields: object
+        self, params: models.ForkSessionRequest, /
+    ) -> models.ForkSessionResponse: ...
+
+    @overload
+    async def session_fork(
+        self,
+        /,
+        *,
+        session_id: models.SessionId,
+        cwd: str,
+        additional_directories: list[str] | Unset = ...,
+        mcp_servers: list[models.McpServer] | Unset = ...,
+        system_prompt: models.SystemPrompt | Unset | None = ...,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.ForkSessionResponse: ...
+
+    async def session_fork(
+        self, params: models.ForkSessionRequest | None = None, /, **fields: Any
     ) -> models.ForkSessionResponse:
         """Send the `session/fork` request.
 
@@ -463,8 +818,24 @@ class ClientSideConnection(ClientSide):
             models.ForkSessionResponse.from_dict,
         )
 
+    @overload
     async def session_list(
-        self, params: models.ListSessionsRequest | None = None, /, **fields: object
+        self, params: models.ListSessionsRequest, /
+    ) -> models.ListSessionsResponse: ...
+
+    @overload
+    async def session_list(
+        self,
+        /,
+        *,
+        cwd: str | Unset | None = ...,
+        cursor: str | Unset | None = ...,
+        archived: models.SessionArchiveFilter | str | Unset | None = ...,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.ListSessionsResponse: ...
+
+    async def session_list(
+        self, params: models.ListSessionsRequest | None = None, /, **fields: Any
     ) -> models.ListSessionsResponse:
         """Send the `session/list` request.
 
@@ -477,8 +848,26 @@ class ClientSideConnection(ClientSide):
             models.ListSessionsResponse.from_dict,
         )
 
+    @overload
     async def session_load(
-        self, params: models.LoadSessionRequest | None = None, /, **fields: object
+        self, params: models.LoadSessionRequest, /
+    ) -> models.LoadSessionResponse: ...
+
+    @overload
+    async def session_load(
+        self,
+        /,
+        *,
+        mcp_servers: list[models.McpServer],
+        cwd: str,
+        additional_directories: list[str] | Unset = ...,
+        session_id: models.SessionId,
+        system_prompt: models.SystemPrompt | Unset | None = ...,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.LoadSessionResponse: ...
+
+    async def session_load(
+        self, params: models.LoadSessionRequest | None = None, /, **fields: Any
     ) -> models.LoadSessionResponse:
         """Send the `session/load` request.
 
@@ -493,8 +882,25 @@ class ClientSideConnection(ClientSide):
             null_as_empty(models.LoadSessionResponse.from_dict),
         )
 
+    @overload
     async def session_new(
-        self, params: models.NewSessionRequest | None = None, /, **fields: object
+        self, params: models.NewSessionRequest, /
+    ) -> models.NewSessionResponse: ...
+
+    @overload
+    async def session_new(
+        self,
+        /,
+        *,
+        cwd: str,
+        additional_directories: list[str] | Unset = ...,
+        mcp_servers: list[models.McpServer],
+        system_prompt: models.SystemPrompt | Unset | None = ...,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.NewSessionResponse: ...
+
+    async def session_new(
+        self, params: models.NewSessionRequest | None = None, /, **fields: Any
     ) -> models.NewSessionResponse:
         """Send the `session/new` request.
 
@@ -507,8 +913,21 @@ class ClientSideConnection(ClientSide):
             models.NewSessionResponse.from_dict,
         )
 
+    @overload
+    async def session_prompt(self, params: models.PromptRequest, /) -> models.PromptResponse: ...
+
+    @overload
     async def session_prompt(
-        self, params: models.PromptRequest | None = None, /, **fields: object
+        self,
+        /,
+        *,
+        session_id: models.SessionId,
+        prompt: list[models.ContentBlock],
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.PromptResponse: ...
+
+    async def session_prompt(
+        self, params: models.PromptRequest | None = None, /, **fields: Any
     ) -> models.PromptResponse:
         """Send the `session/prompt` request.
 
@@ -523,8 +942,26 @@ class ClientSideConnection(ClientSide):
             models.PromptResponse.from_dict,
         )
 
+    @overload
     async def session_resume(
-        self, params: models.ResumeSessionRequest | None = None, /, **fields: object
+        self, params: models.ResumeSessionRequest, /
+    ) -> models.ResumeSessionResponse: ...
+
+    @overload
+    async def session_resume(
+        self,
+        /,
+        *,
+        session_id: models.SessionId,
+        cwd: str,
+        additional_directories: list[str] | Unset = ...,
+        mcp_servers: list[models.McpServer] | Unset = ...,
+        system_prompt: models.SystemPrompt | Unset | None = ...,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.ResumeSessionResponse: ...
+
+    async def session_resume(
+        self, params: models.ResumeSessionRequest | None = None, /, **fields: Any
     ) -> models.ResumeSessionResponse:
         """Send the `session/resume` request.
 
@@ -550,8 +987,23 @@ class ClientSideConnection(ClientSide):
             "session/set_config_option", params, models.SetSessionConfigOptionResponse.from_dict
         )
 
+    @overload
     async def session_set_mode(
-        self, params: models.SetSessionModeRequest | None = None, /, **fields: object
+        self, params: models.SetSessionModeRequest, /
+    ) -> models.SetSessionModeResponse: ...
+
+    @overload
+    async def session_set_mode(
+        self,
+        /,
+        *,
+        session_id: models.SessionId,
+        mode_id: models.SessionModeId,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.SetSessionModeResponse: ...
+
+    async def session_set_mode(
+        self, params: models.SetSessionModeRequest | None = None, /, **fields: Any
     ) -> models.SetSessionModeResponse:
         """Send the `session/set_mode` request.
 
@@ -562,8 +1014,23 @@ class ClientSideConnection(ClientSide):
             null_as_empty(models.SetSessionModeResponse.from_dict),
         )
 
+    @overload
     async def session_set_title(
-        self, params: models.SetSessionTitleRequest | None = None, /, **fields: object
+        self, params: models.SetSessionTitleRequest, /
+    ) -> models.SetSessionTitleResponse: ...
+
+    @overload
+    async def session_set_title(
+        self,
+        /,
+        *,
+        session_id: models.SessionId,
+        title: str,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.SetSessionTitleResponse: ...
+
+    async def session_set_title(
+        self, params: models.SetSessionTitleRequest | None = None, /, **fields: Any
     ) -> models.SetSessionTitleResponse:
         """Send the `session/set_title` request.
 
@@ -586,8 +1053,18 @@ class ClientSideConnection(ClientSide):
             models.SetSessionTitleResponse.from_dict,
         )
 
+    @overload
     async def session_status(
-        self, params: models.SessionStatusRequest | None = None, /, **fields: object
+        self, params: models.SessionStatusRequest, /
+    ) -> models.SessionStatusResponse: ...
+
+    @overload
+    async def session_status(
+        self, /, *, session_id: models.SessionId, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> models.SessionStatusResponse: ...
+
+    async def session_status(
+        self, params: models.SessionStatusRequest | None = None, /, **fields: Any
     ) -> models.SessionStatusResponse:
         """Send the `session/status` request.
 
@@ -608,8 +1085,18 @@ class ClientSideConnection(ClientSide):
             models.SessionStatusResponse.from_dict,
         )
 
+    @overload
     async def session_unarchive(
-        self, params: models.UnarchiveSessionRequest | None = None, /, **fields: object
+        self, params: models.UnarchiveSessionRequest, /
+    ) -> models.UnarchiveSessionResponse: ...
+
+    @overload
+    async def session_unarchive(
+        self, /, *, session_id: models.SessionId, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> models.UnarchiveSessionResponse: ...
+
+    async def session_unarchive(
+        self, params: models.UnarchiveSessionRequest | None = None, /, **fields: Any
     ) -> models.UnarchiveSessionResponse:
         """Send the `session/unarchive` request.
 

@@ -16,8 +16,10 @@ A proxy takes the params object or its fields as keywords:
 
 from __future__ import annotations
 
+from typing import Any, overload
+
 from . import models
-from ._codec import null_as_empty
+from ._codec import JsonValue, Unset, null_as_empty
 from .sides import (
     SUPPORTED_PROTOCOL_VERSIONS,
     AgentSide,
@@ -45,8 +47,16 @@ __all__ = [
 class AgentSideConnection(AgentSide):
     """The agent's end: what the client sends goes to the `Agent`; the methods below call the client."""
 
+    @overload
+    async def cancel_request(self, params: models.CancelRequestNotification, /) -> None: ...
+
+    @overload
     async def cancel_request(
-        self, params: models.CancelRequestNotification | None = None, /, **fields: object
+        self, /, *, request_id: models.RequestId, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> None: ...
+
+    async def cancel_request(
+        self, params: models.CancelRequestNotification | None = None, /, **fields: Any
     ) -> None:
         """Send the `$/cancel_request` notification.
 
@@ -57,8 +67,21 @@ class AgentSideConnection(AgentSide):
             "$/cancel_request", _params(models.CancelRequestNotification, params, fields)
         )
 
+    @overload
+    async def auth_status_update(self, params: models.AuthStatusUpdateNotification, /) -> None: ...
+
+    @overload
     async def auth_status_update(
-        self, params: models.AuthStatusUpdateNotification | None = None, /, **fields: object
+        self,
+        /,
+        *,
+        state: models.AuthState | str,
+        accounts: list[models.AuthAccount] | Unset = ...,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> None: ...
+
+    async def auth_status_update(
+        self, params: models.AuthStatusUpdateNotification | None = None, /, **fields: Any
     ) -> None:
         """Send the `auth/status_update` notification.
 
@@ -75,8 +98,22 @@ class AgentSideConnection(AgentSide):
             "auth/status_update", _params(models.AuthStatusUpdateNotification, params, fields)
         )
 
+    @overload
     async def elicitation_complete(
-        self, params: models.CompleteElicitationNotification | None = None, /, **fields: object
+        self, params: models.CompleteElicitationNotification, /
+    ) -> None: ...
+
+    @overload
+    async def elicitation_complete(
+        self,
+        /,
+        *,
+        elicitation_id: models.ElicitationId,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> None: ...
+
+    async def elicitation_complete(
+        self, params: models.CompleteElicitationNotification | None = None, /, **fields: Any
     ) -> None:
         """Send the `elicitation/complete` notification.
 
@@ -113,8 +150,25 @@ class AgentSideConnection(AgentSide):
             "elicitation/create", params, models._dec_create_elicitation_response
         )
 
+    @overload
     async def mcp_message(
-        self, params: models.MessageMcpRequest | None = None, /, **fields: object
+        self, params: models.MessageMcpRequest, /
+    ) -> models.MessageMcpResponse: ...
+
+    @overload
+    async def mcp_message(
+        self,
+        /,
+        *,
+        server_id: models.McpServerAcpId,
+        request_id: models.McpRequestId,
+        method: str,
+        params: dict[str, JsonValue] | Unset | None = ...,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.MessageMcpResponse: ...
+
+    async def mcp_message(
+        self, params: models.MessageMcpRequest | None = None, /, **fields: Any
     ) -> models.MessageMcpResponse:
         """Send the `mcp/message` request.
 
@@ -127,8 +181,26 @@ class AgentSideConnection(AgentSide):
             models._dec_message_mcp_response,
         )
 
+    @overload
     async def session_request_permission(
-        self, params: models.RequestPermissionRequest | None = None, /, **fields: object
+        self, params: models.RequestPermissionRequest, /
+    ) -> models.RequestPermissionResponse: ...
+
+    @overload
+    async def session_request_permission(
+        self,
+        /,
+        *,
+        session_id: models.SessionId,
+        title: str,
+        description: str | Unset | None = ...,
+        subject: models.RequestPermissionSubject | Unset | None = ...,
+        options: list[models.PermissionOption],
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.RequestPermissionResponse: ...
+
+    async def session_request_permission(
+        self, params: models.RequestPermissionRequest | None = None, /, **fields: Any
     ) -> models.RequestPermissionResponse:
         """Send the `session/request_permission` request.
 
@@ -143,8 +215,21 @@ class AgentSideConnection(AgentSide):
             models.RequestPermissionResponse.from_dict,
         )
 
+    @overload
+    async def session_update(self, params: models.UpdateSessionNotification, /) -> None: ...
+
+    @overload
     async def session_update(
-        self, params: models.UpdateSessionNotification | None = None, /, **fields: object
+        self,
+        /,
+        *,
+        session_id: models.SessionId,
+        update: models.SessionUpdate,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> None: ...
+
+    async def session_update(
+        self, params: models.UpdateSessionNotification | None = None, /, **fields: Any
     ) -> None:
         """Send the `session/update` notification.
 
@@ -161,8 +246,16 @@ class AgentSideConnection(AgentSide):
 class ClientSideConnection(ClientSide):
     """The client's end: what the agent sends goes to the `Client`; the methods below call the agent."""
 
+    @overload
+    async def cancel_request(self, params: models.CancelRequestNotification, /) -> None: ...
+
+    @overload
     async def cancel_request(
-        self, params: models.CancelRequestNotification | None = None, /, **fields: object
+        self, /, *, request_id: models.RequestId, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> None: ...
+
+    async def cancel_request(
+        self, params: models.CancelRequestNotification | None = None, /, **fields: Any
     ) -> None:
         """Send the `$/cancel_request` notification.
 
@@ -173,8 +266,16 @@ class ClientSideConnection(ClientSide):
             "$/cancel_request", _params(models.CancelRequestNotification, params, fields)
         )
 
+    @overload
+    async def auth_login(self, params: models.LoginAuthRequest, /) -> models.LoginAuthResponse: ...
+
+    @overload
     async def auth_login(
-        self, params: models.LoginAuthRequest | None = None, /, **fields: object
+        self, /, *, method_id: models.AuthMethodId, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> models.LoginAuthResponse: ...
+
+    async def auth_login(
+        self, params: models.LoginAuthRequest | None = None, /, **fields: Any
     ) -> models.LoginAuthResponse:
         """Send the `auth/login` request.
 
@@ -191,8 +292,18 @@ class ClientSideConnection(ClientSide):
             null_as_empty(models.LoginAuthResponse.from_dict),
         )
 
+    @overload
     async def auth_logout(
-        self, params: models.LogoutAuthRequest | None = None, /, **fields: object
+        self, params: models.LogoutAuthRequest, /
+    ) -> models.LogoutAuthResponse: ...
+
+    @overload
+    async def auth_logout(
+        self, /, *, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> models.LogoutAuthResponse: ...
+
+    async def auth_logout(
+        self, params: models.LogoutAuthRequest | None = None, /, **fields: Any
     ) -> models.LogoutAuthResponse:
         """Send the `auth/logout` request.
 
@@ -209,8 +320,18 @@ class ClientSideConnection(ClientSide):
             null_as_empty(models.LogoutAuthResponse.from_dict),
         )
 
+    @overload
     async def auth_status(
-        self, params: models.AuthStatusRequest | None = None, /, **fields: object
+        self, params: models.AuthStatusRequest, /
+    ) -> models.AuthStatusResponse: ...
+
+    @overload
+    async def auth_status(
+        self, /, *, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> models.AuthStatusResponse: ...
+
+    async def auth_status(
+        self, params: models.AuthStatusRequest | None = None, /, **fields: Any
     ) -> models.AuthStatusResponse:
         """Send the `auth/status` request.
 
@@ -230,8 +351,24 @@ class ClientSideConnection(ClientSide):
             models.AuthStatusResponse.from_dict,
         )
 
+    @overload
     async def initialize(
-        self, params: models.InitializeRequest | None = None, /, **fields: object
+        self, params: models.InitializeRequest, /
+    ) -> models.InitializeResponse: ...
+
+    @overload
+    async def initialize(
+        self,
+        /,
+        *,
+        protocol_version: models.ProtocolVersion,
+        info: models.Implementation,
+        capabilities: models.ClientCapabilities = ...,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.InitializeResponse: ...
+
+    async def initialize(
+        self, params: models.InitializeRequest | None = None, /, **fields: Any
     ) -> models.InitializeResponse:
         """Send the `initialize` request.
 
@@ -246,8 +383,23 @@ class ClientSideConnection(ClientSide):
             models.InitializeResponse.from_dict,
         )
 
+    @overload
+    async def mcp_message(self, params: models.MessageMcpNotification, /) -> None: ...
+
+    @overload
     async def mcp_message(
-        self, params: models.MessageMcpNotification | None = None, /, **fields: object
+        self,
+        /,
+        *,
+        server_id: models.McpServerAcpId,
+        request_id: models.McpRequestId,
+        method: str,
+        params: dict[str, JsonValue] | Unset | None = ...,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> None: ...
+
+    async def mcp_message(
+        self, params: models.MessageMcpNotification | None = None, /, **fields: Any
     ) -> None:
         """Send the `mcp/message` notification.
 
@@ -257,8 +409,18 @@ class ClientSideConnection(ClientSide):
         Includes subscription acknowledgements and updates."""
         await self._notify("mcp/message", _params(models.MessageMcpNotification, params, fields))
 
+    @overload
     async def providers_disable(
-        self, params: models.DisableProviderRequest | None = None, /, **fields: object
+        self, params: models.DisableProviderRequest, /
+    ) -> models.DisableProviderResponse: ...
+
+    @overload
+    async def providers_disable(
+        self, /, *, provider_id: models.ProviderId, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> models.DisableProviderResponse: ...
+
+    async def providers_disable(
+        self, params: models.DisableProviderRequest | None = None, /, **fields: Any
     ) -> models.DisableProviderResponse:
         """Send the `providers/disable` request.
 
@@ -273,8 +435,18 @@ class ClientSideConnection(ClientSide):
             null_as_empty(models.DisableProviderResponse.from_dict),
         )
 
+    @overload
     async def providers_list(
-        self, params: models.ListProvidersRequest | None = None, /, **fields: object
+        self, params: models.ListProvidersRequest, /
+    ) -> models.ListProvidersResponse: ...
+
+    @overload
+    async def providers_list(
+        self, /, *, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> models.ListProvidersResponse: ...
+
+    async def providers_list(
+        self, params: models.ListProvidersRequest | None = None, /, **fields: Any
     ) -> models.ListProvidersResponse:
         """Send the `providers/list` request.
 
@@ -289,8 +461,25 @@ class ClientSideConnection(ClientSide):
             models.ListProvidersResponse.from_dict,
         )
 
+    @overload
     async def providers_set(
-        self, params: models.SetProviderRequest | None = None, /, **fields: object
+        self, params: models.SetProviderRequest, /
+    ) -> models.SetProviderResponse: ...
+
+    @overload
+    async def providers_set(
+        self,
+        /,
+        *,
+        provider_id: models.ProviderId,
+        api_type: models.LlmProtocol | str,
+        base_url: str,
+        headers: dict[str, str] | Unset = ...,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.SetProviderResponse: ...
+
+    async def providers_set(
+        self, params: models.SetProviderRequest | None = None, /, **fields: Any
     ) -> models.SetProviderResponse:
         """Send the `providers/set` request.
 
@@ -307,8 +496,18 @@ class ClientSideConnection(ClientSide):
             null_as_empty(models.SetProviderResponse.from_dict),
         )
 
+    @overload
     async def session_archive(
-        self, params: models.ArchiveSessionRequest | None = None, /, **fields: object
+        self, params: models.ArchiveSessionRequest, /
+    ) -> models.ArchiveSessionResponse: ...
+
+    @overload
+    async def session_archive(
+        self, /, *, session_id: models.SessionId, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> models.ArchiveSessionResponse: ...
+
+    async def session_archive(
+        self, params: models.ArchiveSessionRequest | None = None, /, **fields: Any
     ) -> models.ArchiveSessionResponse:
         """Send the `session/archive` request.
 
@@ -330,8 +529,16 @@ class ClientSideConnection(ClientSide):
             null_as_empty(models.ArchiveSessionResponse.from_dict),
         )
 
+    @overload
+    async def session_cancel(self, params: models.CancelSessionNotification, /) -> None: ...
+
+    @overload
     async def session_cancel(
-        self, params: models.CancelSessionNotification | None = None, /, **fields: object
+        self, /, *, session_id: models.SessionId, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> None: ...
+
+    async def session_cancel(
+        self, params: models.CancelSessionNotification | None = None, /, **fields: Any
     ) -> None:
         """Send the `session/cancel` notification.
 
@@ -342,8 +549,18 @@ class ClientSideConnection(ClientSide):
             "session/cancel", _params(models.CancelSessionNotification, params, fields)
         )
 
+    @overload
     async def session_close(
-        self, params: models.CloseSessionRequest | None = None, /, **fields: object
+        self, params: models.CloseSessionRequest, /
+    ) -> models.CloseSessionResponse: ...
+
+    @overload
+    async def session_close(
+        self, /, *, session_id: models.SessionId, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> models.CloseSessionResponse: ...
+
+    async def session_close(
+        self, params: models.CloseSessionRequest | None = None, /, **fields: Any
     ) -> models.CloseSessionResponse:
         """Send the `session/close` request.
 
@@ -373,8 +590,18 @@ class ClientSideConnection(ClientSide):
             null_as_empty(models.CloseSessionResponse.from_dict),
         )
 
+    @overload
     async def session_delete(
-        self, params: models.DeleteSessionRequest | None = None, /, **fields: object
+        self, params: models.DeleteSessionRequest, /
+    ) -> models.DeleteSessionResponse: ...
+
+    @overload
+    async def session_delete(
+        self, /, *, session_id: models.SessionId, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> models.DeleteSessionResponse: ...
+
+    async def session_delete(
+        self, params: models.DeleteSessionRequest | None = None, /, **fields: Any
     ) -> models.DeleteSessionResponse:
         """Send the `session/delete` request.
 
@@ -387,8 +614,26 @@ class ClientSideConnection(ClientSide):
             null_as_empty(models.DeleteSessionResponse.from_dict),
         )
 
+    @overload
     async def session_fork(
-        self, params: models.ForkSessionRequest | None = None, /, **fields: object
+        self, params: models.ForkSessionRequest, /
+    ) -> models.ForkSessionResponse: ...
+
+    @overload
+    async def session_fork(
+        self,
+        /,
+        *,
+        session_id: models.SessionId,
+        cwd: models.AbsolutePath,
+        additional_directories: list[models.AbsolutePath] | Unset = ...,
+        mcp_servers: list[models.McpServer] | Unset = ...,
+        system_prompt: models.SystemPrompt | Unset | None = ...,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.ForkSessionResponse: ...
+
+    async def session_fork(
+        self, params: models.ForkSessionRequest | None = None, /, **fields: Any
     ) -> models.ForkSessionResponse:
         """Send the `session/fork` request.
 
@@ -408,8 +653,24 @@ class ClientSideConnection(ClientSide):
             models.ForkSessionResponse.from_dict,
         )
 
+    @overload
     async def session_list(
-        self, params: models.ListSessionsRequest | None = None, /, **fields: object
+        self, params: models.ListSessionsRequest, /
+    ) -> models.ListSessionsResponse: ...
+
+    @overload
+    async def session_list(
+        self,
+        /,
+        *,
+        cwd: models.AbsolutePath | Unset | None = ...,
+        cursor: models.SessionListCursor | Unset | None = ...,
+        archived: models.SessionArchiveFilter | str | Unset | None = ...,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.ListSessionsResponse: ...
+
+    async def session_list(
+        self, params: models.ListSessionsRequest | None = None, /, **fields: Any
     ) -> models.ListSessionsResponse:
         """Send the `session/list` request.
 
@@ -420,8 +681,25 @@ class ClientSideConnection(ClientSide):
             models.ListSessionsResponse.from_dict,
         )
 
+    @overload
     async def session_new(
-        self, params: models.NewSessionRequest | None = None, /, **fields: object
+        self, params: models.NewSessionRequest, /
+    ) -> models.NewSessionResponse: ...
+
+    @overload
+    async def session_new(
+        self,
+        /,
+        *,
+        cwd: models.AbsolutePath,
+        additional_directories: list[models.AbsolutePath] | Unset = ...,
+        mcp_servers: list[models.McpServer] | Unset = ...,
+        system_prompt: models.SystemPrompt | Unset | None = ...,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.NewSessionResponse: ...
+
+    async def session_new(
+        self, params: models.NewSessionRequest | None = None, /, **fields: Any
     ) -> models.NewSessionResponse:
         """Send the `session/new` request.
 
@@ -434,8 +712,21 @@ class ClientSideConnection(ClientSide):
             models.NewSessionResponse.from_dict,
         )
 
+    @overload
+    async def session_prompt(self, params: models.PromptRequest, /) -> models.PromptResponse: ...
+
+    @overload
     async def session_prompt(
-        self, params: models.PromptRequest | None = None, /, **fields: object
+        self,
+        /,
+        *,
+        session_id: models.SessionId,
+        prompt: list[models.ContentBlock],
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.PromptResponse: ...
+
+    async def session_prompt(
+        self, params: models.PromptRequest | None = None, /, **fields: Any
     ) -> models.PromptResponse:
         """Send the `session/prompt` request.
 
@@ -450,8 +741,27 @@ class ClientSideConnection(ClientSide):
             models.PromptResponse.from_dict,
         )
 
+    @overload
     async def session_resume(
-        self, params: models.ResumeSessionRequest | None = None, /, **fields: object
+        self, params: models.ResumeSessionRequest, /
+    ) -> models.ResumeSessionResponse: ...
+
+    @overload
+    async def session_resume(
+        self,
+        /,
+        *,
+        session_id: models.SessionId,
+        cwd: models.AbsolutePath,
+        additional_directories: list[models.AbsolutePath] | Unset = ...,
+        mcp_servers: list[models.McpServer] | Unset = ...,
+        replay_from: models.ReplayFrom | Unset | None = ...,
+        system_prompt: models.SystemPrompt | Unset | None = ...,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.ResumeSessionResponse: ...
+
+    async def session_resume(
+        self, params: models.ResumeSessionRequest | None = None, /, **fields: Any
     ) -> models.ResumeSessionResponse:
         """Send the `session/resume` request.
 
@@ -481,8 +791,23 @@ class ClientSideConnection(ClientSide):
             "session/set_config_option", params, models.SetSessionConfigOptionResponse.from_dict
         )
 
+    @overload
     async def session_set_title(
-        self, params: models.SetSessionTitleRequest | None = None, /, **fields: object
+        self, params: models.SetSessionTitleRequest, /
+    ) -> models.SetSessionTitleResponse: ...
+
+    @overload
+    async def session_set_title(
+        self,
+        /,
+        *,
+        session_id: models.SessionId,
+        title: str,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.SetSessionTitleResponse: ...
+
+    async def session_set_title(
+        self, params: models.SetSessionTitleRequest | None = None, /, **fields: Any
     ) -> models.SetSessionTitleResponse:
         """Send the `session/set_title` request.
 
@@ -505,8 +830,18 @@ class ClientSideConnection(ClientSide):
             models.SetSessionTitleResponse.from_dict,
         )
 
+    @overload
     async def session_status(
-        self, params: models.SessionStatusRequest | None = None, /, **fields: object
+        self, params: models.SessionStatusRequest, /
+    ) -> models.SessionStatusResponse: ...
+
+    @overload
+    async def session_status(
+        self, /, *, session_id: models.SessionId, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> models.SessionStatusResponse: ...
+
+    async def session_status(
+        self, params: models.SessionStatusRequest | None = None, /, **fields: Any
     ) -> models.SessionStatusResponse:
         """Send the `session/status` request.
 
@@ -527,8 +862,18 @@ class ClientSideConnection(ClientSide):
             models.SessionStatusResponse.from_dict,
         )
 
+    @overload
     async def session_unarchive(
-        self, params: models.UnarchiveSessionRequest | None = None, /, **fields: object
+        self, params: models.UnarchiveSessionRequest, /
+    ) -> models.UnarchiveSessionResponse: ...
+
+    @overload
+    async def session_unarchive(
+        self, /, *, session_id: models.SessionId, meta: dict[str, JsonValue] | Unset | None = ...
+    ) -> models.UnarchiveSessionResponse: ...
+
+    async def session_unarchive(
+        self, params: models.UnarchiveSessionRequest | None = None, /, **fields: Any
     ) -> models.UnarchiveSessionResponse:
         """Send the `session/unarchive` request.
 
@@ -551,8 +896,23 @@ class ClientSideConnection(ClientSide):
             null_as_empty(models.UnarchiveSessionResponse.from_dict),
         )
 
+    @overload
     async def terminal_cancel(
-        self, params: models.CancelTerminalRequest | None = None, /, **fields: object
+        self, params: models.CancelTerminalRequest, /
+    ) -> models.CancelTerminalResponse: ...
+
+    @overload
+    async def terminal_cancel(
+        self,
+        /,
+        *,
+        session_id: models.SessionId,
+        terminal_id: models.TerminalId,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.CancelTerminalResponse: ...
+
+    async def terminal_cancel(
+        self, params: models.CancelTerminalRequest | None = None, /, **fields: Any
     ) -> models.CancelTerminalResponse:
         """Send the `terminal/cancel` request.
 
@@ -575,8 +935,23 @@ class ClientSideConnection(ClientSide):
             null_as_empty(models.CancelTerminalResponse.from_dict),
         )
 
+    @overload
     async def tool_call_cancel(
-        self, params: models.CancelToolCallRequest | None = None, /, **fields: object
+        self, params: models.CancelToolCallRequest, /
+    ) -> models.CancelToolCallResponse: ...
+
+    @overload
+    async def tool_call_cancel(
+        self,
+        /,
+        *,
+        session_id: models.SessionId,
+        tool_call_id: models.ToolCallId,
+        meta: dict[str, JsonValue] | Unset | None = ...,
+    ) -> models.CancelToolCallResponse: ...
+
+    async def tool_call_cancel(
+        self, params: models.CancelToolCallRequest | None = None, /, **fields: Any
     ) -> models.CancelToolCallResponse:
         """Send the `tool_call/cancel` request.
 
