@@ -10,7 +10,15 @@ from typing import Any
 
 from acpgen import __version__
 from acpgen.ir.model import Alias, Enum, Method, Package, Struct, TypeRef, Union_
-from acpgen.render.codegen import Decode, Emitter, FieldPlan, Imports, annotation, dunder_all_order, isort_key
+from acpgen.render.codegen import (
+    Decode,
+    Emitter,
+    FieldPlan,
+    Imports,
+    annotation,
+    dunder_all_order,
+    isort_key,
+)
 from acpgen.render.protocol import ProtocolView, protocol_view
 from acpgen.render.text import docstring_body
 from acpgen.runtime import EAGER_EXPORTS, LAZY_EXPORTS, PROVENANCE_EXPORTS, ROUTER
