@@ -181,16 +181,19 @@ def wire_updates(messages: list[dict[str, Any]]) -> list[str]:
             if r["message"].get("method") == "session/update"]
 
 
-def test_acp_factory_runs_a_turn_and_loses_the_update_sent_just_before_the_answer(tmp_path: Path) -> None:
+def test_acp_factory_runs_a_turn_and_may_lose_the_update_sent_just_before_the_answer(tmp_path: Path) -> None:
     summary, messages, problems = factory_run(tmp_path)
     assert (summary["errors"], problems) == ([], [])
     answers = [r["message"]["result"] for r in messages if r["dir"] == "agent->client" and "result" in r["message"]]
     assert answers[-1] == {"stopReason": "end_turn"}
-    # On the wire: four updates, the last one before the prompt's answer (the schema: the agent sends
-    # every update of the turn before answering). acp-factory's `prompt()` ends its update stream
-    # when the answer resolves: the update read together with the answer never reaches its caller.
-    assert wire_updates(messages) == ["agent_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk"]
-    assert summary["updates"] == ["agent_message_chunk", "tool_call", "tool_call_update"]
+    # On the wire: four updates, the last one right before the prompt's answer (the agent sends the
+    # turn's updates before answering). acp-factory's `prompt()` races the answer against its next
+    # update and drops the update of a `next()` that lost the race: when the two arrive together its
+    # caller gets three (3 of 3 runs on a quiet machine; 4 in a CI run under load). Never more, never
+    # out of order.
+    wire = wire_updates(messages)
+    assert wire == ["agent_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk"]
+    assert summary["updates"] in (wire, wire[:3]), summary["updates"]
 
 
 def test_acp_factory_cancels_our_agents_turn(tmp_path: Path) -> None:
