@@ -434,7 +434,7 @@ class Emitter:
         return annotation(self.package._index, t, self.use)
 
     def field_ann(self, f: Field) -> str:
-        out = self.ann(f.type)
+        out = with_wire_values(self.package._index, f.type, self.ann(f.type), self.use)
         parts = [] if out == "None" else [out]
         if not f.required and not f.has_default:
             parts.append(self.use("Unset"))
@@ -713,6 +713,16 @@ def literal_key(value: str | int | bool | None) -> str:
 
 def indent(lines: list[str]) -> list[str]:
     return ["    " + line for line in lines]
+
+
+def with_wire_values(nodes: Mapping[str, Node], t: TypeRef, ann: str, use: Callable[[str], str]) -> str:
+    """A field's annotation `ann` of type `t`, which takes a closed enum's wire values too
+    (`StopReason | Literal["end_turn", ...]`: `stop_reason="end_turn"` type-checks, and encodes as the
+    member does); decoding stores members. Other types: `ann` as it is."""
+    node = nodes.get(t.name) if t.kind == "named" else None
+    if isinstance(node, Enum) and not node.open and node.members:
+        return f"{ann} | {use('Literal')}[{', '.join(repr(m.value) for m in node.members)}]"
+    return ann
 
 
 def annotation(nodes: Mapping[str, Node], t: TypeRef, use: Callable[[str], str] | None = None,

@@ -18,6 +18,7 @@ from acpgen.render.codegen import (
     annotation,
     dunder_all_order,
     isort_key,
+    with_wire_values,
 )
 from acpgen.render.protocol import ProtocolView, protocol_view
 from acpgen.render.text import docstring_body
@@ -349,6 +350,7 @@ class ContextBuilder:
             return (), frozenset()
         for f, plan in zip(node.fields, plans, strict=True):
             ann = annotation(self.package._index, f.type, use, qualify=lambda n: f"models.{n}")
+            ann = with_wire_values(self.package._index, f.type, ann, use)
             parts = [] if ann == "None" else [ann]
             if plan.may_be_unset:
                 parts.append(use("Unset"))

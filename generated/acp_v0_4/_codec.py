@@ -561,7 +561,12 @@ def _misfit(value: object, hint: object, path: tuple[str | int, ...]) -> Validat
                         *path,
                     )
                 return _misfit(value, option, path)
-        choices = ", ".join(getattr(o, "__name__", str(o)) for o in options)
+        # a closed enum's field also takes its wire values (`StopReason | Literal["end_turn", ...]`):
+        # the error names the enum alone, as it would without them
+        named = [o for o in options if not _wire_values_of(o, options)]
+        if len(named) == 1:
+            return _misfit(value, named[0], path)
+        choices = ", ".join(getattr(o, "__name__", str(o)) for o in named)
         hint_text = ""
         for option in options:
             if (
@@ -633,6 +638,17 @@ def _misfit(value: object, hint: object, path: tuple[str | int, ...]) -> Validat
             )
         )
     return None
+
+
+def _wire_values_of(option: object, options: tuple[object, ...]) -> bool:
+    """Whether `option` is a `Literal` of wire values of an enum among `options`."""
+    if typing.get_origin(option) is not typing.Literal:
+        return False
+    values = set(typing.get_args(option))
+    return any(
+        isinstance(o, type) and issubclass(o, enum.Enum) and values <= set(o._value2member_map_)
+        for o in options
+    )
 
 
 def _shallow_fits(value: object, option: object) -> bool:

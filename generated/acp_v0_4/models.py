@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
-from typing import TYPE_CHECKING, Final, TypeAlias, cast
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias, cast
 
 from ._codec import (
     UNSET,
@@ -2035,7 +2035,9 @@ class PermissionOption(Model):
     meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    kind: PermissionOptionKind
+    kind: (
+        PermissionOptionKind | Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+    )
     """Hint about the nature of this permission option."""
 
     name: str
@@ -2137,11 +2139,11 @@ class PlanEntry(Model):
     content: str
     """Human-readable description of what this task aims to accomplish."""
 
-    priority: PlanEntryPriority
+    priority: PlanEntryPriority | Literal["high", "medium", "low"]
     """The relative importance of this task.
     Used to indicate which tasks are most critical to the overall goal."""
 
-    status: PlanEntryStatus
+    status: PlanEntryStatus | Literal["pending", "in_progress", "completed"]
     """Current execution status of this task."""
 
     @classmethod
@@ -2356,7 +2358,9 @@ class PromptResponse(Model):
     meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
-    stop_reason: StopReason
+    stop_reason: (
+        StopReason | Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
+    )
     """Indicates why the agent stopped processing the turn."""
 
     @classmethod
@@ -3678,7 +3682,22 @@ class ToolCall(Model):
     content: list[ToolCallContent] | Unset = UNSET
     """Content produced by the tool call."""
 
-    kind: ToolKind | Unset = UNSET
+    kind: (
+        ToolKind
+        | Literal[
+            "read",
+            "edit",
+            "delete",
+            "move",
+            "search",
+            "execute",
+            "think",
+            "fetch",
+            "switch_mode",
+            "other",
+        ]
+        | Unset
+    ) = UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment."""
 
@@ -3692,7 +3711,9 @@ class ToolCall(Model):
     raw_output: JsonValue | Unset = UNSET
     """Raw output returned by the tool."""
 
-    status: ToolCallStatus | Unset = UNSET
+    status: ToolCallStatus | Literal["pending", "in_progress", "completed", "failed"] | Unset = (
+        UNSET
+    )
     """Current execution status of the tool call."""
 
     title: str
@@ -3836,7 +3857,22 @@ class ToolCallSessionUpdate(Model):
     content: list[ToolCallContent] | Unset = UNSET
     """Content produced by the tool call."""
 
-    kind: ToolKind | Unset = UNSET
+    kind: (
+        ToolKind
+        | Literal[
+            "read",
+            "edit",
+            "delete",
+            "move",
+            "search",
+            "execute",
+            "think",
+            "fetch",
+            "switch_mode",
+            "other",
+        ]
+        | Unset
+    ) = UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment."""
 
@@ -3850,7 +3886,9 @@ class ToolCallSessionUpdate(Model):
     raw_output: JsonValue | Unset = UNSET
     """Raw output returned by the tool."""
 
-    status: ToolCallStatus | Unset = UNSET
+    status: ToolCallStatus | Literal["pending", "in_progress", "completed", "failed"] | Unset = (
+        UNSET
+    )
     """Current execution status of the tool call."""
 
     title: str
@@ -3950,7 +3988,23 @@ class ToolCallUpdate(Model):
     content: list[ToolCallContent] | Unset | None = UNSET
     """Replace the content collection."""
 
-    kind: ToolKind | Unset | None = UNSET
+    kind: (
+        ToolKind
+        | Literal[
+            "read",
+            "edit",
+            "delete",
+            "move",
+            "search",
+            "execute",
+            "think",
+            "fetch",
+            "switch_mode",
+            "other",
+        ]
+        | Unset
+        | None
+    ) = UNSET
     """Update the tool kind."""
 
     locations: list[ToolCallLocation] | Unset | None = UNSET
@@ -3962,7 +4016,9 @@ class ToolCallUpdate(Model):
     raw_output: JsonValue | Unset = UNSET
     """Update the raw output."""
 
-    status: ToolCallStatus | Unset | None = UNSET
+    status: (
+        ToolCallStatus | Literal["pending", "in_progress", "completed", "failed"] | Unset | None
+    ) = UNSET
     """Update the execution status."""
 
     title: str | Unset | None = UNSET
@@ -4061,7 +4117,23 @@ class ToolCallUpdateSessionUpdate(Model):
     content: list[ToolCallContent] | Unset | None = UNSET
     """Replace the content collection."""
 
-    kind: ToolKind | Unset | None = UNSET
+    kind: (
+        ToolKind
+        | Literal[
+            "read",
+            "edit",
+            "delete",
+            "move",
+            "search",
+            "execute",
+            "think",
+            "fetch",
+            "switch_mode",
+            "other",
+        ]
+        | Unset
+        | None
+    ) = UNSET
     """Update the tool kind."""
 
     locations: list[ToolCallLocation] | Unset | None = UNSET
@@ -4073,7 +4145,9 @@ class ToolCallUpdateSessionUpdate(Model):
     raw_output: JsonValue | Unset = UNSET
     """Update the raw output."""
 
-    status: ToolCallStatus | Unset | None = UNSET
+    status: (
+        ToolCallStatus | Literal["pending", "in_progress", "completed", "failed"] | Unset | None
+    ) = UNSET
     """Update the execution status."""
 
     title: str | Unset | None = UNSET
@@ -4569,31 +4643,41 @@ ToolCallId: TypeAlias = str
 """Unique identifier for a tool call within a session."""
 
 
-_PERMISSION_OPTION_KIND_WIRE: Final = {member: member.value for member in PermissionOptionKind}
+_PERMISSION_OPTION_KIND_WIRE: Final[dict[PermissionOptionKind | str, str]] = {
+    member: member.value for member in PermissionOptionKind
+}
 _dec_permission_option_kind = enum_decoder(PermissionOptionKind, str)
 
 
-_PLAN_ENTRY_PRIORITY_WIRE: Final = {member: member.value for member in PlanEntryPriority}
+_PLAN_ENTRY_PRIORITY_WIRE: Final[dict[PlanEntryPriority | str, str]] = {
+    member: member.value for member in PlanEntryPriority
+}
 _dec_plan_entry_priority = enum_decoder(PlanEntryPriority, str)
 
 
-_PLAN_ENTRY_STATUS_WIRE: Final = {member: member.value for member in PlanEntryStatus}
+_PLAN_ENTRY_STATUS_WIRE: Final[dict[PlanEntryStatus | str, str]] = {
+    member: member.value for member in PlanEntryStatus
+}
 _dec_plan_entry_status = enum_decoder(PlanEntryStatus, str)
 
 
-_ROLE_WIRE: Final = {member: member.value for member in Role}
+_ROLE_WIRE: Final[dict[Role | str, str]] = {member: member.value for member in Role}
 _dec_role = enum_decoder(Role, str)
 
 
-_STOP_REASON_WIRE: Final = {member: member.value for member in StopReason}
+_STOP_REASON_WIRE: Final[dict[StopReason | str, str]] = {
+    member: member.value for member in StopReason
+}
 _dec_stop_reason = enum_decoder(StopReason, str)
 
 
-_TOOL_CALL_STATUS_WIRE: Final = {member: member.value for member in ToolCallStatus}
+_TOOL_CALL_STATUS_WIRE: Final[dict[ToolCallStatus | str, str]] = {
+    member: member.value for member in ToolCallStatus
+}
 _dec_tool_call_status = enum_decoder(ToolCallStatus, str)
 
 
-_TOOL_KIND_WIRE: Final = {member: member.value for member in ToolKind}
+_TOOL_KIND_WIRE: Final[dict[ToolKind | str, str]] = {member: member.value for member in ToolKind}
 _dec_tool_kind = enum_decoder(ToolKind, str)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
-from typing import TYPE_CHECKING, Final, TypeAlias, cast
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias, cast
 
 from ._codec import (
     UNSET,
@@ -3622,7 +3622,7 @@ class ElicitationSchema(Model):
     This represents a JSON Schema object with primitive-typed properties,
     as required by the elicitation specification."""
 
-    type: ElicitationSchemaType = ElicitationSchemaType.OBJECT
+    type: ElicitationSchemaType | Literal["object"] = ElicitationSchemaType.OBJECT
     """Type discriminator. Always `"object"`."""
 
     title: str | Unset | None = UNSET
@@ -7020,7 +7020,9 @@ class PermissionOption(Model):
     name: str
     """Human-readable label to display to the user."""
 
-    kind: PermissionOptionKind
+    kind: (
+        PermissionOptionKind | Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+    )
     """Hint about the nature of this permission option."""
 
     meta: dict[str, JsonValue] | Unset | None = UNSET
@@ -7159,11 +7161,11 @@ class PlanEntry(Model):
     content: str
     """Human-readable description of what this task aims to accomplish."""
 
-    priority: PlanEntryPriority
+    priority: PlanEntryPriority | Literal["high", "medium", "low"]
     """The relative importance of this task.
     Used to indicate which tasks are most critical to the overall goal."""
 
-    status: PlanEntryStatus
+    status: PlanEntryStatus | Literal["pending", "in_progress", "completed"]
     """Current execution status of this task."""
 
     meta: dict[str, JsonValue] | Unset | None = UNSET
@@ -7593,7 +7595,9 @@ class PromptResponse(Model):
 
     See protocol docs: [Check for Completion](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#4-check-for-completion)"""
 
-    stop_reason: StopReason
+    stop_reason: (
+        StopReason | Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
+    )
     """Indicates why the agent stopped processing the turn."""
 
     usage: Usage | Unset | None = UNSET
@@ -11082,7 +11086,7 @@ class StringPropertySchema(Model):
 
     Optional. Omitted and `null` are equivalent and mean there is no pattern constraint."""
 
-    format: StringFormat | Unset | None = UNSET
+    format: StringFormat | Literal["email", "uri", "date", "date-time"] | Unset | None = UNSET
     """String format.
 
     Optional. Omitted and `null` are equivalent and mean there is no format constraint."""
@@ -11886,11 +11890,28 @@ class ToolCall(Model):
     This field is optional. Omitting it or sending `null` both mean that no
     tool name is available."""
 
-    kind: ToolKind | Unset = UNSET
+    kind: (
+        ToolKind
+        | Literal[
+            "read",
+            "edit",
+            "delete",
+            "move",
+            "search",
+            "execute",
+            "think",
+            "fetch",
+            "switch_mode",
+            "other",
+        ]
+        | Unset
+    ) = UNSET
     """The category of tool being invoked.
     Helps clients choose appropriate icons and UI treatment."""
 
-    status: ToolCallStatus | Unset = UNSET
+    status: ToolCallStatus | Literal["pending", "in_progress", "completed", "failed"] | Unset = (
+        UNSET
+    )
     """Current execution status of the tool call."""
 
     content: list[ToolCallContent] | Unset = UNSET
@@ -12063,10 +12084,28 @@ class ToolCallUpdate(Model):
     tool_call_id: ToolCallId
     """The ID of the tool call being updated."""
 
-    kind: ToolKind | Unset | None = UNSET
+    kind: (
+        ToolKind
+        | Literal[
+            "read",
+            "edit",
+            "delete",
+            "move",
+            "search",
+            "execute",
+            "think",
+            "fetch",
+            "switch_mode",
+            "other",
+        ]
+        | Unset
+        | None
+    ) = UNSET
     """Update the tool kind."""
 
-    status: ToolCallStatus | Unset | None = UNSET
+    status: (
+        ToolCallStatus | Literal["pending", "in_progress", "completed", "failed"] | Unset | None
+    ) = UNSET
     """Update the execution status."""
 
     title: str | Unset | None = UNSET
@@ -13880,7 +13919,9 @@ _dec_auth_state = open_enum_decoder(AuthState, str)
 _dec_compaction_status = open_enum_decoder(CompactionStatus, str)
 
 
-_ELICITATION_SCHEMA_TYPE_WIRE: Final = {member: member.value for member in ElicitationSchemaType}
+_ELICITATION_SCHEMA_TYPE_WIRE: Final[dict[ElicitationSchemaType | str, str]] = {
+    member: member.value for member in ElicitationSchemaType
+}
 _dec_elicitation_schema_type = enum_decoder(ElicitationSchemaType, str)
 
 
@@ -13899,19 +13940,25 @@ _dec_llm_protocol = open_enum_decoder(LlmProtocol, str)
 _dec_notice_severity = open_enum_decoder(NoticeSeverity, str)
 
 
-_PERMISSION_OPTION_KIND_WIRE: Final = {member: member.value for member in PermissionOptionKind}
+_PERMISSION_OPTION_KIND_WIRE: Final[dict[PermissionOptionKind | str, str]] = {
+    member: member.value for member in PermissionOptionKind
+}
 _dec_permission_option_kind = enum_decoder(PermissionOptionKind, str)
 
 
-_PLAN_ENTRY_PRIORITY_WIRE: Final = {member: member.value for member in PlanEntryPriority}
+_PLAN_ENTRY_PRIORITY_WIRE: Final[dict[PlanEntryPriority | str, str]] = {
+    member: member.value for member in PlanEntryPriority
+}
 _dec_plan_entry_priority = enum_decoder(PlanEntryPriority, str)
 
 
-_PLAN_ENTRY_STATUS_WIRE: Final = {member: member.value for member in PlanEntryStatus}
+_PLAN_ENTRY_STATUS_WIRE: Final[dict[PlanEntryStatus | str, str]] = {
+    member: member.value for member in PlanEntryStatus
+}
 _dec_plan_entry_status = enum_decoder(PlanEntryStatus, str)
 
 
-_ROLE_WIRE: Final = {member: member.value for member in Role}
+_ROLE_WIRE: Final[dict[Role | str, str]] = {member: member.value for member in Role}
 _dec_role = enum_decoder(Role, str)
 
 _dec_session_archive_filter = open_enum_decoder(SessionArchiveFilter, str)
@@ -13921,21 +13968,27 @@ _dec_session_config_option_category = open_enum_decoder(SessionConfigOptionCateg
 _dec_session_status = open_enum_decoder(SessionStatus, str)
 
 
-_STOP_REASON_WIRE: Final = {member: member.value for member in StopReason}
+_STOP_REASON_WIRE: Final[dict[StopReason | str, str]] = {
+    member: member.value for member in StopReason
+}
 _dec_stop_reason = enum_decoder(StopReason, str)
 
 
-_STRING_FORMAT_WIRE: Final = {member: member.value for member in StringFormat}
+_STRING_FORMAT_WIRE: Final[dict[StringFormat | str, str]] = {
+    member: member.value for member in StringFormat
+}
 _dec_string_format = enum_decoder(StringFormat, str)
 
 _dec_system_prompt_mode = open_enum_decoder(SystemPromptMode, str)
 
 
-_TOOL_CALL_STATUS_WIRE: Final = {member: member.value for member in ToolCallStatus}
+_TOOL_CALL_STATUS_WIRE: Final[dict[ToolCallStatus | str, str]] = {
+    member: member.value for member in ToolCallStatus
+}
 _dec_tool_call_status = enum_decoder(ToolCallStatus, str)
 
 
-_TOOL_KIND_WIRE: Final = {member: member.value for member in ToolKind}
+_TOOL_KIND_WIRE: Final[dict[ToolKind | str, str]] = {member: member.value for member in ToolKind}
 _dec_tool_kind = enum_decoder(ToolKind, str)
 
 

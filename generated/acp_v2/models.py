@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
-from typing import TYPE_CHECKING, Final, TypeAlias, cast
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias, cast
 
 from ._codec import (
     UNSET,
@@ -4131,7 +4131,7 @@ class ElicitationSchema(Model):
     This represents a JSON Schema object with primitive-typed properties,
     as required by the elicitation specification."""
 
-    type: ElicitationSchemaType
+    type: ElicitationSchemaType | Literal["object"]
     """Type discriminator. Always `"object"`. Any other value is rejected."""
 
     title: str | Unset | None = UNSET
@@ -15744,7 +15744,9 @@ _dec_diff_file_type = open_enum_decoder(DiffFileType, str)
 _dec_diff_patch_format = open_enum_decoder(DiffPatchFormat, str)
 
 
-_ELICITATION_SCHEMA_TYPE_WIRE: Final = {member: member.value for member in ElicitationSchemaType}
+_ELICITATION_SCHEMA_TYPE_WIRE: Final[dict[ElicitationSchemaType | str, str]] = {
+    member: member.value for member in ElicitationSchemaType
+}
 _dec_elicitation_schema_type = enum_decoder(ElicitationSchemaType, str)
 
 

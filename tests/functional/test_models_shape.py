@@ -228,7 +228,7 @@ def closed_enum_fields(name: str) -> list[tuple[type, str, type]]:
         hints = typing.get_type_hints(cls)
         for f in dataclasses.fields(cls):
             options = [o for o in typing.get_args(hints[f.name]) or (hints[f.name],)
-                       if o is not pkg.Unset and o is not type(None)]
+                       if o is not pkg.Unset and o is not type(None) and typing.get_origin(o) is not typing.Literal]
             if len(options) == 1 and isinstance(options[0], type) and issubclass(options[0], enum.Enum):
                 out.append((cls, f.name, options[0]))
     return out
