@@ -41,6 +41,7 @@ LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
         "ClientSideConnection",
         "ProtocolVersionError",
         "check_protocol_version",
+        "memory_pair",
         "negotiate_protocol_version",
         "run_agent",
         "spawn_agent",

@@ -77,6 +77,7 @@ __all__ = [
     "FrameError",
     "LineReader",
     "LineWriter",
+    "MemoryTransport",
     "MessageTooLargeError",
     "MessageTransport",
     "NonJsonLines",
@@ -86,6 +87,7 @@ __all__ = [
     "RequestId",
     "StreamTransport",
     "as_transport",
+    "memory_transports",
     "stdio_streams",
 ]
 
@@ -275,6 +277,47 @@ class StreamTransport:
 
     def close(self) -> None:
         self.writer.close()
+
+
+class MemoryTransport:
+    """One end of an in-memory transport (`memory_transports` makes the pair): whole messages go to
+    the other end's queue, at most `capacity` waiting (then `send` waits, as a full pipe makes it).
+    Closing an end ends the other's input; sending to a closed end raises ConnectionResetError."""
+
+    def __init__(
+        self, inbox: asyncio.Queue[bytes | None], outbox: asyncio.Queue[bytes | None]
+    ) -> None:
+        self._inbox = inbox
+        self._outbox = outbox
+        self._closed = False
+        self.peer: MemoryTransport | None = None
+
+    async def receive(self) -> bytes | str | None:
+        if self._closed and self._inbox.empty():
+            return None
+        return await self._inbox.get()
+
+    async def send(self, data: bytes) -> None:
+        if self._closed or (self.peer is not None and self.peer._closed):
+            raise ConnectionResetError("the other end of the in-memory transport is closed")
+        await self._outbox.put(bytes(data))
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for queue in (self._outbox, self._inbox):  # end the peer's input, and a read of our own
+            with contextlib.suppress(asyncio.QueueFull):
+                queue.put_nowait(None)
+
+
+def memory_transports(capacity: int = 64) -> tuple[MemoryTransport, MemoryTransport]:
+    """Two connected in-memory transports (for tests: an agent and a client in one process)."""
+    one: asyncio.Queue[bytes | None] = asyncio.Queue(capacity)
+    two: asyncio.Queue[bytes | None] = asyncio.Queue(capacity)
+    first, second = MemoryTransport(one, two), MemoryTransport(two, one)
+    first.peer, second.peer = second, first
+    return first, second
 
 
 def as_transport(

@@ -32,6 +32,7 @@ from .rpc import (
     MessageTransport,
     NonJsonLines,
     as_transport,
+    memory_transports,
     stdio_streams,
 )
 
@@ -44,6 +45,7 @@ __all__ = [
     "ClientSide",
     "ProtocolVersionError",
     "check_protocol_version",
+    "memory_pair",
     "negotiate_protocol_version",
     "run_agent",
     "spawn_agent",
@@ -321,3 +323,30 @@ async def spawn_agent(
     finally:
         await connection.close()
         await _stop_agent(process, exit_timeout)
+
+
+@contextlib.asynccontextmanager
+async def memory_pair(
+    to_agent: Callable[[AgentSideConnection], Agent] | Agent,
+    to_client: Callable[[ClientSideConnection], Client] | Client,
+    *,
+    limits: ConnectionLimits | None = None,
+) -> AsyncIterator[tuple[AgentSideConnection, ClientSideConnection]]:
+    """An agent and a client connected in memory, for unit tests: yields (the agent's end, the
+    client's end); call the agent through the second (`await client_end.initialize(...)`) and the
+    client through the first. Messages are encoded, decoded and dispatched as over stdio (the same
+    checks, the same order); nothing is spawned. Both ends are closed on exit.
+
+        async with memory_pair(lambda conn: MyAgent(conn), MyClient()) as (agent_end, client_end):
+            await client_end.initialize(InitializeRequest(protocol_version=PROTOCOL_VERSION))
+    """
+    from .connections import AgentSideConnection, ClientSideConnection
+
+    agent_transport, client_transport = memory_transports()
+    agent_end = AgentSideConnection(to_agent, agent_transport, limits=limits)
+    client_end = ClientSideConnection(to_client, client_transport, limits=limits)
+    try:
+        yield agent_end, client_end
+    finally:
+        await client_end.close()
+        await agent_end.close()
