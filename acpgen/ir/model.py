@@ -280,6 +280,7 @@ class SessionRules:
     forks: tuple[str, ...] = ()  # creators that name an existing session (`session/fork`): a new one besides it
     close: str = ""  # the request that ends a session (`session/close`)
     listing: str = ""  # the request whose result lists sessions (`session/list`)
+    listing_field: str = ""  # the field of its result holding the list (`sessions`)
     turn: tuple[str, ...] = ()  # the session's turn: its input request and the cancel (`session/prompt`, `session/cancel`)
 
 

@@ -283,7 +283,8 @@ def session_rules(schema: _Schema, session_cancel: str, cancelled_by_session: Se
     - a creator's result requires SESSION_FIELD; a fork is a creator whose params require it too;
     - an opener is a creator, or a request requiring SESSION_FIELD and another param a creator
       without one requires (`session/load`'s and `session/resume`'s `cwd`, as `session/new`);
-    - the listing request's result requires a list of objects that each require SESSION_FIELD;
+    - the listing request's result requires a list of objects that each require SESSION_FIELD (the
+      listing field holds it);
     - the close request is `session/close` when its params are the session alone (four requests of
       v1 take only the session; their names, not their shapes, tell them apart);
     - the turn is the session cancel notification, the requests it cancels, and the requests whose
@@ -317,14 +318,14 @@ def session_rules(schema: _Schema, session_cancel: str, cancelled_by_session: Se
         if shared:
             openers.append(m.wire)
             rules.append(Rule(f"session/opens/{m.wire}", True, tuple(f.pointer for f in shared)))
-    listing = ""
+    listing = listing_field = ""
     for m in requests:
         result = schema.struct(m.result)
         for f in _required(result) if result is not None else []:
             t = schema.resolve(f.type)
             item = schema.node(t.item) if t.kind == "list" and t.item is not None else None
             if isinstance(item, Struct) and _field(item, SESSION_FIELD) is not None and not listing:
-                listing = m.wire
+                listing, listing_field = m.wire, f.wire
                 rules.append(Rule("session/lists", m.wire, (f.pointer,)))
     close = ""
     for m in requests:
@@ -340,7 +341,8 @@ def session_rules(schema: _Schema, session_cancel: str, cancelled_by_session: Se
             turn += [m.wire] if m.wire not in turn else []
             rules.append(Rule(f"session/turn/{m.wire}", True, (lists[0].pointer,)))
     return SessionRules(tuple(sorted(m.wire for m in creators)), tuple(sorted(openers)),
-                        tuple(sorted(m.wire for m in forks)), close, listing, tuple(sorted(turn))), rules
+                        tuple(sorted(m.wire for m in forks)), close, listing, listing_field,
+                        tuple(sorted(turn))), rules
 
 
 def _answer_key(a: CancelAnswer) -> tuple[str, str]:

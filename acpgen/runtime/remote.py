@@ -25,6 +25,7 @@ from contextlib import AbstractAsyncContextManager
 from types import ModuleType
 from typing import Any, Final, Protocol
 
+from ._protocol import SESSION_OPENERS
 from .connections import ClientSideConnection
 from .interfaces import Client
 from .rpc import FrameError
@@ -35,9 +36,6 @@ logger = logging.getLogger(__name__)
 
 CONNECTION_ID_HEADER: Final = "Acp-Connection-Id"
 SESSION_ID_HEADER: Final = "Acp-Session-Id"
-SESSION_OPENERS: Final = frozenset(
-    {"session/new", "session/load", "session/resume", "session/fork"}
-)
 MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
 INBOX_BACKLOG: Final = 256
 BUSY_RETRIES: Final = 8

@@ -2,7 +2,7 @@
 # Regenerate with: acpgen build --target acp_v0_4
 # Do not edit by hand: changes are lost on the next build.
 
-"""What the runtime (`rpc.py`, `sides.py`, `router.py`, `asgi.py`) knows about this protocol version, all of it
+"""What the runtime (`rpc.py`, `sides.py`, `router.py`, `asgi.py`, `remote.py`) knows about this protocol version, all of it
 derived from the schema: the error codes and `RequestError` with the schema's typed error helpers,
 which requests `session/cancel` cancels and what a cancelled or withdrawn request is answered with,
 whether request ids may be null, and how `initialize` negotiates the version."""
@@ -53,6 +53,8 @@ SESSION_CLOSE: Final = ""
 """The request that ends a session ("": the schema has none)."""
 SESSION_LIST: Final = ""
 """The request whose result lists sessions (each requiring `sessionId`; "": the schema has none)."""
+SESSION_LIST_FIELD: Final = ""
+"""The field of its result holding the list ("" when there is no such request)."""
 SESSION_TURN: Final[frozenset[str]] = frozenset({"session/cancel", "session/prompt"})
 """The messages of a session's turn: its input request and the notification that cancels it (the
 remote transport wants `Acp-Session-Id` on them)."""

@@ -51,6 +51,7 @@ from ._protocol import (
     SESSION_CREATORS,
     SESSION_FORKS,
     SESSION_LIST,
+    SESSION_LIST_FIELD,
     SESSION_OPENERS,
     SESSION_TURN,
 )
@@ -648,7 +649,7 @@ class _Remote:
         """A session/list answer without the sessions another identity opened (or the runtime does
         not know): a caller lists only its own."""
         result = message.get("result")
-        sessions = result.get("sessions") if isinstance(result, dict) else None
+        sessions = result.get(SESSION_LIST_FIELD) if isinstance(result, dict) else None
         if not isinstance(sessions, list):
             return data
         kept = [
@@ -661,7 +662,7 @@ class _Remote:
         if len(kept) == len(sessions):
             return data
         assert isinstance(result, dict)
-        result["sessions"] = kept
+        result[SESSION_LIST_FIELD] = kept
         return json.dumps(message, separators=(",", ":")).encode()
 
     def add_session(self, session_id: str | None, created: bool = False) -> None:

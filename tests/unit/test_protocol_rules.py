@@ -166,6 +166,7 @@ def test_session_lifecycle_is_read_from_params_and_results() -> None:
     assert s.creators == ("session/new",)  # a required sessionId in the result
     assert s.openers == ("session/load", "session/new", "session/resume")  # a session and cwd, as session/new
     assert (s.forks, s.close, s.listing) == ((), "session/close", "session/list")
+    assert s.listing_field == "sessions"  # the result's list of objects that each require sessionId
     assert s.turn == ("session/cancel", "session/prompt")
     found = rules(v1)
     assert sorted(found["session/opens/session/load"][1]) == ["/$defs/LoadSessionRequest/properties/cwd",
