@@ -62,6 +62,21 @@ def test_the_config_key_uses_the_folder_too(work: Path) -> None:
     assert CliRunner().invoke(app, ["check"]).exit_code == 0
 
 
+def test_a_user_template_receives_the_context_of_the_template_it_replaces(work: Path) -> None:
+    (work / "tpl/methods.py.j2").write_text(
+        '{% include "header.j2" %}\nDEFS = {{ def_class|length }}\nSIDES = {{ agent_sides|pyrepr }}\n')
+    result = build("--templates", "tpl")
+    assert result.exit_code == 0, result.stderr
+    methods = (work / "out/methods.py").read_text()
+    assert "SIDES = (\"agent\", \"both\", \"protocol\")" in methods
+    assert int(methods.split("DEFS = ", 1)[1].split()[0]) > 0  # every $defs name of the schema
+    # and only that: `structs` belongs to models.py.j2's context
+    (work / "tpl/methods.py.j2").write_text("# {{ structs|length }}\n")
+    result = build("--templates", "tpl")
+    assert result.exit_code == 2
+    assert "tpl/methods.py.j2:1: error[template-error]: 'structs' is undefined" in result.stderr, result.stderr
+
+
 @pytest.mark.parametrize("name", ["modles.py.j2", "README.md", "sub/models.py.j2"])
 def test_a_file_that_overrides_nothing_is_an_error(work: Path, name: str) -> None:
     assert build().exit_code == 0
