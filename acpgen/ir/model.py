@@ -262,7 +262,7 @@ class Protocol:
     cancel_request: str = ""  # the notification cancelling one request by id (`$/cancel_request`)
     cancel_request_field: str = ""  # its param holding the id (`requestId`)
     session_cancel: str = ""  # the notification cancelling a session's turn (`session/cancel`)
-    session_field: str = ""  # its param holding the session (`sessionId`), which requests name theirs by
+    session_field: str = ""  # what names a session in params and results (`sessionId`; "" without sessions)
     cancelled_results: tuple[CancelAnswer, ...] = ()  # session/cancel answers these with their result
     withdrawn_results: tuple[CancelAnswer, ...] = ()  # any cancellation answers these with their result
     cancelled_by_session: tuple[str, ...] = ()  # requests session/cancel cancels

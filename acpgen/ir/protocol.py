@@ -402,6 +402,8 @@ def derive_protocol(nodes: Mapping[str, Node], defs: Mapping[str, TypeRef], meth
               for m in by_session]
     sessions, lifecycle = session_rules(schema, session, by_session)
     rules += lifecycle
+    # The runtime names sessions by SESSION_FIELD in any message when the schema has sessions.
+    session_field = SESSION_FIELD if session or sessions.creators else ""
     return Protocol(codes, shapes, negotiated, null_id, cancel, cancel_field, session,
-                    SESSION_FIELD if session else "", cancelled, withdrawn, by_session, sessions,
+                    session_field, cancelled, withdrawn, by_session, sessions,
                     tuple(sorted(rules, key=lambda r: r.key)))

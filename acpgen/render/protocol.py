@@ -67,7 +67,7 @@ class ProtocolView:
     cancel_request: str  # the notification that cancels one request (`$/cancel_request`)
     cancel_request_field: str  # its param holding the request id
     session_cancel: str  # the notification that cancels a session's turn (`session/cancel`)
-    session_field: str  # its param holding the session, by which requests name theirs
+    session_field: str  # what names a session in params and results (`sessionId`; "" without sessions)
     sessions: SessionRules  # which requests create, bring in, list and end sessions; the turn's messages
 
 

@@ -49,6 +49,7 @@ from typing import Any, Final
 from ._protocol import (
     SESSION_CLOSE,
     SESSION_CREATORS,
+    SESSION_FIELD,
     SESSION_FORKS,
     SESSION_LIST,
     SESSION_LIST_FIELD,
@@ -290,7 +291,7 @@ def _key(request_id: object) -> str | None:
 
 def _session_of(message: Mapping[str, Any]) -> str | None:
     params = message.get("params")
-    value = params.get("sessionId") if isinstance(params, dict) else None
+    value = params.get(SESSION_FIELD) if isinstance(params, dict) else None
     return value if isinstance(value, str) else None
 
 
@@ -633,7 +634,7 @@ class _Remote:
         opened = self.opening.pop(key, None)
         if opened is not None and "result" in message:
             result = message["result"]
-            new_id = result.get("sessionId") if isinstance(result, dict) else None
+            new_id = result.get(SESSION_FIELD) if isinstance(result, dict) else None
             method, named, _ = opened
             if isinstance(new_id, str):
                 self.add_session(new_id, created=method in SESSION_CREATORS)
@@ -656,8 +657,8 @@ class _Remote:
             s
             for s in sessions
             if isinstance(s, dict)
-            and isinstance(s.get("sessionId"), str)
-            and self.app.owns(self.identity, s["sessionId"])
+            and isinstance(s.get(SESSION_FIELD), str)
+            and self.app.owns(self.identity, s[SESSION_FIELD])
         ]
         if len(kept) == len(sessions):
             return data
@@ -715,7 +716,7 @@ class _Remote:
 
 def _not_found(session_id: str, why: str) -> RequestError:
     return RequestError(
-        NOT_ON_THIS_CONNECTION, "Resource not found", {"sessionId": session_id, "message": why}
+        NOT_ON_THIS_CONNECTION, "Resource not found", {SESSION_FIELD: session_id, "message": why}
     )
 
 
@@ -1029,7 +1030,7 @@ class AcpApp:
         if head.method in SESSION_TURN and session_id is None:
             raise _RefusedError(400, f"{head.method} needs the {SESSION_ID_HEADER} header")
         if session_id is not None and head.session_id not in (None, session_id):
-            raise _RefusedError(400, f"{SESSION_ID_HEADER} does not match params.sessionId")
+            raise _RefusedError(400, f"{SESSION_ID_HEADER} does not match params.{SESSION_FIELD}")
         refused = remote.refusal(weight, head.is_answer)
         if refused is not None:
             raise _busy(*refused)

@@ -29,7 +29,7 @@ from contextlib import AbstractAsyncContextManager
 from types import ModuleType
 from typing import Any, Final, Protocol
 
-from ._protocol import SESSION_OPENERS
+from ._protocol import SESSION_FIELD, SESSION_OPENERS
 from .connections import ClientSideConnection
 from .interfaces import Client
 from .rpc import FrameError
@@ -253,7 +253,7 @@ class _HttpTransport:
         ):  # an answer to the agent: it belongs to the session the agent asked about
             return self._answer_session.pop(json.dumps(message.get("id")), None)
         params = message.get("params")
-        session_id = params.get("sessionId") if isinstance(params, dict) else None
+        session_id = params.get(SESSION_FIELD) if isinstance(params, dict) else None
         if not isinstance(session_id, str):
             return None
         if method in SESSION_OPENERS:
@@ -324,14 +324,14 @@ class _HttpTransport:
         remember which session each of the agent's requests is about (its answer carries that)."""
         if "method" in message:
             params = message.get("params")
-            session_id = params.get("sessionId") if isinstance(params, dict) else None
+            session_id = params.get(SESSION_FIELD) if isinstance(params, dict) else None
             if "id" in message and isinstance(session_id, str) and session_id in self._streams:
                 self._answer_session[json.dumps(message["id"])] = session_id
             return
         opened = self._opening.pop(json.dumps(message.get("id")), None)
         result = message.get("result")
-        if isinstance(result, dict) and isinstance(result.get("sessionId"), str):
-            opened = result["sessionId"]
+        if isinstance(result, dict) and isinstance(result.get(SESSION_FIELD), str):
+            opened = result[SESSION_FIELD]
         if opened is not None and "result" in message:
             self._open(opened)
 

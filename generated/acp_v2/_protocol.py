@@ -27,7 +27,9 @@ CANCEL_REQUEST_FIELD: Final = "requestId"
 SESSION_CANCEL: Final = "session/cancel"
 """The notification that cancels a session's turn ("": the schema has none)."""
 SESSION_FIELD: Final = "sessionId"
-"""Its param holding the session, the param by which a request names its session."""
+"""What names a session in params and results: `session/cancel`'s param, the param by which a
+request names its session and the result field of a request creating one ("": the schema has no
+sessions)."""
 CANCELLED_BY_SESSION: Final[frozenset[str]] = frozenset()
 """Requests that `session/cancel` for their session cancels: those whose result says how the turn
 stopped (`stopReason`). A prompt whose result only acknowledges it is answered as usual, and the

@@ -185,6 +185,29 @@ def test_session_lifecycle_is_read_from_params_and_results() -> None:
     assert unstable.protocol.sessions.creators == ("session/fork", "session/new")
 
 
+def test_a_schema_with_sessions_but_no_session_cancel_still_names_sessions(tmp_path: Path) -> None:
+    def no_session_cancel(defs: dict[str, Any]) -> None:
+        defs["CancelNotification"]["properties"]["reason"] = {"type": "string"}
+        defs["CancelNotification"]["required"] = ["sessionId", "reason"]
+
+    changed = mutated_v1(tmp_path, no_session_cancel)
+    assert (changed.protocol.session_cancel, changed.protocol.cancelled_by_session) == ("", ())
+    assert changed.protocol.sessions.creators == ("session/new",)
+    # asgi.py and remote.py still find sessions in params and results by it
+    assert changed.protocol.session_field == "sessionId"
+
+
+def test_a_schema_without_sessions_names_no_session_field(tmp_path: Path) -> None:
+    def no_sessions(defs: dict[str, Any]) -> None:  # nothing creates a session, nothing cancels one
+        defs["CancelNotification"]["properties"]["reason"] = {"type": "string"}
+        defs["CancelNotification"]["required"] = ["sessionId", "reason"]
+        defs["NewSessionResponse"]["required"].remove("sessionId")
+
+    changed = mutated_v1(tmp_path, no_sessions)
+    assert (changed.protocol.sessions.creators, changed.protocol.session_cancel) == ((), "")
+    assert changed.protocol.session_field == ""
+
+
 def test_a_schema_without_session_close_has_no_close_rule(tmp_path: Path) -> None:
     def no_close(defs: dict[str, Any]) -> None:
         defs["CloseSessionRequest"]["properties"]["reason"] = {"type": "string"}
