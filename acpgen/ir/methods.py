@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import keyword
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -147,7 +149,8 @@ KNOWN_SIDES = frozenset({"agent", "client", "both", "protocol", "proxy"})
 
 def runtime_class_members(module: str, cls: str) -> frozenset[str]:
     """The public names a class of acpgen/runtime/MODULE defines (methods, properties, class-level
-    annotations, `self.x = ...` in `__init__`), read with ast: the runtime is never imported here."""
+    annotations, `self.x = ...` in `__init__`), read with ast: the runtime is never imported here.
+    The reference for `class_members`, which every build uses (tests/unit/test_connection_members.py)."""
     source = (Path(__file__).resolve().parent.parent / "runtime" / module).read_text(encoding="utf-8")
     names: set[str] = set()
     for node in ast.parse(source).body:
@@ -166,12 +169,43 @@ def runtime_class_members(module: str, cls: str) -> frozenset[str]:
     return frozenset(n for n in names if not n.startswith("_"))
 
 
+# The runtime's layout, which `ruff format` fixes: a class body is indented four spaces, its
+# methods' bodies eight, and a docstring's lines are inside a statement that opens with quotes.
+_MEMBER = re.compile(r"^    (?:async[ \t]+)?def[ \t]+(\w+)|^    (\w+)[ \t]*:(?!=)|^ {8,}self\.(\w+)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
+
+
+def class_members(module: str, cls: str) -> frozenset[str]:
+    """`runtime_class_members` without parsing the module (a quarter of acpgen's import time): the
+    class body is the lines after `class CLS` up to the next unindented line, with its strings
+    blanked; `self.x` counts only inside `__init__`. tests/unit/test_connection_members.py checks
+    that the two agree on every class of the runtime."""
+    source = (Path(__file__).resolve().parent.parent / "runtime" / module).read_text(encoding="utf-8")
+    start = re.search(rf"^class {re.escape(cls)}\b[^\n]*\n", source, re.M)
+    if start is None:
+        return frozenset()
+    end = re.compile(r"^[^\s#]", re.M).search(source, start.end())
+    body = re.sub(r'"""(?:[^"\\]|\\.|"(?!""))*"""', '""', source[start.end(): end.start() if end else len(source)])
+    names: set[str] = set()
+    in_init = False
+    for m in _MEMBER.finditer(body):
+        if m.group(1) is not None:
+            names.add(m.group(1))
+            in_init = m.group(1) == "__init__"
+        elif m.group(2) is not None:
+            in_init = False
+            if not keyword.iskeyword(m.group(2)):  # `else:` of a class-level `if`
+                names.add(m.group(2))
+        elif in_init:
+            names.add(m.group(3))
+    return frozenset(n for n in names if not n.startswith("_"))
+
+
 # What the generated connection and interface classes define besides the handlers and proxies: a
 # handler or proxy of that name would override them. Derived from the runtime the proxies subclass:
 # acpgen/runtime/rpc.py's `Connection` and sides.py's `AgentSide` / `ClientSide` (`agent`, `client`).
 # tests/corpus/test_schema_safety.py checks this set against a built package.
-CONNECTION_MEMBERS = (runtime_class_members("rpc.py", "Connection") | runtime_class_members("sides.py", "AgentSide")
-                      | runtime_class_members("sides.py", "ClientSide"))
+CONNECTION_MEMBERS = (class_members("rpc.py", "Connection") | class_members("sides.py", "AgentSide")
+                      | class_members("sides.py", "ClientSide"))
 
 
 def handling_classes(side: str) -> tuple[str, ...]:
