@@ -1,3 +1,3 @@
-from acpgen.cli import main
+from acpgen.cli import entry
 
-main()
+entry()

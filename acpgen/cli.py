@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -263,6 +264,30 @@ register_kit()
 
 def main() -> None:
     app()
+
+
+def entry() -> None:
+    """The `acpgen` command (pyproject's script): `main()`, then, once standard output and error are
+    flushed, an immediate exit with its status. Everything a command writes is closed by then; what
+    the exit skips is the interpreter's teardown of the objects a build leaves (the IR, the compiled
+    templates), 20-30 ms of a 0.4 s build (mypy's command does the same). `main()` keeps raising
+    SystemExit for callers in a process of their own."""
+    try:
+        main()
+        status: object = 0
+    except SystemExit as exc:
+        status = exc.code
+    if status is None:
+        status = 0
+    elif not isinstance(status, int):
+        print(status, file=sys.stderr)
+        status = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):  # a reader that went away (`acpgen ... | head`)
+        status = status or 1
+    os._exit(status)
 
 
 if __name__ == "__main__":

@@ -55,5 +55,8 @@ def pointer_join(base: str, *parts: str | int) -> str:
     """Extend a JSON pointer, escaping `~` and `/` as RFC 6901 says."""
     out = base
     for part in parts:
-        out += "/" + str(part).replace("~", "~0").replace("/", "~1")
+        text = part if type(part) is str else str(part)
+        if "~" in text or "/" in text:
+            text = text.replace("~", "~0").replace("/", "~1")
+        out = f"{out}/{text}"
     return out

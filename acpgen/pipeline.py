@@ -14,7 +14,7 @@ from acpgen.diagnostics import Diagnostic, Diagnostics
 from acpgen.ir import IrOptions, build_package
 from acpgen.ir.model import Package
 from acpgen.load import load_schema
-from acpgen.render import render_package
+from acpgen.render import render_package, runtime_outputs
 from acpgen.render.format import format_sources
 from acpgen.write import check_foreign, output_problem, read_tree, recover, write_tree
 
@@ -134,7 +134,7 @@ def generate_unguarded(target: Target) -> Result:
     stage = Diagnostics(str(target.templates or "templates"))
     files = render_package(package, target.command, stage, target.templates)
     if files is not None:
-        files = format_sources(files, stage)
+        files = format_sources(files, stage, runtime_outputs())
     diagnostics += stage.items
     return Result(target, files, diagnostics)
 

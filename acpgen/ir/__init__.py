@@ -32,12 +32,13 @@ def build_package(loaded: LoadedSchema, options: IrOptions) -> tuple[Package | N
     """Build the stable IR, then (when merging) the unstable one marked against it."""
     stable_file = loaded.stable
     diags = Diagnostics(str(stable_file.path))
-    stable = Builder(stable_file.document, diags, options.renames, defaults=options.defaults, hooks=options.hooks)
+    unstable_file = loaded.unstable if options.include_unstable else None
+    stable = Builder(stable_file.document, diags, options.renames, defaults=options.defaults, hooks=options.hooks,
+                     reference=unstable_file is not None)
     stable.build()
     stable_methods = collect_methods(stable_file.document, stable.defs_key, diags, meta=None)
     builder, chosen = stable, stable_file
     methods = stable_methods
-    unstable_file = loaded.unstable if options.include_unstable else None
     if unstable_file is not None:
         diags = Diagnostics(str(unstable_file.path))
         builder = Builder(unstable_file.document, diags, options.renames,

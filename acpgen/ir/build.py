@@ -138,8 +138,14 @@ class Builder:
         stable: StableIndex | None = None,
         defaults: Mapping[str, Any] | None = None,
         hooks: Mapping[str, str] | None = None,
+        reference: bool = False,
     ) -> None:
         self.document = document
+        # A reference build (the stable file beside its unstable companion) makes the nodes the
+        # companion is compared with and nothing else: its diagnostics are dropped (the companion,
+        # a superset, reports the same places), so the checks that only report (patterns, the
+        # defaults' values, where a definition needs its schema's check) are skipped.
+        self.reference = reference
         self.diags = diags
         self.too_deep_reported = False
         self.absent: dict[str, list[str]] = {}  # struct name -> keys whose schema is `false`
@@ -289,7 +295,7 @@ class Builder:
                              "may change what keywords mean, and only draft 2020-12 is understood",
                              "remove `$schema` from the definition, or bundle it as a 2020-12 schema")
             return TypeRef.named(self.add(Alias(name, pointer, doc(schema), TypeRef("any"), key)).name)
-        for at, reason in checks.bad_patterns(schema, pointer):
+        for at, reason in () if self.reference else checks.bad_patterns(schema, pointer):
             self.diags.error("bad-pattern", at, f"Python's regular expressions cannot read this pattern: {reason}",
                              "write it in the syntax both ECMA-262 and Python's `re` read (no \\p{...} classes)")
         marks = (len(self.nodes), len(self.claims), len(self.by_pointer), len(self.diags.items))
@@ -311,6 +317,8 @@ class Builder:
             return TypeRef.named(self.add(Alias(name, pointer, doc(schema), TypeRef("any"), key, check=pointer)).name)
         if errors:
             return TypeRef.named(node.name)
+        if self.reference:
+            return TypeRef.named(node.name)  # whether it is checked changes nothing the companion reads
         if self.loosened or checks.inexact(schema, pointer) is not None \
                 or any(d.code in checks.ENFORCED_BY_CHECK for d in found):
             self.diags.items[marks[3]:] = [d for d in found if d.code not in checks.ENFORCED_BY_CHECK]
@@ -987,6 +995,8 @@ class Builder:
     def checked_default(self, value: Any, p: Any, pointer: str, source: str) -> Any:
         """A default must be a value of its property: an ill-typed one would make the generated
         constructor ill-typed (or decode valid input wrongly), so it is an error."""
+        if self.reference:
+            return value
         if self._strict is None:  # leniency annotations do not excuse a default: it is written as it is
             self._strict = SchemaChecker(self.document, lenient=False)
         problem = self._strict.problem(p, value)

@@ -10,6 +10,7 @@ deterministic). Python attribute names: snake_case of the wire name, keyword- an
 
 from __future__ import annotations
 
+import functools
 import keyword
 import re
 import sys
@@ -78,6 +79,7 @@ def identifier_chars(text: str) -> str:
     return "".join(ch for ch in text if ("a" + ch).isidentifier())
 
 
+@functools.cache  # pure, and called for the same few hundred words thousands of times a build
 def pascal(text: str) -> str:
     """`agent_message_chunk` -> `AgentMessageChunk`; `McpServer` stays; punctuation is dropped."""
     out = identifier_chars("".join(w[:1].upper() + w[1:] for w in words(text)))
@@ -91,6 +93,7 @@ def snake(text: str) -> str:
     return snake_escaped(text)[0]
 
 
+@functools.cache
 def snake_escaped(text: str) -> tuple[str, bool]:
     """(`snake(text)`, whether the generator escaped it: a keyword or reserved name that got a
     trailing `_`, or a placeholder for a name with no letters or digits). An escaped name is one
@@ -116,6 +119,7 @@ def class_name(text: str) -> str:
     return class_name_escaped(text)[0]
 
 
+@functools.cache
 def class_name_escaped(text: str) -> tuple[str, bool]:
     """(`class_name(text)`, whether the generator made it: `Definition` for a key with no
     letters or digits, or a name escaped with a trailing `_`). A made name gives way to a given

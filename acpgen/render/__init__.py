@@ -49,6 +49,11 @@ OUTPUTS = {
 # Only a package with checked definitions (a schema saying more than its types) has these.
 CHECKED_ONLY = frozenset({"_schemas.py", "_validate.py"})
 
+def runtime_outputs() -> frozenset[str]:
+    """The output files that are runtime modules copied as they are (already in ruff's format)."""
+    return frozenset(name for name, template in OUTPUTS.items() if template == RUNTIME)
+
+
 def runtime_source(output: str) -> str:
     """The text of a runtime module as it ships in acpgen/runtime/ (read, never imported here)."""
     return (Path(__file__).resolve().parent.parent / "runtime" / output).read_text(encoding="utf-8")

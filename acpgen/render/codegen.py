@@ -349,6 +349,10 @@ class Default:
         return self.value or self.fresh
 
 
+# Where a field plan's `enc_at` reads the value: `to_dict` puts the name of a local there.
+VALUE_AT = "\x00"
+
+
 @dataclass(frozen=True)
 class FieldPlan:
     """Everything the generated code does with one field, decided once."""
@@ -363,6 +367,7 @@ class FieldPlan:
     fallback: str  # what replaces an invalid value under x-deserialize-default-on-error ("" = no rule)
     enc: str  # the encode expression of `self.<py>`
     hook: str  # the local name of the hook function ("" = none)
+    enc_at: str = ""  # the encode expression of a value at VALUE_AT (`to_dict` names a local there)
 
     @property
     def class_default(self) -> str:
@@ -627,12 +632,15 @@ class Emitter:
             else:
                 on_null = "[]" if r.kind == "list" else "{}" if r.kind in ("map", "object") else "None"
         fallback = self.fallback(f, default) if f.default_on_error else ""
-        enc = self.encode(f.type, f"self.{f.py}")
+        enc, enc_at = (self.field_encode(f, source) for source in (f"self.{f.py}", VALUE_AT))
+        return FieldPlan(f, local, self.field_ann(f), default, dec, absent, on_null, fallback, enc, hook, enc_at)
+
+    def field_encode(self, f: Field, source: str) -> str:
+        """The wire value of field `f` read from `source` (an expression without side effects)."""
+        enc = self.encode(f.type, source)
         if enc is None:
-            enc = f"self.{f.py}"
-        elif f.nullable:
-            enc = f"None if self.{f.py} is None else {enc}"
-        return FieldPlan(f, local, self.field_ann(f), default, dec, absent, on_null, fallback, enc, hook)
+            return source
+        return f"None if {source} is None else {enc}" if f.nullable else enc
 
     def decode_statements(self, p: FieldPlan) -> list[str]:
         """The statements of `from_dict` that read one field into its local: presence, null, value."""

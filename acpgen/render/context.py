@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import graphlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
@@ -11,6 +13,7 @@ from typing import Any
 from acpgen import __version__
 from acpgen.ir.model import Alias, Enum, Method, Package, Struct, TypeRef, Union_
 from acpgen.render.codegen import (
+    VALUE_AT,
     Decode,
     Emitter,
     FieldPlan,
@@ -25,6 +28,11 @@ from acpgen.render.text import docstring_body
 from acpgen.runtime import EAGER_EXPORTS, LAZY_EXPORTS, PROVENANCE_EXPORTS, ROUTER
 
 UNSTABLE_NOTE = "Unstable: only in the unstable schema; it may change or go away."
+
+
+# Every word of an expression not after a dot: a name it may use (a keyword or a word inside a string
+# literal counts too, which costs nothing).
+_WORDS = re.compile(r"(?<![.\w])\w+")
 
 
 @dataclass(frozen=True)
@@ -62,6 +70,24 @@ class StructView:
                 break
             lead.append(f)
         return self.required_fields + tuple(lead)
+
+    @functools.cached_property
+    def set_values(self) -> dict[str, tuple[str, str]]:
+        """Field -> (local, its encode expression) for each optional field `to_dict` writes only
+        when it is set, reading the attribute once (`if (meta := self.meta) is not UNSET:`). The
+        local is named as from_dict names it, with `_` added while it is a name any expression of
+        `to_dict` uses: assigned anywhere in the method, a local hides that name in all of it."""
+        exprs = [f.enc for f in self.fields] + [f.enc_at for f in self.tail_fields]
+        used = set(_WORDS.findall(" ".join(exprs))) | {"out", "self"}
+        values: dict[str, tuple[str, str]] = {}
+        for f in self.tail_fields:
+            if f.may_be_unset:
+                name = f.local
+                while name in used:
+                    name += "_"
+                used.add(name)
+                values[f.f.py] = (name, f.enc_at.replace(VALUE_AT, name))
+        return values
 
     @property
     def tail_fields(self) -> tuple[FieldPlan, ...]:

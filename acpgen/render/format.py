@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Collection
 from pathlib import Path
 
 from acpgen.diagnostics import Diagnostics
@@ -22,9 +23,13 @@ def ruff_binary() -> str:
         return str(Path(sys.executable).with_name("ruff"))
 
 
-def format_sources(files: dict[str, str], diags: Diagnostics) -> dict[str, str] | None:
-    """Format every .py file in one ruff run; a failure is a diagnostic, never a half result."""
-    python = {name: text for name, text in files.items() if name.endswith(".py")}
+def format_sources(
+    files: dict[str, str], diags: Diagnostics, formatted: Collection[str] = ()
+) -> dict[str, str] | None:
+    """Format every .py file in one ruff run; a failure is a diagnostic, never a half result. The
+    `formatted` files are left out: the runtime's modules, copied below a comment header, are kept
+    in ruff's format with these arguments (tests/unit/test_runtime_sources.py)."""
+    python = {name: text for name, text in files.items() if name.endswith(".py") and name not in formatted}
     with tempfile.TemporaryDirectory(prefix="acpgen-format-") as tmp:
         root = Path(tmp)
         for name, text in python.items():

@@ -50,12 +50,19 @@ def escape_in_string(text: str, quote: str, keep: str = "") -> str:
     return _pattern(quote, keep).sub(_replace, text)
 
 
+# What `docstring_body` may rewrite: a backslash, a tab, a quote, an unsafe character but the newline.
+_DOCSTRING_SPECIAL = re.compile('[\\\\\t"\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]')
+
+
+@functools.cache
 def docstring_body(text: str) -> str:
     """The body of a `\"\"\"...\"\"\"` docstring whose value is exactly `text`: newlines kept, tabs
     written `\\t` (a tab after a newline would mix tabs into the spaces of the indentation); a run
     of three or more quotes, or quotes at the very end, escaped (so nothing closes the literal
     early), other quotes left readable. A lone surrogate (JSON allows `\\ud800`, Unicode
     text does not) becomes U+FFFD: a class cannot be created with one in its docstring."""
+    if _DOCSTRING_SPECIAL.search(text) is None:
+        return text  # most schema prose: nothing to escape
     text = _SURROGATE.sub("\ufffd", text)
     out = "\\t".join(escape_in_string(part, "", keep="\n") for part in text.split("\t"))
     return _QUOTE_RUN.sub(lambda m: '\\"' * len(m.group()), out)

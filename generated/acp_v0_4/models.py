@@ -241,8 +241,8 @@ class AgentCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         out["loadSession"] = self.load_session
         out["mcpCapabilities"] = self.mcp_capabilities.to_dict()
         out["promptCapabilities"] = self.prompt_capabilities.to_dict()
@@ -355,16 +355,14 @@ class Annotations(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.audience is not UNSET:
-            out["audience"] = (
-                None if self.audience is None else [_ROLE_WIRE[i0] for i0 in self.audience]
-            )
-        if self.last_modified is not UNSET:
-            out["lastModified"] = self.last_modified
-        if self.priority is not UNSET:
-            out["priority"] = self.priority
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (audience := self.audience) is not UNSET:
+            out["audience"] = None if audience is None else [_ROLE_WIRE[i0] for i0 in audience]
+        if (last_modified := self.last_modified) is not UNSET:
+            out["lastModified"] = last_modified
+        if (priority := self.priority) is not UNSET:
+            out["priority"] = priority
         return out
 
 
@@ -412,10 +410,10 @@ class AudioContent(Model):
             "data": self.data,
             "mimeType": self.mime_type,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
         return out
 
 
@@ -468,10 +466,10 @@ class AudioContentBlock(Model):
             "data": self.data,
             "mimeType": self.mime_type,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
         return out
 
 
@@ -523,10 +521,10 @@ class AuthMethod(Model):
             "id": self.id,
             "name": self.name,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.description is not UNSET:
-            out["description"] = self.description
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (description := self.description) is not UNSET:
+            out["description"] = description
         return out
 
 
@@ -562,8 +560,8 @@ class AuthenticateRequest(Model):
         out: dict[str, object] = {
             "methodId": self.method_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -584,8 +582,8 @@ class AuthenticateResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -636,13 +634,11 @@ class AvailableCommand(Model):
             "description": self.description,
             "name": self.name,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.input is not UNSET:
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (input := self.input) is not UNSET:
             out["input"] = (
-                None
-                if self.input is None
-                else _AVAILABLE_COMMAND_INPUT_ENCODERS[type(self.input)](self.input)
+                None if input is None else _AVAILABLE_COMMAND_INPUT_ENCODERS[type(input)](input)
             )
         return out
 
@@ -745,10 +741,10 @@ class BlobResourceContents(Model):
             "blob": self.blob,
             "uri": self.uri,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.mime_type is not UNSET:
-            out["mimeType"] = self.mime_type
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (mime_type := self.mime_type) is not UNSET:
+            out["mimeType"] = mime_type
         return out
 
 
@@ -783,8 +779,8 @@ class CancelNotification(Model):
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -861,8 +857,8 @@ class ClientCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         out["fs"] = self.fs.to_dict()
         out["terminal"] = self.terminal
         return out
@@ -988,16 +984,16 @@ class CreateTerminalRequest(Model):
             "command": self.command,
             "sessionId": self.session_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.args is not UNSET:
-            out["args"] = self.args
-        if self.cwd is not UNSET:
-            out["cwd"] = self.cwd
-        if self.env is not UNSET:
-            out["env"] = [i0.to_dict() for i0 in self.env]
-        if self.output_byte_limit is not UNSET:
-            out["outputByteLimit"] = self.output_byte_limit
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (args := self.args) is not UNSET:
+            out["args"] = args
+        if (cwd := self.cwd) is not UNSET:
+            out["cwd"] = cwd
+        if (env := self.env) is not UNSET:
+            out["env"] = [i0.to_dict() for i0 in env]
+        if (output_byte_limit := self.output_byte_limit) is not UNSET:
+            out["outputByteLimit"] = output_byte_limit
         return out
 
 
@@ -1030,8 +1026,8 @@ class CreateTerminalResponse(Model):
         out: dict[str, object] = {
             "terminalId": self.terminal_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1113,10 +1109,10 @@ class DiffToolCallContent(Model):
             "newText": self.new_text,
             "path": self.path,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.old_text is not UNSET:
-            out["oldText"] = self.old_text
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (old_text := self.old_text) is not UNSET:
+            out["oldText"] = old_text
         return out
 
 
@@ -1158,10 +1154,10 @@ class EmbeddedResource(Model):
         out: dict[str, object] = {
             "resource": _EMBEDDED_RESOURCE_RESOURCE_ENCODERS[type(self.resource)](self.resource),
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
         return out
 
 
@@ -1202,8 +1198,8 @@ class EnvVariable(Model):
             "name": self.name,
             "value": self.value,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1244,8 +1240,8 @@ class FileSystemCapability(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         out["readTextFile"] = self.read_text_file
         out["writeTextFile"] = self.write_text_file
         return out
@@ -1288,8 +1284,8 @@ class HttpHeader(Model):
             "name": self.name,
             "value": self.value,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1392,12 +1388,12 @@ class ImageContent(Model):
             "data": self.data,
             "mimeType": self.mime_type,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
-        if self.uri is not UNSET:
-            out["uri"] = self.uri
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
+        if (uri := self.uri) is not UNSET:
+            out["uri"] = uri
         return out
 
 
@@ -1456,12 +1452,12 @@ class ImageContentBlock(Model):
             "data": self.data,
             "mimeType": self.mime_type,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
-        if self.uri is not UNSET:
-            out["uri"] = self.uri
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
+        if (uri := self.uri) is not UNSET:
+            out["uri"] = uri
         return out
 
 
@@ -1516,8 +1512,8 @@ class InitializeRequest(Model):
         out: dict[str, object] = {
             "protocolVersion": self.protocol_version,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         out["clientCapabilities"] = self.client_capabilities.to_dict()
         return out
 
@@ -1600,8 +1596,8 @@ class InitializeResponse(Model):
         out: dict[str, object] = {
             "protocolVersion": self.protocol_version,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         out["agentCapabilities"] = self.agent_capabilities.to_dict()
         out["authMethods"] = [i0.to_dict() for i0 in self.auth_methods]
         return out
@@ -1644,8 +1640,8 @@ class KillTerminalCommandRequest(Model):
             "sessionId": self.session_id,
             "terminalId": self.terminal_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1666,8 +1662,8 @@ class KillTerminalCommandResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1721,8 +1717,8 @@ class LoadSessionRequest(Model):
             "mcpServers": [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers],
             "sessionId": self.session_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1769,12 +1765,12 @@ class LoadSessionResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.models is not UNSET:
-            out["models"] = None if self.models is None else self.models.to_dict()
-        if self.modes is not UNSET:
-            out["modes"] = None if self.modes is None else self.modes.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (models := self.models) is not UNSET:
+            out["models"] = None if models is None else models.to_dict()
+        if (modes := self.modes) is not UNSET:
+            out["modes"] = None if modes is None else modes.to_dict()
         return out
 
 
@@ -1813,8 +1809,8 @@ class McpCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         out["http"] = self.http
         out["sse"] = self.sse
         return out
@@ -1872,10 +1868,10 @@ class ModelInfo(Model):
             "modelId": self.model_id,
             "name": self.name,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.description is not UNSET:
-            out["description"] = self.description
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (description := self.description) is not UNSET:
+            out["description"] = description
         return out
 
 
@@ -1919,8 +1915,8 @@ class NewSessionRequest(Model):
             "cwd": self.cwd,
             "mcpServers": [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers],
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1983,12 +1979,12 @@ class NewSessionResponse(Model):
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.models is not UNSET:
-            out["models"] = None if self.models is None else self.models.to_dict()
-        if self.modes is not UNSET:
-            out["modes"] = None if self.modes is None else self.modes.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (models := self.models) is not UNSET:
+            out["models"] = None if models is None else models.to_dict()
+        if (modes := self.modes) is not UNSET:
+            out["modes"] = None if modes is None else modes.to_dict()
         return out
 
 
@@ -2077,8 +2073,8 @@ class PermissionOption(Model):
             "name": self.name,
             "optionId": self.option_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2121,8 +2117,8 @@ class Plan(Model):
         out: dict[str, object] = {
             "entries": [i0.to_dict() for i0 in self.entries],
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2178,8 +2174,8 @@ class PlanEntry(Model):
             "priority": _PLAN_ENTRY_PRIORITY_WIRE[self.priority],
             "status": _PLAN_ENTRY_STATUS_WIRE[self.status],
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2220,8 +2216,8 @@ class PlanSessionUpdate(Model):
             "sessionUpdate": "plan",
             "entries": [i0.to_dict() for i0 in self.entries],
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2283,8 +2279,8 @@ class PromptCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         out["audio"] = self.audio
         out["embeddedContext"] = self.embedded_context
         out["image"] = self.image
@@ -2345,8 +2341,8 @@ class PromptRequest(Model):
             "prompt": [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.prompt],
             "sessionId": self.session_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2384,8 +2380,8 @@ class PromptResponse(Model):
         out: dict[str, object] = {
             "stopReason": _STOP_REASON_WIRE[self.stop_reason],
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2450,12 +2446,12 @@ class ReadTextFileRequest(Model):
             "path": self.path,
             "sessionId": self.session_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.limit is not UNSET:
-            out["limit"] = self.limit
-        if self.line is not UNSET:
-            out["line"] = self.line
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (limit := self.limit) is not UNSET:
+            out["limit"] = limit
+        if (line := self.line) is not UNSET:
+            out["line"] = line
         return out
 
 
@@ -2487,8 +2483,8 @@ class ReadTextFileResponse(Model):
         out: dict[str, object] = {
             "content": self.content,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2529,8 +2525,8 @@ class ReleaseTerminalRequest(Model):
             "sessionId": self.session_id,
             "terminalId": self.terminal_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2551,8 +2547,8 @@ class ReleaseTerminalResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2607,8 +2603,8 @@ class RequestPermissionRequest(Model):
             "sessionId": self.session_id,
             "toolCall": self.tool_call.to_dict(),
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2642,8 +2638,8 @@ class RequestPermissionResponse(Model):
         out: dict[str, object] = {
             "outcome": _REQUEST_PERMISSION_OUTCOME_ENCODERS[type(self.outcome)](self.outcome),
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2692,10 +2688,10 @@ class ResourceContentBlock(Model):
             "type": "resource",
             "resource": _EMBEDDED_RESOURCE_RESOURCE_ENCODERS[type(self.resource)](self.resource),
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
         return out
 
 
@@ -2779,18 +2775,18 @@ class ResourceLink(Model):
             "name": self.name,
             "uri": self.uri,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.mime_type is not UNSET:
-            out["mimeType"] = self.mime_type
-        if self.size is not UNSET:
-            out["size"] = self.size
-        if self.title is not UNSET:
-            out["title"] = self.title
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (mime_type := self.mime_type) is not UNSET:
+            out["mimeType"] = mime_type
+        if (size := self.size) is not UNSET:
+            out["size"] = size
+        if (title := self.title) is not UNSET:
+            out["title"] = title
         return out
 
 
@@ -2879,18 +2875,18 @@ class ResourceLinkContentBlock(Model):
             "name": self.name,
             "uri": self.uri,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.mime_type is not UNSET:
-            out["mimeType"] = self.mime_type
-        if self.size is not UNSET:
-            out["size"] = self.size
-        if self.title is not UNSET:
-            out["title"] = self.title
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (mime_type := self.mime_type) is not UNSET:
+            out["mimeType"] = mime_type
+        if (size := self.size) is not UNSET:
+            out["size"] = size
+        if (title := self.title) is not UNSET:
+            out["title"] = title
         return out
 
 
@@ -2971,10 +2967,10 @@ class SessionMode(Model):
             "id": self.id,
             "name": self.name,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.description is not UNSET:
-            out["description"] = self.description
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (description := self.description) is not UNSET:
+            out["description"] = description
         return out
 
 
@@ -3016,8 +3012,8 @@ class SessionModeState(Model):
             "availableModes": [i0.to_dict() for i0 in self.available_modes],
             "currentModeId": self.current_mode_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3063,8 +3059,8 @@ class SessionModelState(Model):
             "availableModels": [i0.to_dict() for i0 in self.available_models],
             "currentModelId": self.current_model_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3110,8 +3106,8 @@ class SessionNotification(Model):
             "sessionId": self.session_id,
             "update": _SESSION_UPDATE_ENCODERS[type(self.update)](self.update),
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3152,8 +3148,8 @@ class SetSessionModeRequest(Model):
             "modeId": self.mode_id,
             "sessionId": self.session_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3173,8 +3169,8 @@ class SetSessionModeResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["meta"] = meta
         return out
 
 
@@ -3219,8 +3215,8 @@ class SetSessionModelRequest(Model):
             "modelId": self.model_id,
             "sessionId": self.session_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3245,8 +3241,8 @@ class SetSessionModelResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3389,12 +3385,12 @@ class TerminalExitStatus(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.exit_code is not UNSET:
-            out["exitCode"] = self.exit_code
-        if self.signal is not UNSET:
-            out["signal"] = self.signal
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (exit_code := self.exit_code) is not UNSET:
+            out["exitCode"] = exit_code
+        if (signal := self.signal) is not UNSET:
+            out["signal"] = signal
         return out
 
 
@@ -3435,8 +3431,8 @@ class TerminalOutputRequest(Model):
             "sessionId": self.session_id,
             "terminalId": self.terminal_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3487,10 +3483,10 @@ class TerminalOutputResponse(Model):
             "output": self.output,
             "truncated": self.truncated,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.exit_status is not UNSET:
-            out["exitStatus"] = None if self.exit_status is None else self.exit_status.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (exit_status := self.exit_status) is not UNSET:
+            out["exitStatus"] = None if exit_status is None else exit_status.to_dict()
         return out
 
 
@@ -3564,10 +3560,10 @@ class TextContent(Model):
         out: dict[str, object] = {
             "text": self.text,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
         return out
 
 
@@ -3613,10 +3609,10 @@ class TextContentBlock(Model):
             "type": "text",
             "text": self.text,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
         return out
 
 
@@ -3661,10 +3657,10 @@ class TextResourceContents(Model):
             "text": self.text,
             "uri": self.uri,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.mime_type is not UNSET:
-            out["mimeType"] = self.mime_type
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (mime_type := self.mime_type) is not UNSET:
+            out["mimeType"] = mime_type
         return out
 
 
@@ -3779,20 +3775,20 @@ class ToolCall(Model):
             "title": self.title,
             "toolCallId": self.tool_call_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.content is not UNSET:
-            out["content"] = [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in self.content]
-        if self.kind is not UNSET:
-            out["kind"] = _TOOL_KIND_WIRE[self.kind]
-        if self.locations is not UNSET:
-            out["locations"] = [i0.to_dict() for i0 in self.locations]
-        if self.raw_input is not UNSET:
-            out["rawInput"] = self.raw_input
-        if self.raw_output is not UNSET:
-            out["rawOutput"] = self.raw_output
-        if self.status is not UNSET:
-            out["status"] = _TOOL_CALL_STATUS_WIRE[self.status]
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (content := self.content) is not UNSET:
+            out["content"] = [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in content]
+        if (kind := self.kind) is not UNSET:
+            out["kind"] = _TOOL_KIND_WIRE[kind]
+        if (locations := self.locations) is not UNSET:
+            out["locations"] = [i0.to_dict() for i0 in locations]
+        if (raw_input := self.raw_input) is not UNSET:
+            out["rawInput"] = raw_input
+        if (raw_output := self.raw_output) is not UNSET:
+            out["rawOutput"] = raw_output
+        if (status := self.status) is not UNSET:
+            out["status"] = _TOOL_CALL_STATUS_WIRE[status]
         return out
 
 
@@ -3841,10 +3837,10 @@ class ToolCallLocation(Model):
         out: dict[str, object] = {
             "path": self.path,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.line is not UNSET:
-            out["line"] = self.line
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (line := self.line) is not UNSET:
+            out["line"] = line
         return out
 
 
@@ -3957,20 +3953,20 @@ class ToolCallSessionUpdate(Model):
             "title": self.title,
             "toolCallId": self.tool_call_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.content is not UNSET:
-            out["content"] = [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in self.content]
-        if self.kind is not UNSET:
-            out["kind"] = _TOOL_KIND_WIRE[self.kind]
-        if self.locations is not UNSET:
-            out["locations"] = [i0.to_dict() for i0 in self.locations]
-        if self.raw_input is not UNSET:
-            out["rawInput"] = self.raw_input
-        if self.raw_output is not UNSET:
-            out["rawOutput"] = self.raw_output
-        if self.status is not UNSET:
-            out["status"] = _TOOL_CALL_STATUS_WIRE[self.status]
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (content := self.content) is not UNSET:
+            out["content"] = [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in content]
+        if (kind := self.kind) is not UNSET:
+            out["kind"] = _TOOL_KIND_WIRE[kind]
+        if (locations := self.locations) is not UNSET:
+            out["locations"] = [i0.to_dict() for i0 in locations]
+        if (raw_input := self.raw_input) is not UNSET:
+            out["rawInput"] = raw_input
+        if (raw_output := self.raw_output) is not UNSET:
+            out["rawOutput"] = raw_output
+        if (status := self.status) is not UNSET:
+            out["status"] = _TOOL_CALL_STATUS_WIRE[status]
         return out
 
 
@@ -4083,28 +4079,26 @@ class ToolCallUpdate(Model):
         out: dict[str, object] = {
             "toolCallId": self.tool_call_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.content is not UNSET:
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (content := self.content) is not UNSET:
             out["content"] = (
                 None
-                if self.content is None
-                else [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in self.content]
+                if content is None
+                else [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in content]
             )
-        if self.kind is not UNSET:
-            out["kind"] = None if self.kind is None else _TOOL_KIND_WIRE[self.kind]
-        if self.locations is not UNSET:
-            out["locations"] = (
-                None if self.locations is None else [i0.to_dict() for i0 in self.locations]
-            )
-        if self.raw_input is not UNSET:
-            out["rawInput"] = self.raw_input
-        if self.raw_output is not UNSET:
-            out["rawOutput"] = self.raw_output
-        if self.status is not UNSET:
-            out["status"] = None if self.status is None else _TOOL_CALL_STATUS_WIRE[self.status]
-        if self.title is not UNSET:
-            out["title"] = self.title
+        if (kind := self.kind) is not UNSET:
+            out["kind"] = None if kind is None else _TOOL_KIND_WIRE[kind]
+        if (locations := self.locations) is not UNSET:
+            out["locations"] = None if locations is None else [i0.to_dict() for i0 in locations]
+        if (raw_input := self.raw_input) is not UNSET:
+            out["rawInput"] = raw_input
+        if (raw_output := self.raw_output) is not UNSET:
+            out["rawOutput"] = raw_output
+        if (status := self.status) is not UNSET:
+            out["status"] = None if status is None else _TOOL_CALL_STATUS_WIRE[status]
+        if (title := self.title) is not UNSET:
+            out["title"] = title
         return out
 
 
@@ -4215,28 +4209,26 @@ class ToolCallUpdateSessionUpdate(Model):
             "sessionUpdate": "tool_call_update",
             "toolCallId": self.tool_call_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.content is not UNSET:
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (content := self.content) is not UNSET:
             out["content"] = (
                 None
-                if self.content is None
-                else [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in self.content]
+                if content is None
+                else [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in content]
             )
-        if self.kind is not UNSET:
-            out["kind"] = None if self.kind is None else _TOOL_KIND_WIRE[self.kind]
-        if self.locations is not UNSET:
-            out["locations"] = (
-                None if self.locations is None else [i0.to_dict() for i0 in self.locations]
-            )
-        if self.raw_input is not UNSET:
-            out["rawInput"] = self.raw_input
-        if self.raw_output is not UNSET:
-            out["rawOutput"] = self.raw_output
-        if self.status is not UNSET:
-            out["status"] = None if self.status is None else _TOOL_CALL_STATUS_WIRE[self.status]
-        if self.title is not UNSET:
-            out["title"] = self.title
+        if (kind := self.kind) is not UNSET:
+            out["kind"] = None if kind is None else _TOOL_KIND_WIRE[kind]
+        if (locations := self.locations) is not UNSET:
+            out["locations"] = None if locations is None else [i0.to_dict() for i0 in locations]
+        if (raw_input := self.raw_input) is not UNSET:
+            out["rawInput"] = raw_input
+        if (raw_output := self.raw_output) is not UNSET:
+            out["rawOutput"] = raw_output
+        if (status := self.status) is not UNSET:
+            out["status"] = None if status is None else _TOOL_CALL_STATUS_WIRE[status]
+        if (title := self.title) is not UNSET:
+            out["title"] = title
         return out
 
 
@@ -4307,8 +4299,8 @@ class WaitForTerminalExitRequest(Model):
             "sessionId": self.session_id,
             "terminalId": self.terminal_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4347,12 +4339,12 @@ class WaitForTerminalExitResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
-        if self.exit_code is not UNSET:
-            out["exitCode"] = self.exit_code
-        if self.signal is not UNSET:
-            out["signal"] = self.signal
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        if (exit_code := self.exit_code) is not UNSET:
+            out["exitCode"] = exit_code
+        if (signal := self.signal) is not UNSET:
+            out["signal"] = signal
         return out
 
 
@@ -4403,8 +4395,8 @@ class WriteTextFileRequest(Model):
             "path": self.path,
             "sessionId": self.session_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4425,8 +4417,8 @@ class WriteTextFileResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 

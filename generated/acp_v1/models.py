@@ -472,14 +472,12 @@ class AcceptCreateElicitationResponse(Model):
         out: dict[str, object] = {
             "action": "accept",
         }
-        if self.content is not UNSET:
+        if (content := self.content) is not UNSET:
             out["content"] = (
-                None
-                if self.content is None
-                else {k0: encode_value(i0) for k0, i0 in self.content.items()}
+                None if content is None else {k0: encode_value(i0) for k0, i0 in content.items()}
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -536,12 +534,12 @@ class AgentAuthCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.status is not UNSET:
-            out["status"] = None if self.status is None else self.status.to_dict()
-        if self.logout is not UNSET:
-            out["logout"] = None if self.logout is None else self.logout.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (status := self.status) is not UNSET:
+            out["status"] = None if status is None else status.to_dict()
+        if (logout := self.logout) is not UNSET:
+            out["logout"] = None if logout is None else logout.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -669,10 +667,10 @@ class AgentCapabilities(Model):
             "sessionCapabilities": self.session_capabilities.to_dict(),
             "auth": self.auth.to_dict(),
         }
-        if self.providers is not UNSET:
-            out["providers"] = None if self.providers is None else self.providers.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (providers := self.providers) is not UNSET:
+            out["providers"] = None if providers is None else providers.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -710,8 +708,8 @@ class AgentNotification(Model):
         out: dict[str, object] = {
             "method": self.method,
         }
-        if self.params is not UNSET:
-            out["params"] = None if self.params is None else encode_value(self.params)
+        if (params := self.params) is not UNSET:
+            out["params"] = None if params is None else encode_value(params)
         return out
 
 
@@ -758,8 +756,8 @@ class AgentRequest(Model):
             "id": encode_value(self.id),
             "method": self.method,
         }
-        if self.params is not UNSET:
-            out["params"] = None if self.params is None else encode_value(self.params)
+        if (params := self.params) is not UNSET:
+            out["params"] = None if params is None else encode_value(params)
         return out
 
 
@@ -892,16 +890,14 @@ class Annotations(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.audience is not UNSET:
-            out["audience"] = (
-                None if self.audience is None else [_ROLE_WIRE[i0] for i0 in self.audience]
-            )
-        if self.last_modified is not UNSET:
-            out["lastModified"] = self.last_modified
-        if self.priority is not UNSET:
-            out["priority"] = self.priority
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (audience := self.audience) is not UNSET:
+            out["audience"] = None if audience is None else [_ROLE_WIRE[i0] for i0 in audience]
+        if (last_modified := self.last_modified) is not UNSET:
+            out["lastModified"] = last_modified
+        if (priority := self.priority) is not UNSET:
+            out["priority"] = priority
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -951,8 +947,8 @@ class ArchiveSessionRequest(Model):
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -983,8 +979,8 @@ class ArchiveSessionResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1040,10 +1036,10 @@ class AudioContent(Model):
         out = self._wire_head.copy()
         out["data"] = self.data
         out["mimeType"] = self.mime_type
-        if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1134,16 +1130,16 @@ class AuthAccount(Model):
         out: dict[str, object] = {
             "label": self.label,
         }
-        if self.active is not UNSET:
-            out["active"] = self.active
-        if self.name is not UNSET:
-            out["name"] = self.name
-        if self.email is not UNSET:
-            out["email"] = self.email
-        if self.organization is not UNSET:
-            out["organization"] = self.organization
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (active := self.active) is not UNSET:
+            out["active"] = active
+        if (name := self.name) is not UNSET:
+            out["name"] = name
+        if (email := self.email) is not UNSET:
+            out["email"] = email
+        if (organization := self.organization) is not UNSET:
+            out["organization"] = organization
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1187,8 +1183,8 @@ class AuthCapabilities(Model):
         out: dict[str, object] = {
             "terminal": self.terminal,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1248,10 +1244,10 @@ class AuthMethodAgent(Model):
             "id": self.id,
             "name": self.name,
         }
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1339,14 +1335,14 @@ class AuthMethodTerminal(Model):
         out = self._wire_head.copy()
         out["id"] = self.id
         out["name"] = self.name
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.args is not UNSET:
-            out["args"] = self.args
-        if self.env is not UNSET:
-            out["env"] = self.env
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (args := self.args) is not UNSET:
+            out["args"] = args
+        if (env := self.env) is not UNSET:
+            out["env"] = env
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1379,8 +1375,8 @@ class AuthStatusCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1416,8 +1412,8 @@ class AuthStatusRequest(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1478,10 +1474,10 @@ class AuthStatusResponse(Model):
         out: dict[str, object] = {
             "state": (self.state._value_ if isinstance(self.state, AuthState) else self.state),
         }
-        if self.accounts is not UNSET:
-            out["accounts"] = [i0.to_dict() for i0 in self.accounts]
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (accounts := self.accounts) is not UNSET:
+            out["accounts"] = [i0.to_dict() for i0 in accounts]
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1548,10 +1544,10 @@ class AuthStatusUpdateNotification(Model):
         out: dict[str, object] = {
             "state": (self.state._value_ if isinstance(self.state, AuthState) else self.state),
         }
-        if self.accounts is not UNSET:
-            out["accounts"] = [i0.to_dict() for i0 in self.accounts]
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (accounts := self.accounts) is not UNSET:
+            out["accounts"] = [i0.to_dict() for i0 in accounts]
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1593,8 +1589,8 @@ class AuthenticateRequest(Model):
         out: dict[str, object] = {
             "methodId": self.method_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1621,8 +1617,8 @@ class AuthenticateResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1679,14 +1675,12 @@ class AvailableCommand(Model):
             "name": self.name,
             "description": self.description,
         }
-        if self.input is not UNSET:
+        if (input := self.input) is not UNSET:
             out["input"] = (
-                None
-                if self.input is None
-                else _AVAILABLE_COMMAND_INPUT_ENCODERS[type(self.input)](self.input)
+                None if input is None else _AVAILABLE_COMMAND_INPUT_ENCODERS[type(input)](input)
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1727,8 +1721,8 @@ class AvailableCommandsUpdate(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["availableCommands"] = [i0.to_dict() for i0 in self.available_commands]
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1782,10 +1776,10 @@ class BlobResourceContents(Model):
             "blob": self.blob,
             "uri": self.uri,
         }
-        if self.mime_type is not UNSET:
-            out["mimeType"] = self.mime_type
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (mime_type := self.mime_type) is not UNSET:
+            out["mimeType"] = mime_type
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1814,8 +1808,8 @@ class BooleanConfigOptionCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1871,14 +1865,14 @@ class BooleanPropertySchema(Model):
 
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
-        if self.title is not UNSET:
-            out["title"] = self.title
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.default is not UNSET:
-            out["default"] = self.default
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (default := self.default) is not UNSET:
+            out["default"] = default
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1957,20 +1951,20 @@ class BooleanSessionConfigOption(Model):
             "id": self.id,
             "name": self.name,
         }
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.category is not UNSET:
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (category := self.category) is not UNSET:
             out["category"] = (
                 None
-                if self.category is None
+                if category is None
                 else (
-                    self.category._value_
-                    if isinstance(self.category, SessionConfigOptionCategory)
-                    else self.category
+                    category._value_
+                    if isinstance(category, SessionConfigOptionCategory)
+                    else category
                 )
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2028,8 +2022,8 @@ class BooleanSetSessionConfigOptionRequest(Model):
             "sessionId": self.session_id,
             "configId": self.config_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2062,8 +2056,8 @@ class CancelCreateElicitationResponse(Model):
         out: dict[str, object] = {
             "action": "cancel",
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2104,8 +2098,8 @@ class CancelNotification(Model):
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2147,8 +2141,8 @@ class CancelRequestNotification(Model):
         out: dict[str, object] = {
             "requestId": encode_value(self.request_id),
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2191,10 +2185,10 @@ class CancelledIdleStateUpdate(Model):
         out: dict[str, object] = {
             "stopReason": "cancelled",
         }
-        if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (usage := self.usage) is not UNSET:
+            out["usage"] = None if usage is None else usage.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2359,17 +2353,17 @@ class ClientCapabilities(Model):
             "fs": self.fs.to_dict(),
             "terminal": self.terminal,
         }
-        if self.session is not UNSET:
-            out["session"] = None if self.session is None else self.session.to_dict()
-        if self.subagents is not UNSET:
-            out["subagents"] = None if self.subagents is None else self.subagents.to_dict()
-        if self.plan is not UNSET:
-            out["plan"] = None if self.plan is None else self.plan.to_dict()
+        if (session := self.session) is not UNSET:
+            out["session"] = None if session is None else session.to_dict()
+        if (subagents := self.subagents) is not UNSET:
+            out["subagents"] = None if subagents is None else subagents.to_dict()
+        if (plan := self.plan) is not UNSET:
+            out["plan"] = None if plan is None else plan.to_dict()
         out["auth"] = self.auth.to_dict()
-        if self.elicitation is not UNSET:
-            out["elicitation"] = None if self.elicitation is None else self.elicitation.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (elicitation := self.elicitation) is not UNSET:
+            out["elicitation"] = None if elicitation is None else elicitation.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2407,8 +2401,8 @@ class ClientNotification(Model):
         out: dict[str, object] = {
             "method": self.method,
         }
-        if self.params is not UNSET:
-            out["params"] = None if self.params is None else encode_value(self.params)
+        if (params := self.params) is not UNSET:
+            out["params"] = None if params is None else encode_value(params)
         return out
 
 
@@ -2455,8 +2449,8 @@ class ClientRequest(Model):
             "id": encode_value(self.id),
             "method": self.method,
         }
-        if self.params is not UNSET:
-            out["params"] = None if self.params is None else encode_value(self.params)
+        if (params := self.params) is not UNSET:
+            out["params"] = None if params is None else encode_value(params)
         return out
 
 
@@ -2592,16 +2586,14 @@ class ClientSessionCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.compaction is not UNSET:
-            out["compaction"] = self.compaction
-        if self.config_options is not UNSET:
-            out["configOptions"] = (
-                None if self.config_options is None else self.config_options.to_dict()
-            )
-        if self.notices is not UNSET:
-            out["notices"] = self.notices
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (compaction := self.compaction) is not UNSET:
+            out["compaction"] = compaction
+        if (config_options := self.config_options) is not UNSET:
+            out["configOptions"] = None if config_options is None else config_options.to_dict()
+        if (notices := self.notices) is not UNSET:
+            out["notices"] = notices
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2646,8 +2638,8 @@ class CloseSessionRequest(Model):
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2674,8 +2666,8 @@ class CloseSessionResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2721,8 +2713,8 @@ class CompactionSummaryChunk(Model):
         out = self._wire_head.copy()
         out["compactionId"] = self.compaction_id
         out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2791,16 +2783,16 @@ class CompactionUpdate(Model):
         out["status"] = (
             self.status._value_ if isinstance(self.status, CompactionStatus) else self.status
         )
-        if self.summary is not UNSET:
+        if (summary := self.summary) is not UNSET:
             out["summary"] = (
                 None
-                if self.summary is None
-                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.summary]
+                if summary is None
+                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in summary]
             )
-        if self.error is not UNSET:
-            out["error"] = self.error
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (error := self.error) is not UNSET:
+            out["error"] = error
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2841,8 +2833,8 @@ class CompleteElicitationNotification(Model):
         out: dict[str, object] = {
             "elicitationId": self.elicitation_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2885,8 +2877,8 @@ class ConfigOptionUpdate(Model):
         out["configOptions"] = [
             _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options
         ]
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2925,8 +2917,8 @@ class Content(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2975,10 +2967,10 @@ class ContentChunk(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
-        if self.message_id is not UNSET:
-            out["messageId"] = self.message_id
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (message_id := self.message_id) is not UNSET:
+            out["messageId"] = message_id
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3026,8 +3018,8 @@ class Cost(Model):
             "amount": self.amount,
             "currency": self.currency,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3130,16 +3122,16 @@ class CreateTerminalRequest(Model):
             "sessionId": self.session_id,
             "command": self.command,
         }
-        if self.args is not UNSET:
-            out["args"] = self.args
-        if self.env is not UNSET:
-            out["env"] = [i0.to_dict() for i0 in self.env]
-        if self.cwd is not UNSET:
-            out["cwd"] = self.cwd
-        if self.output_byte_limit is not UNSET:
-            out["outputByteLimit"] = self.output_byte_limit
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (args := self.args) is not UNSET:
+            out["args"] = args
+        if (env := self.env) is not UNSET:
+            out["env"] = [i0.to_dict() for i0 in env]
+        if (cwd := self.cwd) is not UNSET:
+            out["cwd"] = cwd
+        if (output_byte_limit := self.output_byte_limit) is not UNSET:
+            out["outputByteLimit"] = output_byte_limit
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3178,8 +3170,8 @@ class CreateTerminalResponse(Model):
         out: dict[str, object] = {
             "terminalId": self.terminal_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3219,8 +3211,8 @@ class CurrentModeUpdate(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["currentModeId"] = self.current_mode_id
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3253,8 +3245,8 @@ class DeclineCreateElicitationResponse(Model):
         out: dict[str, object] = {
             "action": "decline",
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3295,8 +3287,8 @@ class DeleteSessionRequest(Model):
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3323,8 +3315,8 @@ class DeleteSessionResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3381,10 +3373,10 @@ class Diff(Model):
         out = self._wire_head.copy()
         out["path"] = self.path
         out["newText"] = self.new_text
-        if self.old_text is not UNSET:
-            out["oldText"] = self.old_text
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (old_text := self.old_text) is not UNSET:
+            out["oldText"] = old_text
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3427,8 +3419,8 @@ class DisableProviderRequest(Model):
         out: dict[str, object] = {
             "providerId": self.provider_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3459,8 +3451,8 @@ class DisableProviderResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3486,11 +3478,9 @@ class ElicitationAcceptAction(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.content is not UNSET:
+        if (content := self.content) is not UNSET:
             out["content"] = (
-                None
-                if self.content is None
-                else {k0: encode_value(i0) for k0, i0 in self.content.items()}
+                None if content is None else {k0: encode_value(i0) for k0, i0 in content.items()}
             )
         return out
 
@@ -3546,12 +3536,12 @@ class ElicitationCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.form is not UNSET:
-            out["form"] = None if self.form is None else self.form.to_dict()
-        if self.url is not UNSET:
-            out["url"] = None if self.url is None else self.url.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (form := self.form) is not UNSET:
+            out["form"] = None if form is None else form.to_dict()
+        if (url := self.url) is not UNSET:
+            out["url"] = None if url is None else url.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3582,8 +3572,8 @@ class ElicitationFormCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3700,18 +3690,18 @@ class ElicitationSchema(Model):
         out: dict[str, object] = {
             "type": _ELICITATION_SCHEMA_TYPE_WIRE[self.type],
         }
-        if self.title is not UNSET:
-            out["title"] = self.title
+        if (title := self.title) is not UNSET:
+            out["title"] = title
         out["properties"] = {
             k0: _ELICITATION_PROPERTY_SCHEMA_ENCODERS[type(i0)](i0)
             for k0, i0 in self.properties.items()
         }
-        if self.required is not UNSET:
-            out["required"] = self.required
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (required := self.required) is not UNSET:
+            out["required"] = required
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3757,8 +3747,8 @@ class ElicitationSessionScope(Model):
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
-        if self.tool_call_id is not UNSET:
-            out["toolCallId"] = self.tool_call_id
+        if (tool_call_id := self.tool_call_id) is not UNSET:
+            out["toolCallId"] = tool_call_id
         return out
 
 
@@ -3789,8 +3779,8 @@ class ElicitationUrlCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3839,10 +3829,10 @@ class EmbeddedResource(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["resource"] = _EMBEDDED_RESOURCE_RESOURCE_ENCODERS[type(self.resource)](self.resource)
-        if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3885,10 +3875,10 @@ class EndTurnIdleStateUpdate(Model):
         out: dict[str, object] = {
             "stopReason": "end_turn",
         }
-        if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (usage := self.usage) is not UNSET:
+            out["usage"] = None if usage is None else usage.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3950,10 +3940,10 @@ class EnumOption(Model):
             "const": self.const,
             "title": self.title,
         }
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4000,8 +3990,8 @@ class EnvVariable(Model):
             "name": self.name,
             "value": self.value,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4051,8 +4041,8 @@ class Error(Model):
             "code": (self.code._value_ if isinstance(self.code, ErrorCode) else self.code),
             "message": self.message,
         }
-        if self.data is not UNSET:
-            out["data"] = self.data
+        if (data_ := self.data) is not UNSET:
+            out["data"] = data_
         return out
 
 
@@ -4108,12 +4098,12 @@ class ErrorIdleStateUpdate(Model):
         out: dict[str, object] = {
             "stopReason": "error",
         }
-        if self.error is not UNSET:
-            out["error"] = None if self.error is None else self.error.to_dict()
-        if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (error := self.error) is not UNSET:
+            out["error"] = None if error is None else error.to_dict()
+        if (usage := self.usage) is not UNSET:
+            out["usage"] = None if usage is None else usage.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4146,8 +4136,8 @@ class ErrorStopReason(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.error is not UNSET:
-            out["error"] = None if self.error is None else self.error.to_dict()
+        if (error := self.error) is not UNSET:
+            out["error"] = None if error is None else error.to_dict()
         return out
 
 
@@ -4193,8 +4183,8 @@ class FileSystemCapabilities(Model):
             "readTextFile": self.read_text_file,
             "writeTextFile": self.write_text_file,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4298,16 +4288,14 @@ class ForkSessionRequest(Model):
             "sessionId": self.session_id,
             "cwd": self.cwd,
         }
-        if self.additional_directories is not UNSET:
-            out["additionalDirectories"] = self.additional_directories
-        if self.mcp_servers is not UNSET:
-            out["mcpServers"] = [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers]
-        if self.system_prompt is not UNSET:
-            out["systemPrompt"] = (
-                None if self.system_prompt is None else self.system_prompt.to_dict()
-            )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (additional_directories := self.additional_directories) is not UNSET:
+            out["additionalDirectories"] = additional_directories
+        if (mcp_servers := self.mcp_servers) is not UNSET:
+            out["mcpServers"] = [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in mcp_servers]
+        if (system_prompt := self.system_prompt) is not UNSET:
+            out["systemPrompt"] = None if system_prompt is None else system_prompt.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4374,16 +4362,16 @@ class ForkSessionResponse(Model):
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
-        if self.modes is not UNSET:
-            out["modes"] = None if self.modes is None else self.modes.to_dict()
-        if self.config_options is not UNSET:
+        if (modes := self.modes) is not UNSET:
+            out["modes"] = None if modes is None else modes.to_dict()
+        if (config_options := self.config_options) is not UNSET:
             out["configOptions"] = (
                 None
-                if self.config_options is None
-                else [_SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options]
+                if config_options is None
+                else [_SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in config_options]
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4432,8 +4420,8 @@ class FormCreateElicitationRequest(Model):
             "mode": "form",
             "message": self.message,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         out.update(self.elicitation_form_mode.to_dict())
         return out
 
@@ -4481,8 +4469,8 @@ class HttpHeader(Model):
             "name": self.name,
             "value": self.value,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4545,12 +4533,12 @@ class ImageContent(Model):
         out = self._wire_head.copy()
         out["data"] = self.data
         out["mimeType"] = self.mime_type
-        if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
-        if self.uri is not UNSET:
-            out["uri"] = self.uri
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
+        if (uri := self.uri) is not UNSET:
+            out["uri"] = uri
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4611,10 +4599,10 @@ class Implementation(Model):
             "name": self.name,
             "version": self.version,
         }
-        if self.title is not UNSET:
-            out["title"] = self.title
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4702,10 +4690,10 @@ class InitializeRequest(Model):
             "protocolVersion": self.protocol_version,
             "clientCapabilities": self.client_capabilities.to_dict(),
         }
-        if self.client_info is not UNSET:
-            out["clientInfo"] = None if self.client_info is None else self.client_info.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (client_info := self.client_info) is not UNSET:
+            out["clientInfo"] = None if client_info is None else client_info.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4825,10 +4813,10 @@ class InitializeResponse(Model):
             "agentCapabilities": self.agent_capabilities.to_dict(),
             "authMethods": [_AUTH_METHOD_ENCODERS[type(i0)](i0) for i0 in self.auth_methods],
         }
-        if self.agent_info is not UNSET:
-            out["agentInfo"] = None if self.agent_info is None else self.agent_info.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (agent_info := self.agent_info) is not UNSET:
+            out["agentInfo"] = None if agent_info is None else agent_info.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4927,18 +4915,18 @@ class IntegerPropertySchema(Model):
 
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
-        if self.title is not UNSET:
-            out["title"] = self.title
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.minimum is not UNSET:
-            out["minimum"] = self.minimum
-        if self.maximum is not UNSET:
-            out["maximum"] = self.maximum
-        if self.default is not UNSET:
-            out["default"] = self.default
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (minimum := self.minimum) is not UNSET:
+            out["minimum"] = minimum
+        if (maximum := self.maximum) is not UNSET:
+            out["maximum"] = maximum
+        if (default := self.default) is not UNSET:
+            out["default"] = default
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4985,8 +4973,8 @@ class KillTerminalRequest(Model):
             "sessionId": self.session_id,
             "terminalId": self.terminal_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5013,8 +5001,8 @@ class KillTerminalResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5045,8 +5033,8 @@ class ListProvidersRequest(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5090,8 +5078,8 @@ class ListProvidersResponse(Model):
         out: dict[str, object] = {
             "providers": [i0.to_dict() for i0 in self.providers],
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5152,22 +5140,18 @@ class ListSessionsRequest(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.cwd is not UNSET:
-            out["cwd"] = self.cwd
-        if self.cursor is not UNSET:
-            out["cursor"] = self.cursor
-        if self.archived is not UNSET:
+        if (cwd := self.cwd) is not UNSET:
+            out["cwd"] = cwd
+        if (cursor := self.cursor) is not UNSET:
+            out["cursor"] = cursor
+        if (archived := self.archived) is not UNSET:
             out["archived"] = (
                 None
-                if self.archived is None
-                else (
-                    self.archived._value_
-                    if isinstance(self.archived, SessionArchiveFilter)
-                    else self.archived
-                )
+                if archived is None
+                else (archived._value_ if isinstance(archived, SessionArchiveFilter) else archived)
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5221,10 +5205,10 @@ class ListSessionsResponse(Model):
         out: dict[str, object] = {
             "sessions": [i0.to_dict() for i0 in self.sessions],
         }
-        if self.next_cursor is not UNSET:
-            out["nextCursor"] = self.next_cursor
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (next_cursor := self.next_cursor) is not UNSET:
+            out["nextCursor"] = next_cursor
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5325,14 +5309,12 @@ class LoadSessionRequest(Model):
             "cwd": self.cwd,
             "sessionId": self.session_id,
         }
-        if self.additional_directories is not UNSET:
-            out["additionalDirectories"] = self.additional_directories
-        if self.system_prompt is not UNSET:
-            out["systemPrompt"] = (
-                None if self.system_prompt is None else self.system_prompt.to_dict()
-            )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (additional_directories := self.additional_directories) is not UNSET:
+            out["additionalDirectories"] = additional_directories
+        if (system_prompt := self.system_prompt) is not UNSET:
+            out["systemPrompt"] = None if system_prompt is None else system_prompt.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5383,16 +5365,16 @@ class LoadSessionResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.modes is not UNSET:
-            out["modes"] = None if self.modes is None else self.modes.to_dict()
-        if self.config_options is not UNSET:
+        if (modes := self.modes) is not UNSET:
+            out["modes"] = None if modes is None else modes.to_dict()
+        if (config_options := self.config_options) is not UNSET:
             out["configOptions"] = (
                 None
-                if self.config_options is None
-                else [_SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options]
+                if config_options is None
+                else [_SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in config_options]
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5421,8 +5403,8 @@ class LogoutCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5451,8 +5433,8 @@ class LogoutRequest(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5479,8 +5461,8 @@ class LogoutResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5523,10 +5505,10 @@ class MaxTokensIdleStateUpdate(Model):
         out: dict[str, object] = {
             "stopReason": "max_tokens",
         }
-        if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (usage := self.usage) is not UNSET:
+            out["usage"] = None if usage is None else usage.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5570,10 +5552,10 @@ class MaxTurnRequestsIdleStateUpdate(Model):
         out: dict[str, object] = {
             "stopReason": "max_turn_requests",
         }
-        if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (usage := self.usage) is not UNSET:
+            out["usage"] = None if usage is None else usage.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5629,8 +5611,8 @@ class McpCapabilities(Model):
             "sse": self.sse,
             "acp": self.acp,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5684,8 +5666,8 @@ class McpError(Model):
             "code": self.code,
             "message": self.message,
         }
-        if self.data is not UNSET:
-            out["data"] = self.data
+        if (data_ := self.data) is not UNSET:
+            out["data"] = data_
         return out
 
 
@@ -5741,8 +5723,8 @@ class McpServerAcp(Model):
         out = self._wire_head.copy()
         out["name"] = self.name
         out["serverId"] = self.server_id
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5801,8 +5783,8 @@ class McpServerHttp(Model):
         out["name"] = self.name
         out["url"] = self.url
         out["headers"] = [i0.to_dict() for i0 in self.headers]
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5861,8 +5843,8 @@ class McpServerSse(Model):
         out["name"] = self.name
         out["url"] = self.url
         out["headers"] = [i0.to_dict() for i0 in self.headers]
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5935,8 +5917,8 @@ class McpServerStdio(Model):
             "args": self.args,
             "env": [i0.to_dict() for i0 in self.env],
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6007,10 +5989,10 @@ class MessageMcpNotification(Model):
             "requestId": self.request_id,
             "method": self.method,
         }
-        if self.params is not UNSET:
-            out["params"] = self.params
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (params := self.params) is not UNSET:
+            out["params"] = params
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6078,10 +6060,10 @@ class MessageMcpRequest(Model):
             "requestId": self.request_id,
             "method": self.method,
         }
-        if self.params is not UNSET:
-            out["params"] = self.params
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (params := self.params) is not UNSET:
+            out["params"] = params
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6119,8 +6101,8 @@ class MessageMcpResponseError(Model):
         out: dict[str, object] = {
             "error": self.error.to_dict(),
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6155,8 +6137,8 @@ class MessageMcpResponseResult(Model):
         out: dict[str, object] = {
             "result": self.result,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6257,18 +6239,18 @@ class MultiSelectPropertySchema(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["items"] = _MULTI_SELECT_ITEMS_ENCODERS[type(self.items)](self.items)
-        if self.title is not UNSET:
-            out["title"] = self.title
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.min_items is not UNSET:
-            out["minItems"] = self.min_items
-        if self.max_items is not UNSET:
-            out["maxItems"] = self.max_items
-        if self.default is not UNSET:
-            out["default"] = self.default
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (min_items := self.min_items) is not UNSET:
+            out["minItems"] = min_items
+        if (max_items := self.max_items) is not UNSET:
+            out["maxItems"] = max_items
+        if (default := self.default) is not UNSET:
+            out["default"] = default
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6356,14 +6338,12 @@ class NewSessionRequest(Model):
             "cwd": self.cwd,
             "mcpServers": [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers],
         }
-        if self.additional_directories is not UNSET:
-            out["additionalDirectories"] = self.additional_directories
-        if self.system_prompt is not UNSET:
-            out["systemPrompt"] = (
-                None if self.system_prompt is None else self.system_prompt.to_dict()
-            )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (additional_directories := self.additional_directories) is not UNSET:
+            out["additionalDirectories"] = additional_directories
+        if (system_prompt := self.system_prompt) is not UNSET:
+            out["systemPrompt"] = None if system_prompt is None else system_prompt.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6430,16 +6410,16 @@ class NewSessionResponse(Model):
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
-        if self.modes is not UNSET:
-            out["modes"] = None if self.modes is None else self.modes.to_dict()
-        if self.config_options is not UNSET:
+        if (modes := self.modes) is not UNSET:
+            out["modes"] = None if modes is None else modes.to_dict()
+        if (config_options := self.config_options) is not UNSET:
             out["configOptions"] = (
                 None
-                if self.config_options is None
-                else [_SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options]
+                if config_options is None
+                else [_SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in config_options]
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6478,10 +6458,10 @@ class NoneIdleStateUpdate(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (usage := self.usage) is not UNSET:
+            out["usage"] = None if usage is None else usage.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6549,10 +6529,10 @@ class Notice(Model):
             self.severity._value_ if isinstance(self.severity, NoticeSeverity) else self.severity
         )
         out["title"] = self.title
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6638,18 +6618,18 @@ class NumberPropertySchema(Model):
 
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
-        if self.title is not UNSET:
-            out["title"] = self.title
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.minimum is not UNSET:
-            out["minimum"] = self.minimum
-        if self.maximum is not UNSET:
-            out["maximum"] = self.maximum
-        if self.default is not UNSET:
-            out["default"] = self.default
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (minimum := self.minimum) is not UNSET:
+            out["minimum"] = minimum
+        if (maximum := self.maximum) is not UNSET:
+            out["maximum"] = maximum
+        if (default := self.default) is not UNSET:
+            out["default"] = default
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -7065,8 +7045,8 @@ class PermissionOption(Model):
             "name": self.name,
             "kind": _PERMISSION_OPTION_KIND_WIRE[self.kind],
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -7114,8 +7094,8 @@ class Plan(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["entries"] = [i0.to_dict() for i0 in self.entries]
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -7146,8 +7126,8 @@ class PlanCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -7209,8 +7189,8 @@ class PlanEntry(Model):
             "priority": _PLAN_ENTRY_PRIORITY_WIRE[self.priority],
             "status": _PLAN_ENTRY_STATUS_WIRE[self.status],
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -7260,8 +7240,8 @@ class PlanFile(Model):
         out = self._wire_head.copy()
         out["planId"] = self.plan_id
         out["uri"] = self.uri
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -7315,8 +7295,8 @@ class PlanItems(Model):
         out = self._wire_head.copy()
         out["planId"] = self.plan_id
         out["entries"] = [i0.to_dict() for i0 in self.entries]
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -7366,8 +7346,8 @@ class PlanMarkdown(Model):
         out = self._wire_head.copy()
         out["planId"] = self.plan_id
         out["content"] = self.content
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -7409,8 +7389,8 @@ class PlanRemoved(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["planId"] = self.plan_id
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -7453,8 +7433,8 @@ class PlanUpdate(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["plan"] = _PLAN_UPDATE_CONTENT_ENCODERS[type(self.plan)](self.plan)
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -7520,8 +7500,8 @@ class PromptCapabilities(Model):
             "audio": self.audio,
             "embeddedContext": self.embedded_context,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -7585,8 +7565,8 @@ class PromptRequest(Model):
             "sessionId": self.session_id,
             "prompt": [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.prompt],
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -7644,10 +7624,10 @@ class PromptResponse(Model):
         out: dict[str, object] = {
             "stopReason": _STOP_REASON_WIRE[self.stop_reason],
         }
-        if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (usage := self.usage) is not UNSET:
+            out["usage"] = None if usage is None else usage.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -7701,8 +7681,8 @@ class ProviderCurrentConfig(Model):
             ),
             "baseUrl": self.base_url,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -7776,10 +7756,10 @@ class ProviderInfo(Model):
             ],
             "required": self.required,
         }
-        if self.current is not UNSET:
-            out["current"] = None if self.current is None else self.current.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (current := self.current) is not UNSET:
+            out["current"] = None if current is None else current.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -7812,8 +7792,8 @@ class ProvidersCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -7853,11 +7833,11 @@ class ProxyNotification(Model):
         out: dict[str, object] = {
             "method": self.method,
         }
-        if self.params is not UNSET:
+        if (params := self.params) is not UNSET:
             out["params"] = (
                 None
-                if self.params is None
-                else _PROXY_NOTIFICATION_PARAMS_ENCODERS[type(self.params)](self.params)
+                if params is None
+                else _PROXY_NOTIFICATION_PARAMS_ENCODERS[type(params)](params)
             )
         return out
 
@@ -7907,11 +7887,9 @@ class ProxyRequest(Model):
             "id": encode_value(self.id),
             "method": self.method,
         }
-        if self.params is not UNSET:
+        if (params := self.params) is not UNSET:
             out["params"] = (
-                None
-                if self.params is None
-                else _PROXY_REQUEST_PARAMS_ENCODERS[type(self.params)](self.params)
+                None if params is None else _PROXY_REQUEST_PARAMS_ENCODERS[type(params)](params)
             )
         return out
 
@@ -8052,10 +8030,10 @@ class ProxySuccessorNotification(Model):
         out: dict[str, object] = {
             "method": self.method,
         }
-        if self.params is not UNSET:
-            out["params"] = self.params
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (params := self.params) is not UNSET:
+            out["params"] = params
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8124,10 +8102,10 @@ class ProxySuccessorRequest(Model):
         out: dict[str, object] = {
             "method": self.method,
         }
-        if self.params is not UNSET:
-            out["params"] = self.params
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (params := self.params) is not UNSET:
+            out["params"] = params
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8198,12 +8176,12 @@ class ReadTextFileRequest(Model):
             "sessionId": self.session_id,
             "path": self.path,
         }
-        if self.line is not UNSET:
-            out["line"] = self.line
-        if self.limit is not UNSET:
-            out["limit"] = self.limit
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (line := self.line) is not UNSET:
+            out["line"] = line
+        if (limit := self.limit) is not UNSET:
+            out["limit"] = limit
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8242,8 +8220,8 @@ class ReadTextFileResponse(Model):
         out: dict[str, object] = {
             "content": self.content,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8286,10 +8264,10 @@ class RefusalIdleStateUpdate(Model):
         out: dict[str, object] = {
             "stopReason": "refusal",
         }
-        if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (usage := self.usage) is not UNSET:
+            out["usage"] = None if usage is None else usage.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8336,8 +8314,8 @@ class ReleaseTerminalRequest(Model):
             "sessionId": self.session_id,
             "terminalId": self.terminal_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8364,8 +8342,8 @@ class ReleaseTerminalResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8509,8 +8487,8 @@ class RequestPermissionRequest(Model):
             "toolCall": self.tool_call.to_dict(),
             "options": [i0.to_dict() for i0 in self.options],
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8550,8 +8528,8 @@ class RequestPermissionResponse(Model):
         out: dict[str, object] = {
             "outcome": _REQUEST_PERMISSION_OUTCOME_ENCODERS[type(self.outcome)](self.outcome),
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8578,8 +8556,8 @@ class RequiresActionStateUpdate(Model):
 
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8673,18 +8651,18 @@ class ResourceLink(Model):
         out = self._wire_head.copy()
         out["name"] = self.name
         out["uri"] = self.uri
-        if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.mime_type is not UNSET:
-            out["mimeType"] = self.mime_type
-        if self.size is not UNSET:
-            out["size"] = self.size
-        if self.title is not UNSET:
-            out["title"] = self.title
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (mime_type := self.mime_type) is not UNSET:
+            out["mimeType"] = mime_type
+        if (size := self.size) is not UNSET:
+            out["size"] = size
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8785,16 +8763,14 @@ class ResumeSessionRequest(Model):
             "sessionId": self.session_id,
             "cwd": self.cwd,
         }
-        if self.additional_directories is not UNSET:
-            out["additionalDirectories"] = self.additional_directories
-        if self.mcp_servers is not UNSET:
-            out["mcpServers"] = [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers]
-        if self.system_prompt is not UNSET:
-            out["systemPrompt"] = (
-                None if self.system_prompt is None else self.system_prompt.to_dict()
-            )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (additional_directories := self.additional_directories) is not UNSET:
+            out["additionalDirectories"] = additional_directories
+        if (mcp_servers := self.mcp_servers) is not UNSET:
+            out["mcpServers"] = [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in mcp_servers]
+        if (system_prompt := self.system_prompt) is not UNSET:
+            out["systemPrompt"] = None if system_prompt is None else system_prompt.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8845,16 +8821,16 @@ class ResumeSessionResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.modes is not UNSET:
-            out["modes"] = None if self.modes is None else self.modes.to_dict()
-        if self.config_options is not UNSET:
+        if (modes := self.modes) is not UNSET:
+            out["modes"] = None if modes is None else modes.to_dict()
+        if (config_options := self.config_options) is not UNSET:
             out["configOptions"] = (
                 None
-                if self.config_options is None
-                else [_SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options]
+                if config_options is None
+                else [_SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in config_options]
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8881,8 +8857,8 @@ class RunningStateUpdate(Model):
 
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8970,20 +8946,20 @@ class SelectSessionConfigOption(Model):
             "id": self.id,
             "name": self.name,
         }
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.category is not UNSET:
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (category := self.category) is not UNSET:
             out["category"] = (
                 None
-                if self.category is None
+                if category is None
                 else (
-                    self.category._value_
-                    if isinstance(self.category, SessionConfigOptionCategory)
-                    else self.category
+                    category._value_
+                    if isinstance(category, SessionConfigOptionCategory)
+                    else category
                 )
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9021,8 +8997,8 @@ class SelectedPermissionOutcome(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["optionId"] = self.option_id
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9054,8 +9030,8 @@ class SessionAdditionalDirectoriesCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9089,8 +9065,8 @@ class SessionArchiveCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9123,8 +9099,8 @@ class SessionCancelCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9320,34 +9296,30 @@ class SessionCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.list_ is not UNSET:
-            out["list"] = None if self.list_ is None else self.list_.to_dict()
-        if self.delete is not UNSET:
-            out["delete"] = None if self.delete is None else self.delete.to_dict()
-        if self.additional_directories is not UNSET:
+        if (list_ := self.list_) is not UNSET:
+            out["list"] = None if list_ is None else list_.to_dict()
+        if (delete := self.delete) is not UNSET:
+            out["delete"] = None if delete is None else delete.to_dict()
+        if (additional_directories := self.additional_directories) is not UNSET:
             out["additionalDirectories"] = (
-                None
-                if self.additional_directories is None
-                else self.additional_directories.to_dict()
+                None if additional_directories is None else additional_directories.to_dict()
             )
-        if self.system_prompt is not UNSET:
-            out["systemPrompt"] = (
-                None if self.system_prompt is None else self.system_prompt.to_dict()
-            )
-        if self.fork is not UNSET:
-            out["fork"] = None if self.fork is None else self.fork.to_dict()
-        if self.archive is not UNSET:
-            out["archive"] = None if self.archive is None else self.archive.to_dict()
-        if self.status is not UNSET:
-            out["status"] = None if self.status is None else self.status.to_dict()
-        if self.title is not UNSET:
-            out["title"] = None if self.title is None else self.title.to_dict()
-        if self.resume is not UNSET:
-            out["resume"] = None if self.resume is None else self.resume.to_dict()
-        if self.close is not UNSET:
-            out["close"] = None if self.close is None else self.close.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (system_prompt := self.system_prompt) is not UNSET:
+            out["systemPrompt"] = None if system_prompt is None else system_prompt.to_dict()
+        if (fork := self.fork) is not UNSET:
+            out["fork"] = None if fork is None else fork.to_dict()
+        if (archive := self.archive) is not UNSET:
+            out["archive"] = None if archive is None else archive.to_dict()
+        if (status := self.status) is not UNSET:
+            out["status"] = None if status is None else status.to_dict()
+        if (title := self.title) is not UNSET:
+            out["title"] = None if title is None else title.to_dict()
+        if (resume := self.resume) is not UNSET:
+            out["resume"] = None if resume is None else resume.to_dict()
+        if (close := self.close) is not UNSET:
+            out["close"] = None if close is None else close.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9376,8 +9348,8 @@ class SessionCloseCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9446,10 +9418,10 @@ class SessionConfigOptionsCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.boolean is not UNSET:
-            out["boolean"] = None if self.boolean is None else self.boolean.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (boolean := self.boolean) is not UNSET:
+            out["boolean"] = None if boolean is None else boolean.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9543,8 +9515,8 @@ class SessionConfigSelectGroup(Model):
             "name": self.name,
             "options": [i0.to_dict() for i0 in self.options],
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9602,10 +9574,10 @@ class SessionConfigSelectOption(Model):
             "value": self.value,
             "name": self.name,
         }
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9634,8 +9606,8 @@ class SessionDeleteCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9686,8 +9658,8 @@ class SessionElicitationFormMode(Model):
             "sessionId": self.session_id,
             "requestedSchema": self.requested_schema.to_dict(),
         }
-        if self.tool_call_id is not UNSET:
-            out["toolCallId"] = self.tool_call_id
+        if (tool_call_id := self.tool_call_id) is not UNSET:
+            out["toolCallId"] = tool_call_id
         return out
 
 
@@ -9745,8 +9717,8 @@ class SessionElicitationUrlMode(Model):
             "elicitationId": self.elicitation_id,
             "url": self.url,
         }
-        if self.tool_call_id is not UNSET:
-            out["toolCallId"] = self.tool_call_id
+        if (tool_call_id := self.tool_call_id) is not UNSET:
+            out["toolCallId"] = tool_call_id
         return out
 
 
@@ -9779,8 +9751,8 @@ class SessionForkCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9871,16 +9843,16 @@ class SessionInfo(Model):
             "sessionId": self.session_id,
             "cwd": self.cwd,
         }
-        if self.additional_directories is not UNSET:
-            out["additionalDirectories"] = self.additional_directories
-        if self.title is not UNSET:
-            out["title"] = self.title
-        if self.updated_at is not UNSET:
-            out["updatedAt"] = self.updated_at
-        if self.archived is not UNSET:
-            out["archived"] = self.archived
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (additional_directories := self.additional_directories) is not UNSET:
+            out["additionalDirectories"] = additional_directories
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (updated_at := self.updated_at) is not UNSET:
+            out["updatedAt"] = updated_at
+        if (archived := self.archived) is not UNSET:
+            out["archived"] = archived
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9924,12 +9896,12 @@ class SessionInfoUpdate(Model):
 
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
-        if self.title is not UNSET:
-            out["title"] = self.title
-        if self.updated_at is not UNSET:
-            out["updatedAt"] = self.updated_at
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (updated_at := self.updated_at) is not UNSET:
+            out["updatedAt"] = updated_at
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9958,8 +9930,8 @@ class SessionListCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10066,22 +10038,22 @@ class SessionMessage(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["messageId"] = self.message_id
-        if self.sender_session_id is not UNSET:
-            out["senderSessionId"] = self.sender_session_id
-        if self.recipient_session_id is not UNSET:
-            out["recipientSessionId"] = self.recipient_session_id
-        if self.sender_message_id is not UNSET:
-            out["senderMessageId"] = self.sender_message_id
-        if self.recipient_message_id is not UNSET:
-            out["recipientMessageId"] = self.recipient_message_id
-        if self.content is not UNSET:
+        if (sender_session_id := self.sender_session_id) is not UNSET:
+            out["senderSessionId"] = sender_session_id
+        if (recipient_session_id := self.recipient_session_id) is not UNSET:
+            out["recipientSessionId"] = recipient_session_id
+        if (sender_message_id := self.sender_message_id) is not UNSET:
+            out["senderMessageId"] = sender_message_id
+        if (recipient_message_id := self.recipient_message_id) is not UNSET:
+            out["recipientMessageId"] = recipient_message_id
+        if (content := self.content) is not UNSET:
             out["content"] = (
                 None
-                if self.content is None
-                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.content]
+                if content is None
+                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in content]
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10133,8 +10105,8 @@ class SessionMessageChunk(Model):
         out = self._wire_head.copy()
         out["messageId"] = self.message_id
         out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10194,10 +10166,10 @@ class SessionMode(Model):
             "id": self.id,
             "name": self.name,
         }
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10247,8 +10219,8 @@ class SessionModeState(Model):
             "currentModeId": self.current_mode_id,
             "availableModes": [i0.to_dict() for i0 in self.available_modes],
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10300,8 +10272,8 @@ class SessionNotification(Model):
             "sessionId": self.session_id,
             "update": _SESSION_UPDATE_ENCODERS[type(self.update)](self.update),
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10330,8 +10302,8 @@ class SessionResumeCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10364,8 +10336,8 @@ class SessionStatusCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10414,8 +10386,8 @@ class SessionStatusRequest(Model):
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10466,8 +10438,8 @@ class SessionStatusResponse(Model):
                 self.status._value_ if isinstance(self.status, SessionStatus) else self.status
             ),
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10513,10 +10485,10 @@ class SessionSystemPromptCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.mode is not UNSET:
-            out["mode"] = None if self.mode is None else self.mode.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (mode := self.mode) is not UNSET:
+            out["mode"] = None if mode is None else mode.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10564,10 +10536,10 @@ class SessionSystemPromptModeCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.override is not UNSET:
-            out["override"] = None if self.override is None else self.override.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (override := self.override) is not UNSET:
+            out["override"] = None if override is None else override.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10601,8 +10573,8 @@ class SessionSystemPromptOverrideCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10636,8 +10608,8 @@ class SessionTitleCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10712,10 +10684,10 @@ class SetProviderRequest(Model):
             ),
             "baseUrl": self.base_url,
         }
-        if self.headers is not UNSET:
-            out["headers"] = self.headers
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (headers := self.headers) is not UNSET:
+            out["headers"] = headers
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10746,8 +10718,8 @@ class SetProviderResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10791,8 +10763,8 @@ class SetSessionConfigOptionResponse(Model):
                 _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options
             ],
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10839,8 +10811,8 @@ class SetSessionModeRequest(Model):
             "sessionId": self.session_id,
             "modeId": self.mode_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10867,8 +10839,8 @@ class SetSessionModeResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10932,8 +10904,8 @@ class SetSessionTitleRequest(Model):
             "sessionId": self.session_id,
             "title": self.title,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10979,8 +10951,8 @@ class SetSessionTitleResponse(Model):
         out: dict[str, object] = {
             "title": self.title,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11050,8 +11022,8 @@ class StringMultiSelectItems(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["enum"] = self.enum
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11181,26 +11153,26 @@ class StringPropertySchema(Model):
 
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
-        if self.title is not UNSET:
-            out["title"] = self.title
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.min_length is not UNSET:
-            out["minLength"] = self.min_length
-        if self.max_length is not UNSET:
-            out["maxLength"] = self.max_length
-        if self.pattern is not UNSET:
-            out["pattern"] = self.pattern
-        if self.format is not UNSET:
-            out["format"] = None if self.format is None else _STRING_FORMAT_WIRE[self.format]
-        if self.default is not UNSET:
-            out["default"] = self.default
-        if self.enum is not UNSET:
-            out["enum"] = self.enum
-        if self.one_of is not UNSET:
-            out["oneOf"] = None if self.one_of is None else [i0.to_dict() for i0 in self.one_of]
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (min_length := self.min_length) is not UNSET:
+            out["minLength"] = min_length
+        if (max_length := self.max_length) is not UNSET:
+            out["maxLength"] = max_length
+        if (pattern := self.pattern) is not UNSET:
+            out["pattern"] = pattern
+        if (format := self.format) is not UNSET:
+            out["format"] = None if format is None else _STRING_FORMAT_WIRE[format]
+        if (default := self.default) is not UNSET:
+            out["default"] = default
+        if (enum := self.enum) is not UNSET:
+            out["enum"] = enum
+        if (one_of := self.one_of) is not UNSET:
+            out["oneOf"] = None if one_of is None else [i0.to_dict() for i0 in one_of]
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11234,8 +11206,8 @@ class SubagentCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11279,10 +11251,10 @@ class SubagentSessionCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.cancel is not UNSET:
-            out["cancel"] = None if self.cancel is None else self.cancel.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (cancel := self.cancel) is not UNSET:
+            out["cancel"] = None if cancel is None else cancel.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11428,22 +11400,20 @@ class SubagentUpdate(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["sessionId"] = self.session_id
-        if self.title is not UNSET:
-            out["title"] = self.title
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.capabilities is not UNSET:
-            out["capabilities"] = None if self.capabilities is None else self.capabilities.to_dict()
-        if self.state is not UNSET:
-            out["state"] = (
-                None if self.state is None else _STATE_UPDATE_ENCODERS[type(self.state)](self.state)
-            )
-        if self.cwd is not UNSET:
-            out["cwd"] = self.cwd
-        if self.additional_directories is not UNSET:
-            out["additionalDirectories"] = self.additional_directories
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (capabilities := self.capabilities) is not UNSET:
+            out["capabilities"] = None if capabilities is None else capabilities.to_dict()
+        if (state := self.state) is not UNSET:
+            out["state"] = None if state is None else _STATE_UPDATE_ENCODERS[type(state)](state)
+        if (cwd := self.cwd) is not UNSET:
+            out["cwd"] = cwd
+        if (additional_directories := self.additional_directories) is not UNSET:
+            out["additionalDirectories"] = additional_directories
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11513,8 +11483,8 @@ class SystemPrompt(Model):
             "mode": (self.mode._value_ if isinstance(self.mode, SystemPromptMode) else self.mode),
             "content": [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.content],
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11556,8 +11526,8 @@ class Terminal(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["terminalId"] = self.terminal_id
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11602,12 +11572,12 @@ class TerminalExitStatus(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.exit_code is not UNSET:
-            out["exitCode"] = self.exit_code
-        if self.signal is not UNSET:
-            out["signal"] = self.signal
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (exit_code := self.exit_code) is not UNSET:
+            out["exitCode"] = exit_code
+        if (signal := self.signal) is not UNSET:
+            out["signal"] = signal
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11654,8 +11624,8 @@ class TerminalOutputRequest(Model):
             "sessionId": self.session_id,
             "terminalId": self.terminal_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11712,10 +11682,10 @@ class TerminalOutputResponse(Model):
             "output": self.output,
             "truncated": self.truncated,
         }
-        if self.exit_status is not UNSET:
-            out["exitStatus"] = None if self.exit_status is None else self.exit_status.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (exit_status := self.exit_status) is not UNSET:
+            out["exitStatus"] = None if exit_status is None else exit_status.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11763,10 +11733,10 @@ class TextContent(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["text"] = self.text
-        if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11820,10 +11790,10 @@ class TextResourceContents(Model):
             "text": self.text,
             "uri": self.uri,
         }
-        if self.mime_type is not UNSET:
-            out["mimeType"] = self.mime_type
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (mime_type := self.mime_type) is not UNSET:
+            out["mimeType"] = mime_type
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11865,8 +11835,8 @@ class TitledMultiSelectItems(Model):
         out: dict[str, object] = {
             "anyOf": [i0.to_dict() for i0 in self.any_of],
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11996,22 +11966,22 @@ class ToolCall(Model):
         out = self._wire_head.copy()
         out["toolCallId"] = self.tool_call_id
         out["title"] = self.title
-        if self.name is not UNSET:
-            out["name"] = self.name
-        if self.kind is not UNSET:
-            out["kind"] = _TOOL_KIND_WIRE[self.kind]
-        if self.status is not UNSET:
-            out["status"] = _TOOL_CALL_STATUS_WIRE[self.status]
-        if self.content is not UNSET:
-            out["content"] = [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in self.content]
-        if self.locations is not UNSET:
-            out["locations"] = [i0.to_dict() for i0 in self.locations]
-        if self.raw_input is not UNSET:
-            out["rawInput"] = self.raw_input
-        if self.raw_output is not UNSET:
-            out["rawOutput"] = self.raw_output
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (name := self.name) is not UNSET:
+            out["name"] = name
+        if (kind := self.kind) is not UNSET:
+            out["kind"] = _TOOL_KIND_WIRE[kind]
+        if (status := self.status) is not UNSET:
+            out["status"] = _TOOL_CALL_STATUS_WIRE[status]
+        if (content := self.content) is not UNSET:
+            out["content"] = [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in content]
+        if (locations := self.locations) is not UNSET:
+            out["locations"] = [i0.to_dict() for i0 in locations]
+        if (raw_input := self.raw_input) is not UNSET:
+            out["rawInput"] = raw_input
+        if (raw_output := self.raw_output) is not UNSET:
+            out["rawOutput"] = raw_output
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12066,10 +12036,10 @@ class ToolCallLocation(Model):
         out: dict[str, object] = {
             "path": self.path,
         }
-        if self.line is not UNSET:
-            out["line"] = self.line
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (line := self.line) is not UNSET:
+            out["line"] = line
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12199,30 +12169,28 @@ class ToolCallUpdate(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["toolCallId"] = self.tool_call_id
-        if self.kind is not UNSET:
-            out["kind"] = None if self.kind is None else _TOOL_KIND_WIRE[self.kind]
-        if self.status is not UNSET:
-            out["status"] = None if self.status is None else _TOOL_CALL_STATUS_WIRE[self.status]
-        if self.title is not UNSET:
-            out["title"] = self.title
-        if self.name is not UNSET:
-            out["name"] = self.name
-        if self.content is not UNSET:
+        if (kind := self.kind) is not UNSET:
+            out["kind"] = None if kind is None else _TOOL_KIND_WIRE[kind]
+        if (status := self.status) is not UNSET:
+            out["status"] = None if status is None else _TOOL_CALL_STATUS_WIRE[status]
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (name := self.name) is not UNSET:
+            out["name"] = name
+        if (content := self.content) is not UNSET:
             out["content"] = (
                 None
-                if self.content is None
-                else [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in self.content]
+                if content is None
+                else [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in content]
             )
-        if self.locations is not UNSET:
-            out["locations"] = (
-                None if self.locations is None else [i0.to_dict() for i0 in self.locations]
-            )
-        if self.raw_input is not UNSET:
-            out["rawInput"] = self.raw_input
-        if self.raw_output is not UNSET:
-            out["rawOutput"] = self.raw_output
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (locations := self.locations) is not UNSET:
+            out["locations"] = None if locations is None else [i0.to_dict() for i0 in locations]
+        if (raw_input := self.raw_input) is not UNSET:
+            out["rawInput"] = raw_input
+        if (raw_output := self.raw_output) is not UNSET:
+            out["rawOutput"] = raw_output
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12273,8 +12241,8 @@ class UnarchiveSessionRequest(Model):
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12305,8 +12273,8 @@ class UnarchiveSessionResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12343,8 +12311,8 @@ class UnknownStateUpdate(Model):
 
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12383,8 +12351,8 @@ class UnstructuredCommandInput(Model):
         out: dict[str, object] = {
             "hint": self.hint,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12433,8 +12401,8 @@ class UrlCreateElicitationRequest(Model):
             "mode": "url",
             "message": self.message,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         out.update(self.elicitation_url_mode.to_dict())
         return out
 
@@ -12542,14 +12510,14 @@ class Usage(Model):
             "inputTokens": self.input_tokens,
             "outputTokens": self.output_tokens,
         }
-        if self.thought_tokens is not UNSET:
-            out["thoughtTokens"] = self.thought_tokens
-        if self.cached_read_tokens is not UNSET:
-            out["cachedReadTokens"] = self.cached_read_tokens
-        if self.cached_write_tokens is not UNSET:
-            out["cachedWriteTokens"] = self.cached_write_tokens
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (thought_tokens := self.thought_tokens) is not UNSET:
+            out["thoughtTokens"] = thought_tokens
+        if (cached_read_tokens := self.cached_read_tokens) is not UNSET:
+            out["cachedReadTokens"] = cached_read_tokens
+        if (cached_write_tokens := self.cached_write_tokens) is not UNSET:
+            out["cachedWriteTokens"] = cached_write_tokens
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12605,10 +12573,10 @@ class UsageUpdate(Model):
         out = self._wire_head.copy()
         out["used"] = self.used
         out["size"] = self.size
-        if self.cost is not UNSET:
-            out["cost"] = None if self.cost is None else self.cost.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (cost := self.cost) is not UNSET:
+            out["cost"] = None if cost is None else cost.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12667,8 +12635,8 @@ class ValueIdSetSessionConfigOptionRequest(Model):
             "sessionId": self.session_id,
             "configId": self.config_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12715,8 +12683,8 @@ class WaitForTerminalExitRequest(Model):
             "sessionId": self.session_id,
             "terminalId": self.terminal_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12761,12 +12729,12 @@ class WaitForTerminalExitResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.exit_code is not UNSET:
-            out["exitCode"] = self.exit_code
-        if self.signal is not UNSET:
-            out["signal"] = self.signal
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (exit_code := self.exit_code) is not UNSET:
+            out["exitCode"] = exit_code
+        if (signal := self.signal) is not UNSET:
+            out["signal"] = signal
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12823,8 +12791,8 @@ class WriteTextFileRequest(Model):
             "path": self.path,
             "content": self.content,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12851,8 +12819,8 @@ class WriteTextFileResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12891,8 +12859,8 @@ class _CreateElicitationRequestCommon(Model):
         out: dict[str, object] = {
             "message": self.message,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12919,8 +12887,8 @@ class _CreateElicitationResponseCommon(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12957,10 +12925,10 @@ class _IdleStateUpdateCommon(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (usage := self.usage) is not UNSET:
+            out["usage"] = None if usage is None else usage.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 

@@ -521,14 +521,12 @@ class AcceptCreateElicitationResponse(Model):
         out: dict[str, object] = {
             "action": "accept",
         }
-        if self.content is not UNSET:
+        if (content := self.content) is not UNSET:
             out["content"] = (
-                None
-                if self.content is None
-                else {k0: encode_value(i0) for k0, i0 in self.content.items()}
+                None if content is None else {k0: encode_value(i0) for k0, i0 in content.items()}
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -591,20 +589,16 @@ class AddDiffChange(Model):
             "operation": "add",
             "path": self.path,
         }
-        if self.file_type is not UNSET:
+        if (file_type := self.file_type) is not UNSET:
             out["fileType"] = (
                 None
-                if self.file_type is None
-                else (
-                    self.file_type._value_
-                    if isinstance(self.file_type, DiffFileType)
-                    else self.file_type
-                )
+                if file_type is None
+                else (file_type._value_ if isinstance(file_type, DiffFileType) else file_type)
             )
-        if self.mime_type is not UNSET:
-            out["mimeType"] = self.mime_type
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (mime_type := self.mime_type) is not UNSET:
+            out["mimeType"] = mime_type
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -652,10 +646,10 @@ class AgentAuthCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.status is not UNSET:
-            out["status"] = None if self.status is None else self.status.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (status := self.status) is not UNSET:
+            out["status"] = None if status is None else status.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -735,14 +729,14 @@ class AgentCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.session is not UNSET:
-            out["session"] = None if self.session is None else self.session.to_dict()
-        if self.auth is not UNSET:
-            out["auth"] = None if self.auth is None else self.auth.to_dict()
-        if self.providers is not UNSET:
-            out["providers"] = None if self.providers is None else self.providers.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (session := self.session) is not UNSET:
+            out["session"] = None if session is None else session.to_dict()
+        if (auth := self.auth) is not UNSET:
+            out["auth"] = None if auth is None else auth.to_dict()
+        if (providers := self.providers) is not UNSET:
+            out["providers"] = None if providers is None else providers.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -805,14 +799,14 @@ class AgentMessage(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["messageId"] = self.message_id
-        if self.content is not UNSET:
+        if (content := self.content) is not UNSET:
             out["content"] = (
                 None
-                if self.content is None
-                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.content]
+                if content is None
+                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in content]
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -850,8 +844,8 @@ class AgentNotification(Model):
         out: dict[str, object] = {
             "method": self.method,
         }
-        if self.params is not UNSET:
-            out["params"] = None if self.params is None else encode_value(self.params)
+        if (params := self.params) is not UNSET:
+            out["params"] = None if params is None else encode_value(params)
         return out
 
 
@@ -898,8 +892,8 @@ class AgentRequest(Model):
             "id": encode_value(self.id),
             "method": self.method,
         }
-        if self.params is not UNSET:
-            out["params"] = None if self.params is None else encode_value(self.params)
+        if (params := self.params) is not UNSET:
+            out["params"] = None if params is None else encode_value(params)
         return out
 
 
@@ -1041,14 +1035,14 @@ class AgentThought(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["messageId"] = self.message_id
-        if self.content is not UNSET:
+        if (content := self.content) is not UNSET:
             out["content"] = (
                 None
-                if self.content is None
-                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.content]
+                if content is None
+                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in content]
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1119,18 +1113,18 @@ class Annotations(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.audience is not UNSET:
+        if (audience := self.audience) is not UNSET:
             out["audience"] = (
                 None
-                if self.audience is None
-                else [(i0._value_ if isinstance(i0, Role) else i0) for i0 in self.audience]
+                if audience is None
+                else [(i0._value_ if isinstance(i0, Role) else i0) for i0 in audience]
             )
-        if self.last_modified is not UNSET:
-            out["lastModified"] = self.last_modified
-        if self.priority is not UNSET:
-            out["priority"] = self.priority
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (last_modified := self.last_modified) is not UNSET:
+            out["lastModified"] = last_modified
+        if (priority := self.priority) is not UNSET:
+            out["priority"] = priority
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1180,8 +1174,8 @@ class ArchiveSessionRequest(Model):
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1212,8 +1206,8 @@ class ArchiveSessionResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1271,10 +1265,10 @@ class AudioContent(Model):
         out = self._wire_head.copy()
         out["data"] = self.data
         out["mimeType"] = self.mime_type
-        if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1365,16 +1359,16 @@ class AuthAccount(Model):
         out: dict[str, object] = {
             "label": self.label,
         }
-        if self.active is not UNSET:
-            out["active"] = self.active
-        if self.name is not UNSET:
-            out["name"] = self.name
-        if self.email is not UNSET:
-            out["email"] = self.email
-        if self.organization is not UNSET:
-            out["organization"] = self.organization
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (active := self.active) is not UNSET:
+            out["active"] = active
+        if (name := self.name) is not UNSET:
+            out["name"] = name
+        if (email := self.email) is not UNSET:
+            out["email"] = email
+        if (organization := self.organization) is not UNSET:
+            out["organization"] = organization
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1435,10 +1429,10 @@ class AuthMethodAgent(Model):
         out = self._wire_head.copy()
         out["methodId"] = self.method_id
         out["name"] = self.name
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1529,14 +1523,14 @@ class AuthMethodTerminal(Model):
         out = self._wire_head.copy()
         out["methodId"] = self.method_id
         out["name"] = self.name
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.args is not UNSET:
-            out["args"] = self.args
-        if self.env is not UNSET:
-            out["env"] = [i0.to_dict() for i0 in self.env]
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (args := self.args) is not UNSET:
+            out["args"] = args
+        if (env := self.env) is not UNSET:
+            out["env"] = [i0.to_dict() for i0 in env]
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1569,8 +1563,8 @@ class AuthStatusCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1606,8 +1600,8 @@ class AuthStatusRequest(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1668,10 +1662,10 @@ class AuthStatusResponse(Model):
         out: dict[str, object] = {
             "state": (self.state._value_ if isinstance(self.state, AuthState) else self.state),
         }
-        if self.accounts is not UNSET:
-            out["accounts"] = [i0.to_dict() for i0 in self.accounts]
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (accounts := self.accounts) is not UNSET:
+            out["accounts"] = [i0.to_dict() for i0 in accounts]
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1738,10 +1732,10 @@ class AuthStatusUpdateNotification(Model):
         out: dict[str, object] = {
             "state": (self.state._value_ if isinstance(self.state, AuthState) else self.state),
         }
-        if self.accounts is not UNSET:
-            out["accounts"] = [i0.to_dict() for i0 in self.accounts]
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (accounts := self.accounts) is not UNSET:
+            out["accounts"] = [i0.to_dict() for i0 in accounts]
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1784,8 +1778,8 @@ class AvailableCommandsUpdate(Model):
         out["availableCommands"] = [
             _AVAILABLE_COMMAND_ENCODERS[type(i0)](i0) for i0 in self.available_commands
         ]
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1827,8 +1821,8 @@ class BackgroundSubagent(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["sessionId"] = self.session_id
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1866,8 +1860,8 @@ class BackgroundTerminal(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["terminalId"] = self.terminal_id
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1905,8 +1899,8 @@ class BackgroundToolCall(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["toolCallId"] = self.tool_call_id
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -1962,10 +1956,10 @@ class BlobResourceContents(Model):
             "blob": self.blob,
             "uri": self.uri,
         }
-        if self.mime_type is not UNSET:
-            out["mimeType"] = self.mime_type
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (mime_type := self.mime_type) is not UNSET:
+            out["mimeType"] = mime_type
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2019,14 +2013,14 @@ class BooleanPropertySchema(Model):
 
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
-        if self.title is not UNSET:
-            out["title"] = self.title
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.default is not UNSET:
-            out["default"] = self.default
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (default := self.default) is not UNSET:
+            out["default"] = default
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2109,20 +2103,20 @@ class BooleanSessionConfigOption(Model):
             "configId": self.config_id,
             "name": self.name,
         }
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.category is not UNSET:
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (category := self.category) is not UNSET:
             out["category"] = (
                 None
-                if self.category is None
+                if category is None
                 else (
-                    self.category._value_
-                    if isinstance(self.category, SessionConfigOptionCategory)
-                    else self.category
+                    category._value_
+                    if isinstance(category, SessionConfigOptionCategory)
+                    else category
                 )
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2180,8 +2174,8 @@ class BooleanSetSessionConfigOptionRequest(Model):
             "sessionId": self.session_id,
             "configId": self.config_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2212,8 +2206,8 @@ class CancelCreateElicitationResponse(Model):
         out: dict[str, object] = {
             "action": "cancel",
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2256,8 +2250,8 @@ class CancelRequestNotification(Model):
         out: dict[str, object] = {
             "requestId": encode_value(self.request_id),
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2298,8 +2292,8 @@ class CancelSessionNotification(Model):
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2358,8 +2352,8 @@ class CancelTerminalRequest(Model):
             "sessionId": self.session_id,
             "terminalId": self.terminal_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2386,8 +2380,8 @@ class CancelTerminalResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2445,8 +2439,8 @@ class CancelToolCallRequest(Model):
             "sessionId": self.session_id,
             "toolCallId": self.tool_call_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2473,8 +2467,8 @@ class CancelToolCallResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2548,16 +2542,16 @@ class CancelledIdleStateUpdate(Model):
         out: dict[str, object] = {
             "stopReason": "cancelled",
         }
-        if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.background is not UNSET:
+        if (usage := self.usage) is not UNSET:
+            out["usage"] = None if usage is None else usage.to_dict()
+        if (background := self.background) is not UNSET:
             out["background"] = (
                 None
-                if self.background is None
-                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in self.background]
+                if background is None
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in background]
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2584,8 +2578,8 @@ class CancelledPermissionOutcome(Model):
 
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2631,10 +2625,10 @@ class ClientAuthCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.terminal is not UNSET:
-            out["terminal"] = None if self.terminal is None else self.terminal.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (terminal := self.terminal) is not UNSET:
+            out["terminal"] = None if terminal is None else terminal.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2695,12 +2689,12 @@ class ClientCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.auth is not UNSET:
-            out["auth"] = None if self.auth is None else self.auth.to_dict()
-        if self.elicitation is not UNSET:
-            out["elicitation"] = None if self.elicitation is None else self.elicitation.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (auth := self.auth) is not UNSET:
+            out["auth"] = None if auth is None else auth.to_dict()
+        if (elicitation := self.elicitation) is not UNSET:
+            out["elicitation"] = None if elicitation is None else elicitation.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2738,8 +2732,8 @@ class ClientNotification(Model):
         out: dict[str, object] = {
             "method": self.method,
         }
-        if self.params is not UNSET:
-            out["params"] = None if self.params is None else encode_value(self.params)
+        if (params := self.params) is not UNSET:
+            out["params"] = None if params is None else encode_value(params)
         return out
 
 
@@ -2786,8 +2780,8 @@ class ClientRequest(Model):
             "id": encode_value(self.id),
             "method": self.method,
         }
-        if self.params is not UNSET:
-            out["params"] = None if self.params is None else encode_value(self.params)
+        if (params := self.params) is not UNSET:
+            out["params"] = None if params is None else encode_value(params)
         return out
 
 
@@ -2924,8 +2918,8 @@ class CloseSessionRequest(Model):
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -2952,8 +2946,8 @@ class CloseSessionResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3015,14 +3009,12 @@ class Command(Model):
         out = self._wire_head.copy()
         out["name"] = self.name
         out["description"] = self.description
-        if self.input is not UNSET:
+        if (input := self.input) is not UNSET:
             out["input"] = (
-                None
-                if self.input is None
-                else _AVAILABLE_COMMAND_INPUT_ENCODERS[type(self.input)](self.input)
+                None if input is None else _AVAILABLE_COMMAND_INPUT_ENCODERS[type(input)](input)
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3090,12 +3082,12 @@ class CommandPermissionSubject(Model):
         out = self._wire_head.copy()
         out["command"] = self.command
         out["cwd"] = self.cwd
-        if self.tool_call_id is not UNSET:
-            out["toolCallId"] = self.tool_call_id
-        if self.terminal_id is not UNSET:
-            out["terminalId"] = self.terminal_id
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (tool_call_id := self.tool_call_id) is not UNSET:
+            out["toolCallId"] = tool_call_id
+        if (terminal_id := self.terminal_id) is not UNSET:
+            out["terminalId"] = terminal_id
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3144,8 +3136,8 @@ class CompactionSummaryChunk(Model):
         out = self._wire_head.copy()
         out["compactionId"] = self.compaction_id
         out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3220,16 +3212,16 @@ class CompactionUpdate(Model):
         out["status"] = (
             self.status._value_ if isinstance(self.status, CompactionStatus) else self.status
         )
-        if self.summary is not UNSET:
+        if (summary := self.summary) is not UNSET:
             out["summary"] = (
                 None
-                if self.summary is None
-                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.summary]
+                if summary is None
+                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in summary]
             )
-        if self.error is not UNSET:
-            out["error"] = self.error
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (error := self.error) is not UNSET:
+            out["error"] = error
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3270,8 +3262,8 @@ class CompleteElicitationNotification(Model):
         out: dict[str, object] = {
             "elicitationId": self.elicitation_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3314,8 +3306,8 @@ class ConfigOptionUpdate(Model):
         out["configOptions"] = [
             _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options
         ]
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3354,8 +3346,8 @@ class Content(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3406,8 +3398,8 @@ class ContentChunk(Model):
         out = self._wire_head.copy()
         out["messageId"] = self.message_id
         out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3478,20 +3470,16 @@ class CopyDiffChange(Model):
             "oldPath": self.old_path,
             "path": self.path,
         }
-        if self.file_type is not UNSET:
+        if (file_type := self.file_type) is not UNSET:
             out["fileType"] = (
                 None
-                if self.file_type is None
-                else (
-                    self.file_type._value_
-                    if isinstance(self.file_type, DiffFileType)
-                    else self.file_type
-                )
+                if file_type is None
+                else (file_type._value_ if isinstance(file_type, DiffFileType) else file_type)
             )
-        if self.mime_type is not UNSET:
-            out["mimeType"] = self.mime_type
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (mime_type := self.mime_type) is not UNSET:
+            out["mimeType"] = mime_type
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3539,8 +3527,8 @@ class Cost(Model):
             "amount": self.amount,
             "currency": self.currency,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3571,8 +3559,8 @@ class DeclineCreateElicitationResponse(Model):
         out: dict[str, object] = {
             "action": "decline",
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3635,20 +3623,16 @@ class DeleteDiffChange(Model):
             "operation": "delete",
             "path": self.path,
         }
-        if self.file_type is not UNSET:
+        if (file_type := self.file_type) is not UNSET:
             out["fileType"] = (
                 None
-                if self.file_type is None
-                else (
-                    self.file_type._value_
-                    if isinstance(self.file_type, DiffFileType)
-                    else self.file_type
-                )
+                if file_type is None
+                else (file_type._value_ if isinstance(file_type, DiffFileType) else file_type)
             )
-        if self.mime_type is not UNSET:
-            out["mimeType"] = self.mime_type
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (mime_type := self.mime_type) is not UNSET:
+            out["mimeType"] = mime_type
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3689,8 +3673,8 @@ class DeleteSessionRequest(Model):
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3717,8 +3701,8 @@ class DeleteSessionResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3779,10 +3763,10 @@ class Diff(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["changes"] = [_DIFF_CHANGE_ENCODERS[type(i0)](i0) for i0 in self.changes]
-        if self.patch is not UNSET:
-            out["patch"] = None if self.patch is None else self.patch.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (patch := self.patch) is not UNSET:
+            out["patch"] = None if patch is None else patch.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3832,8 +3816,8 @@ class DiffPatch(Model):
             ),
             "text": self.text,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3938,8 +3922,8 @@ class DisableProviderRequest(Model):
         out: dict[str, object] = {
             "providerId": self.provider_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3970,8 +3954,8 @@ class DisableProviderResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -3999,11 +3983,9 @@ class ElicitationAcceptAction(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.content is not UNSET:
+        if (content := self.content) is not UNSET:
             out["content"] = (
-                None
-                if self.content is None
-                else {k0: encode_value(i0) for k0, i0 in self.content.items()}
+                None if content is None else {k0: encode_value(i0) for k0, i0 in content.items()}
             )
         return out
 
@@ -4057,12 +4039,12 @@ class ElicitationCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.form is not UNSET:
-            out["form"] = None if self.form is None else self.form.to_dict()
-        if self.url is not UNSET:
-            out["url"] = None if self.url is None else self.url.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (form := self.form) is not UNSET:
+            out["form"] = None if form is None else form.to_dict()
+        if (url := self.url) is not UNSET:
+            out["url"] = None if url is None else url.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4091,8 +4073,8 @@ class ElicitationFormCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4210,14 +4192,14 @@ class ElicitationSchema(Model):
                 for k0, i0 in self.properties.items()
             },
         }
-        if self.title is not UNSET:
-            out["title"] = self.title
-        if self.required is not UNSET:
-            out["required"] = self.required
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (required := self.required) is not UNSET:
+            out["required"] = required
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4263,8 +4245,8 @@ class ElicitationSessionScope(Model):
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
-        if self.tool_call_id is not UNSET:
-            out["toolCallId"] = self.tool_call_id
+        if (tool_call_id := self.tool_call_id) is not UNSET:
+            out["toolCallId"] = tool_call_id
         return out
 
 
@@ -4293,8 +4275,8 @@ class ElicitationUrlCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4345,10 +4327,10 @@ class EmbeddedResource(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["resource"] = _EMBEDDED_RESOURCE_RESOURCE_ENCODERS[type(self.resource)](self.resource)
-        if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4414,16 +4396,16 @@ class EndTurnIdleStateUpdate(Model):
         out: dict[str, object] = {
             "stopReason": "end_turn",
         }
-        if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.background is not UNSET:
+        if (usage := self.usage) is not UNSET:
+            out["usage"] = None if usage is None else usage.to_dict()
+        if (background := self.background) is not UNSET:
             out["background"] = (
                 None
-                if self.background is None
-                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in self.background]
+                if background is None
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in background]
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4483,10 +4465,10 @@ class EnumOption(Model):
             "const": self.const,
             "title": self.title,
         }
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4533,8 +4515,8 @@ class EnvVariable(Model):
             "name": self.name,
             "value": self.value,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4593,8 +4575,8 @@ class Error(Model):
             "code": (self.code._value_ if isinstance(self.code, ErrorCode) else self.code),
             "message": self.message,
         }
-        if self.data is not UNSET:
-            out["data"] = None if self.data is None else encode_value(self.data)
+        if (data_ := self.data) is not UNSET:
+            out["data"] = None if data_ is None else encode_value(data_)
         return out
 
 
@@ -4676,18 +4658,18 @@ class ErrorIdleStateUpdate(Model):
         out: dict[str, object] = {
             "stopReason": "error",
         }
-        if self.error is not UNSET:
-            out["error"] = None if self.error is None else self.error.to_dict()
-        if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.background is not UNSET:
+        if (error := self.error) is not UNSET:
+            out["error"] = None if error is None else error.to_dict()
+        if (usage := self.usage) is not UNSET:
+            out["usage"] = None if usage is None else usage.to_dict()
+        if (background := self.background) is not UNSET:
             out["background"] = (
                 None
-                if self.background is None
-                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in self.background]
+                if background is None
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in background]
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4716,8 +4698,8 @@ class ErrorStopReason(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.error is not UNSET:
-            out["error"] = None if self.error is None else self.error.to_dict()
+        if (error := self.error) is not UNSET:
+            out["error"] = None if error is None else error.to_dict()
         return out
 
 
@@ -4821,16 +4803,14 @@ class ForkSessionRequest(Model):
             "sessionId": self.session_id,
             "cwd": self.cwd,
         }
-        if self.additional_directories is not UNSET:
-            out["additionalDirectories"] = self.additional_directories
-        if self.mcp_servers is not UNSET:
-            out["mcpServers"] = [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers]
-        if self.system_prompt is not UNSET:
-            out["systemPrompt"] = (
-                None if self.system_prompt is None else self.system_prompt.to_dict()
-            )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (additional_directories := self.additional_directories) is not UNSET:
+            out["additionalDirectories"] = additional_directories
+        if (mcp_servers := self.mcp_servers) is not UNSET:
+            out["mcpServers"] = [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in mcp_servers]
+        if (system_prompt := self.system_prompt) is not UNSET:
+            out["systemPrompt"] = None if system_prompt is None else system_prompt.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4905,16 +4885,16 @@ class ForkSessionResponse(Model):
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
-        if self.config_options is not UNSET:
+        if (config_options := self.config_options) is not UNSET:
             out["configOptions"] = [
-                _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options
+                _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in config_options
             ]
-        if self.available_commands is not UNSET:
+        if (available_commands := self.available_commands) is not UNSET:
             out["availableCommands"] = [
-                _AVAILABLE_COMMAND_ENCODERS[type(i0)](i0) for i0 in self.available_commands
+                _AVAILABLE_COMMAND_ENCODERS[type(i0)](i0) for i0 in available_commands
             ]
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -4961,8 +4941,8 @@ class FormCreateElicitationRequest(Model):
             "mode": "form",
             "message": self.message,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         out.update(self.elicitation_form_mode.to_dict())
         return out
 
@@ -5010,8 +4990,8 @@ class HttpHeader(Model):
             "name": self.name,
             "value": self.value,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5089,18 +5069,18 @@ class Icon(Model):
         out: dict[str, object] = {
             "src": self.src,
         }
-        if self.mime_type is not UNSET:
-            out["mimeType"] = self.mime_type
-        if self.sizes is not UNSET:
-            out["sizes"] = self.sizes
-        if self.theme is not UNSET:
+        if (mime_type := self.mime_type) is not UNSET:
+            out["mimeType"] = mime_type
+        if (sizes := self.sizes) is not UNSET:
+            out["sizes"] = sizes
+        if (theme := self.theme) is not UNSET:
             out["theme"] = (
                 None
-                if self.theme is None
-                else (self.theme._value_ if isinstance(self.theme, IconTheme) else self.theme)
+                if theme is None
+                else (theme._value_ if isinstance(theme, IconTheme) else theme)
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5158,8 +5138,8 @@ class IdSetSessionConfigOptionRequest(Model):
             "sessionId": self.session_id,
             "configId": self.config_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5226,12 +5206,12 @@ class ImageContent(Model):
         out = self._wire_head.copy()
         out["data"] = self.data
         out["mimeType"] = self.mime_type
-        if self.uri is not UNSET:
-            out["uri"] = self.uri
-        if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (uri := self.uri) is not UNSET:
+            out["uri"] = uri
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5294,10 +5274,10 @@ class Implementation(Model):
             "name": self.name,
             "version": self.version,
         }
-        if self.title is not UNSET:
-            out["title"] = self.title
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5364,8 +5344,8 @@ class InitializeRequest(Model):
             "info": self.info.to_dict(),
             "capabilities": self.capabilities.to_dict(),
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5451,10 +5431,10 @@ class InitializeResponse(Model):
             "info": self.info.to_dict(),
             "capabilities": self.capabilities.to_dict(),
         }
-        if self.auth_methods is not UNSET:
-            out["authMethods"] = [_AUTH_METHOD_ENCODERS[type(i0)](i0) for i0 in self.auth_methods]
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (auth_methods := self.auth_methods) is not UNSET:
+            out["authMethods"] = [_AUTH_METHOD_ENCODERS[type(i0)](i0) for i0 in auth_methods]
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5551,18 +5531,18 @@ class IntegerPropertySchema(Model):
 
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
-        if self.title is not UNSET:
-            out["title"] = self.title
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.minimum is not UNSET:
-            out["minimum"] = self.minimum
-        if self.maximum is not UNSET:
-            out["maximum"] = self.maximum
-        if self.default is not UNSET:
-            out["default"] = self.default
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (minimum := self.minimum) is not UNSET:
+            out["minimum"] = minimum
+        if (maximum := self.maximum) is not UNSET:
+            out["maximum"] = maximum
+        if (default := self.default) is not UNSET:
+            out["default"] = default
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5593,8 +5573,8 @@ class ListProvidersRequest(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5638,8 +5618,8 @@ class ListProvidersResponse(Model):
         out: dict[str, object] = {
             "providers": [i0.to_dict() for i0 in self.providers],
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5705,22 +5685,18 @@ class ListSessionsRequest(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.cwd is not UNSET:
-            out["cwd"] = self.cwd
-        if self.cursor is not UNSET:
-            out["cursor"] = self.cursor
-        if self.archived is not UNSET:
+        if (cwd := self.cwd) is not UNSET:
+            out["cwd"] = cwd
+        if (cursor := self.cursor) is not UNSET:
+            out["cursor"] = cursor
+        if (archived := self.archived) is not UNSET:
             out["archived"] = (
                 None
-                if self.archived is None
-                else (
-                    self.archived._value_
-                    if isinstance(self.archived, SessionArchiveFilter)
-                    else self.archived
-                )
+                if archived is None
+                else (archived._value_ if isinstance(archived, SessionArchiveFilter) else archived)
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5775,10 +5751,10 @@ class ListSessionsResponse(Model):
         out: dict[str, object] = {
             "sessions": [i0.to_dict() for i0 in self.sessions],
         }
-        if self.next_cursor is not UNSET:
-            out["nextCursor"] = self.next_cursor
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (next_cursor := self.next_cursor) is not UNSET:
+            out["nextCursor"] = next_cursor
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5824,8 +5800,8 @@ class LoginAuthRequest(Model):
         out: dict[str, object] = {
             "methodId": self.method_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5852,8 +5828,8 @@ class LoginAuthResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5886,8 +5862,8 @@ class LogoutAuthRequest(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5914,8 +5890,8 @@ class LogoutAuthResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -5980,16 +5956,16 @@ class MaxTokensIdleStateUpdate(Model):
         out: dict[str, object] = {
             "stopReason": "max_tokens",
         }
-        if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.background is not UNSET:
+        if (usage := self.usage) is not UNSET:
+            out["usage"] = None if usage is None else usage.to_dict()
+        if (background := self.background) is not UNSET:
             out["background"] = (
                 None
-                if self.background is None
-                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in self.background]
+                if background is None
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in background]
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6055,16 +6031,16 @@ class MaxTurnRequestsIdleStateUpdate(Model):
         out: dict[str, object] = {
             "stopReason": "max_turn_requests",
         }
-        if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.background is not UNSET:
+        if (usage := self.usage) is not UNSET:
+            out["usage"] = None if usage is None else usage.to_dict()
+        if (background := self.background) is not UNSET:
             out["background"] = (
                 None
-                if self.background is None
-                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in self.background]
+                if background is None
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in background]
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6097,8 +6073,8 @@ class McpAcpCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6168,14 +6144,14 @@ class McpCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.stdio is not UNSET:
-            out["stdio"] = None if self.stdio is None else self.stdio.to_dict()
-        if self.http is not UNSET:
-            out["http"] = None if self.http is None else self.http.to_dict()
-        if self.acp is not UNSET:
-            out["acp"] = None if self.acp is None else self.acp.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (stdio := self.stdio) is not UNSET:
+            out["stdio"] = None if stdio is None else stdio.to_dict()
+        if (http := self.http) is not UNSET:
+            out["http"] = None if http is None else http.to_dict()
+        if (acp := self.acp) is not UNSET:
+            out["acp"] = None if acp is None else acp.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6229,8 +6205,8 @@ class McpError(Model):
             "code": self.code,
             "message": self.message,
         }
-        if self.data is not UNSET:
-            out["data"] = self.data
+        if (data_ := self.data) is not UNSET:
+            out["data"] = data_
         return out
 
 
@@ -6259,8 +6235,8 @@ class McpHttpCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6316,8 +6292,8 @@ class McpServerAcp(Model):
         out = self._wire_head.copy()
         out["name"] = self.name
         out["serverId"] = self.server_id
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6376,10 +6352,10 @@ class McpServerHttp(Model):
         out = self._wire_head.copy()
         out["name"] = self.name
         out["url"] = self.url
-        if self.headers is not UNSET:
-            out["headers"] = [i0.to_dict() for i0 in self.headers]
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (headers := self.headers) is not UNSET:
+            out["headers"] = [i0.to_dict() for i0 in headers]
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6450,12 +6426,12 @@ class McpServerStdio(Model):
         out = self._wire_head.copy()
         out["name"] = self.name
         out["command"] = self.command
-        if self.args is not UNSET:
-            out["args"] = self.args
-        if self.env is not UNSET:
-            out["env"] = [i0.to_dict() for i0 in self.env]
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (args := self.args) is not UNSET:
+            out["args"] = args
+        if (env := self.env) is not UNSET:
+            out["env"] = [i0.to_dict() for i0 in env]
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6484,8 +6460,8 @@ class McpStdioCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6551,10 +6527,10 @@ class MessageMcpNotification(Model):
             "requestId": self.request_id,
             "method": self.method,
         }
-        if self.params is not UNSET:
-            out["params"] = self.params
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (params := self.params) is not UNSET:
+            out["params"] = params
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6619,10 +6595,10 @@ class MessageMcpRequest(Model):
             "requestId": self.request_id,
             "method": self.method,
         }
-        if self.params is not UNSET:
-            out["params"] = self.params
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (params := self.params) is not UNSET:
+            out["params"] = params
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6665,8 +6641,8 @@ class MessageMcpResponseError(Model):
         out: dict[str, object] = {
             "error": self.error.to_dict(),
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6706,8 +6682,8 @@ class MessageMcpResponseResult(Model):
         out: dict[str, object] = {
             "result": self.result,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6770,20 +6746,16 @@ class ModifyDiffChange(Model):
             "operation": "modify",
             "path": self.path,
         }
-        if self.file_type is not UNSET:
+        if (file_type := self.file_type) is not UNSET:
             out["fileType"] = (
                 None
-                if self.file_type is None
-                else (
-                    self.file_type._value_
-                    if isinstance(self.file_type, DiffFileType)
-                    else self.file_type
-                )
+                if file_type is None
+                else (file_type._value_ if isinstance(file_type, DiffFileType) else file_type)
             )
-        if self.mime_type is not UNSET:
-            out["mimeType"] = self.mime_type
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (mime_type := self.mime_type) is not UNSET:
+            out["mimeType"] = mime_type
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6854,20 +6826,16 @@ class MoveDiffChange(Model):
             "oldPath": self.old_path,
             "path": self.path,
         }
-        if self.file_type is not UNSET:
+        if (file_type := self.file_type) is not UNSET:
             out["fileType"] = (
                 None
-                if self.file_type is None
-                else (
-                    self.file_type._value_
-                    if isinstance(self.file_type, DiffFileType)
-                    else self.file_type
-                )
+                if file_type is None
+                else (file_type._value_ if isinstance(file_type, DiffFileType) else file_type)
             )
-        if self.mime_type is not UNSET:
-            out["mimeType"] = self.mime_type
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (mime_type := self.mime_type) is not UNSET:
+            out["mimeType"] = mime_type
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -6966,18 +6934,18 @@ class MultiSelectPropertySchema(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["items"] = _MULTI_SELECT_ITEMS_ENCODERS[type(self.items)](self.items)
-        if self.title is not UNSET:
-            out["title"] = self.title
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.min_items is not UNSET:
-            out["minItems"] = self.min_items
-        if self.max_items is not UNSET:
-            out["maxItems"] = self.max_items
-        if self.default is not UNSET:
-            out["default"] = self.default
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (min_items := self.min_items) is not UNSET:
+            out["minItems"] = min_items
+        if (max_items := self.max_items) is not UNSET:
+            out["maxItems"] = max_items
+        if (default := self.default) is not UNSET:
+            out["default"] = default
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -7064,16 +7032,14 @@ class NewSessionRequest(Model):
         out: dict[str, object] = {
             "cwd": self.cwd,
         }
-        if self.additional_directories is not UNSET:
-            out["additionalDirectories"] = self.additional_directories
-        if self.mcp_servers is not UNSET:
-            out["mcpServers"] = [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers]
-        if self.system_prompt is not UNSET:
-            out["systemPrompt"] = (
-                None if self.system_prompt is None else self.system_prompt.to_dict()
-            )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (additional_directories := self.additional_directories) is not UNSET:
+            out["additionalDirectories"] = additional_directories
+        if (mcp_servers := self.mcp_servers) is not UNSET:
+            out["mcpServers"] = [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in mcp_servers]
+        if (system_prompt := self.system_prompt) is not UNSET:
+            out["systemPrompt"] = None if system_prompt is None else system_prompt.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -7152,16 +7118,16 @@ class NewSessionResponse(Model):
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
-        if self.config_options is not UNSET:
+        if (config_options := self.config_options) is not UNSET:
             out["configOptions"] = [
-                _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options
+                _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in config_options
             ]
-        if self.available_commands is not UNSET:
+        if (available_commands := self.available_commands) is not UNSET:
             out["availableCommands"] = [
-                _AVAILABLE_COMMAND_ENCODERS[type(i0)](i0) for i0 in self.available_commands
+                _AVAILABLE_COMMAND_ENCODERS[type(i0)](i0) for i0 in available_commands
             ]
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -7222,16 +7188,16 @@ class NoneIdleStateUpdate(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.background is not UNSET:
+        if (usage := self.usage) is not UNSET:
+            out["usage"] = None if usage is None else usage.to_dict()
+        if (background := self.background) is not UNSET:
             out["background"] = (
                 None
-                if self.background is None
-                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in self.background]
+                if background is None
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in background]
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -7299,10 +7265,10 @@ class Notice(Model):
             self.severity._value_ if isinstance(self.severity, NoticeSeverity) else self.severity
         )
         out["title"] = self.title
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -7386,18 +7352,18 @@ class NumberPropertySchema(Model):
 
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
-        if self.title is not UNSET:
-            out["title"] = self.title
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.minimum is not UNSET:
-            out["minimum"] = self.minimum
-        if self.maximum is not UNSET:
-            out["maximum"] = self.maximum
-        if self.default is not UNSET:
-            out["default"] = self.default
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (minimum := self.minimum) is not UNSET:
+            out["minimum"] = minimum
+        if (maximum := self.maximum) is not UNSET:
+            out["maximum"] = maximum
+        if (default := self.default) is not UNSET:
+            out["default"] = default
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8372,8 +8338,8 @@ class PermissionOption(Model):
                 self.kind._value_ if isinstance(self.kind, PermissionOptionKind) else self.kind
             ),
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8441,8 +8407,8 @@ class PlanEntry(Model):
                 self.status._value_ if isinstance(self.status, PlanEntryStatus) else self.status
             ),
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8492,8 +8458,8 @@ class PlanFile(Model):
         out = self._wire_head.copy()
         out["planId"] = self.plan_id
         out["uri"] = self.uri
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8543,8 +8509,8 @@ class PlanItems(Model):
         out = self._wire_head.copy()
         out["planId"] = self.plan_id
         out["entries"] = [i0.to_dict() for i0 in self.entries]
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8594,8 +8560,8 @@ class PlanMarkdown(Model):
         out = self._wire_head.copy()
         out["planId"] = self.plan_id
         out["content"] = self.content
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8637,8 +8603,8 @@ class PlanRemoved(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["planId"] = self.plan_id
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8677,8 +8643,8 @@ class PlanUpdate(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["plan"] = _PLAN_UPDATE_CONTENT_ENCODERS[type(self.plan)](self.plan)
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8707,8 +8673,8 @@ class PromptAudioCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8788,16 +8754,16 @@ class PromptCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.image is not UNSET:
-            out["image"] = None if self.image is None else self.image.to_dict()
-        if self.audio is not UNSET:
-            out["audio"] = None if self.audio is None else self.audio.to_dict()
-        if self.embedded_context is not UNSET:
+        if (image := self.image) is not UNSET:
+            out["image"] = None if image is None else image.to_dict()
+        if (audio := self.audio) is not UNSET:
+            out["audio"] = None if audio is None else audio.to_dict()
+        if (embedded_context := self.embedded_context) is not UNSET:
             out["embeddedContext"] = (
-                None if self.embedded_context is None else self.embedded_context.to_dict()
+                None if embedded_context is None else embedded_context.to_dict()
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8826,8 +8792,8 @@ class PromptEmbeddedContextCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8856,8 +8822,8 @@ class PromptImageCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8924,8 +8890,8 @@ class PromptRequest(Model):
             "sessionId": self.session_id,
             "prompt": [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.prompt],
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -8979,8 +8945,8 @@ class PromptResponse(Model):
         out: dict[str, object] = {
             "messageId": self.message_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9034,8 +9000,8 @@ class ProviderCurrentConfig(Model):
             ),
             "baseUrl": self.base_url,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9109,10 +9075,10 @@ class ProviderInfo(Model):
             ],
             "required": self.required,
         }
-        if self.current is not UNSET:
-            out["current"] = None if self.current is None else self.current.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (current := self.current) is not UNSET:
+            out["current"] = None if current is None else current.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9145,8 +9111,8 @@ class ProvidersCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9186,11 +9152,11 @@ class ProxyNotification(Model):
         out: dict[str, object] = {
             "method": self.method,
         }
-        if self.params is not UNSET:
+        if (params := self.params) is not UNSET:
             out["params"] = (
                 None
-                if self.params is None
-                else _PROXY_NOTIFICATION_PARAMS_ENCODERS[type(self.params)](self.params)
+                if params is None
+                else _PROXY_NOTIFICATION_PARAMS_ENCODERS[type(params)](params)
             )
         return out
 
@@ -9240,11 +9206,9 @@ class ProxyRequest(Model):
             "id": encode_value(self.id),
             "method": self.method,
         }
-        if self.params is not UNSET:
+        if (params := self.params) is not UNSET:
             out["params"] = (
-                None
-                if self.params is None
-                else _PROXY_REQUEST_PARAMS_ENCODERS[type(self.params)](self.params)
+                None if params is None else _PROXY_REQUEST_PARAMS_ENCODERS[type(params)](params)
             )
         return out
 
@@ -9390,10 +9354,10 @@ class ProxySuccessorNotification(Model):
         out: dict[str, object] = {
             "method": self.method,
         }
-        if self.params is not UNSET:
-            out["params"] = self.params
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (params := self.params) is not UNSET:
+            out["params"] = params
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9462,10 +9426,10 @@ class ProxySuccessorRequest(Model):
         out: dict[str, object] = {
             "method": self.method,
         }
-        if self.params is not UNSET:
-            out["params"] = self.params
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (params := self.params) is not UNSET:
+            out["params"] = params
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9530,16 +9494,16 @@ class RefusalIdleStateUpdate(Model):
         out: dict[str, object] = {
             "stopReason": "refusal",
         }
-        if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.background is not UNSET:
+        if (usage := self.usage) is not UNSET:
+            out["usage"] = None if usage is None else usage.to_dict()
+        if (background := self.background) is not UNSET:
             out["background"] = (
                 None
-                if self.background is None
-                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in self.background]
+                if background is None
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in background]
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9566,8 +9530,8 @@ class ReplayFromStart(Model):
 
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9741,16 +9705,16 @@ class RequestPermissionRequest(Model):
             "title": self.title,
             "options": [i0.to_dict() for i0 in self.options],
         }
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.subject is not UNSET:
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (subject := self.subject) is not UNSET:
             out["subject"] = (
                 None
-                if self.subject is None
-                else _REQUEST_PERMISSION_SUBJECT_ENCODERS[type(self.subject)](self.subject)
+                if subject is None
+                else _REQUEST_PERMISSION_SUBJECT_ENCODERS[type(subject)](subject)
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9790,8 +9754,8 @@ class RequestPermissionResponse(Model):
         out: dict[str, object] = {
             "outcome": _REQUEST_PERMISSION_OUTCOME_ENCODERS[type(self.outcome)](self.outcome),
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9842,14 +9806,14 @@ class RequiresActionStateUpdate(Model):
 
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
-        if self.background is not UNSET:
+        if (background := self.background) is not UNSET:
             out["background"] = (
                 None
-                if self.background is None
-                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in self.background]
+                if background is None
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in background]
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -9963,20 +9927,20 @@ class ResourceLink(Model):
         out = self._wire_head.copy()
         out["name"] = self.name
         out["uri"] = self.uri
-        if self.title is not UNSET:
-            out["title"] = self.title
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.icons is not UNSET:
-            out["icons"] = None if self.icons is None else [i0.to_dict() for i0 in self.icons]
-        if self.mime_type is not UNSET:
-            out["mimeType"] = self.mime_type
-        if self.size is not UNSET:
-            out["size"] = self.size
-        if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (icons := self.icons) is not UNSET:
+            out["icons"] = None if icons is None else [i0.to_dict() for i0 in icons]
+        if (mime_type := self.mime_type) is not UNSET:
+            out["mimeType"] = mime_type
+        if (size := self.size) is not UNSET:
+            out["size"] = size
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10101,22 +10065,20 @@ class ResumeSessionRequest(Model):
             "sessionId": self.session_id,
             "cwd": self.cwd,
         }
-        if self.additional_directories is not UNSET:
-            out["additionalDirectories"] = self.additional_directories
-        if self.mcp_servers is not UNSET:
-            out["mcpServers"] = [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in self.mcp_servers]
-        if self.replay_from is not UNSET:
+        if (additional_directories := self.additional_directories) is not UNSET:
+            out["additionalDirectories"] = additional_directories
+        if (mcp_servers := self.mcp_servers) is not UNSET:
+            out["mcpServers"] = [_MCP_SERVER_ENCODERS[type(i0)](i0) for i0 in mcp_servers]
+        if (replay_from := self.replay_from) is not UNSET:
             out["replayFrom"] = (
                 None
-                if self.replay_from is None
-                else _REPLAY_FROM_ENCODERS[type(self.replay_from)](self.replay_from)
+                if replay_from is None
+                else _REPLAY_FROM_ENCODERS[type(replay_from)](replay_from)
             )
-        if self.system_prompt is not UNSET:
-            out["systemPrompt"] = (
-                None if self.system_prompt is None else self.system_prompt.to_dict()
-            )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (system_prompt := self.system_prompt) is not UNSET:
+            out["systemPrompt"] = None if system_prompt is None else system_prompt.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10181,16 +10143,16 @@ class ResumeSessionResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.config_options is not UNSET:
+        if (config_options := self.config_options) is not UNSET:
             out["configOptions"] = [
-                _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options
+                _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in config_options
             ]
-        if self.available_commands is not UNSET:
+        if (available_commands := self.available_commands) is not UNSET:
             out["availableCommands"] = [
-                _AVAILABLE_COMMAND_ENCODERS[type(i0)](i0) for i0 in self.available_commands
+                _AVAILABLE_COMMAND_ENCODERS[type(i0)](i0) for i0 in available_commands
             ]
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10234,14 +10196,14 @@ class RunningStateUpdate(Model):
 
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
-        if self.background is not UNSET:
+        if (background := self.background) is not UNSET:
             out["background"] = (
                 None
-                if self.background is None
-                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in self.background]
+                if background is None
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in background]
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10334,20 +10296,20 @@ class SelectSessionConfigOption(Model):
             "configId": self.config_id,
             "name": self.name,
         }
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.category is not UNSET:
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (category := self.category) is not UNSET:
             out["category"] = (
                 None
-                if self.category is None
+                if category is None
                 else (
-                    self.category._value_
-                    if isinstance(self.category, SessionConfigOptionCategory)
-                    else self.category
+                    category._value_
+                    if isinstance(category, SessionConfigOptionCategory)
+                    else category
                 )
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10385,8 +10347,8 @@ class SelectedPermissionOutcome(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["optionId"] = self.option_id
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10418,8 +10380,8 @@ class SessionAdditionalDirectoriesCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10453,8 +10415,8 @@ class SessionArchiveCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10487,8 +10449,8 @@ class SessionCancelCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10673,32 +10635,28 @@ class SessionCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.prompt is not UNSET:
-            out["prompt"] = None if self.prompt is None else self.prompt.to_dict()
-        if self.mcp is not UNSET:
-            out["mcp"] = None if self.mcp is None else self.mcp.to_dict()
-        if self.delete is not UNSET:
-            out["delete"] = None if self.delete is None else self.delete.to_dict()
-        if self.additional_directories is not UNSET:
+        if (prompt := self.prompt) is not UNSET:
+            out["prompt"] = None if prompt is None else prompt.to_dict()
+        if (mcp := self.mcp) is not UNSET:
+            out["mcp"] = None if mcp is None else mcp.to_dict()
+        if (delete := self.delete) is not UNSET:
+            out["delete"] = None if delete is None else delete.to_dict()
+        if (additional_directories := self.additional_directories) is not UNSET:
             out["additionalDirectories"] = (
-                None
-                if self.additional_directories is None
-                else self.additional_directories.to_dict()
+                None if additional_directories is None else additional_directories.to_dict()
             )
-        if self.system_prompt is not UNSET:
-            out["systemPrompt"] = (
-                None if self.system_prompt is None else self.system_prompt.to_dict()
-            )
-        if self.fork is not UNSET:
-            out["fork"] = None if self.fork is None else self.fork.to_dict()
-        if self.archive is not UNSET:
-            out["archive"] = None if self.archive is None else self.archive.to_dict()
-        if self.status is not UNSET:
-            out["status"] = None if self.status is None else self.status.to_dict()
-        if self.title is not UNSET:
-            out["title"] = None if self.title is None else self.title.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (system_prompt := self.system_prompt) is not UNSET:
+            out["systemPrompt"] = None if system_prompt is None else system_prompt.to_dict()
+        if (fork := self.fork) is not UNSET:
+            out["fork"] = None if fork is None else fork.to_dict()
+        if (archive := self.archive) is not UNSET:
+            out["archive"] = None if archive is None else archive.to_dict()
+        if (status := self.status) is not UNSET:
+            out["status"] = None if status is None else status.to_dict()
+        if (title := self.title) is not UNSET:
+            out["title"] = None if title is None else title.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10820,8 +10778,8 @@ class SessionConfigSelectGroup(Model):
             "name": self.name,
             "options": [i0.to_dict() for i0 in self.options],
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10881,10 +10839,10 @@ class SessionConfigSelectOption(Model):
             "value": self.value,
             "name": self.name,
         }
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10913,8 +10871,8 @@ class SessionDeleteCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -10965,8 +10923,8 @@ class SessionElicitationFormMode(Model):
             "sessionId": self.session_id,
             "requestedSchema": self.requested_schema.to_dict(),
         }
-        if self.tool_call_id is not UNSET:
-            out["toolCallId"] = self.tool_call_id
+        if (tool_call_id := self.tool_call_id) is not UNSET:
+            out["toolCallId"] = tool_call_id
         return out
 
 
@@ -11024,8 +10982,8 @@ class SessionElicitationUrlMode(Model):
             "elicitationId": self.elicitation_id,
             "url": self.url,
         }
-        if self.tool_call_id is not UNSET:
-            out["toolCallId"] = self.tool_call_id
+        if (tool_call_id := self.tool_call_id) is not UNSET:
+            out["toolCallId"] = tool_call_id
         return out
 
 
@@ -11058,8 +11016,8 @@ class SessionForkCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11154,16 +11112,16 @@ class SessionInfo(Model):
             "sessionId": self.session_id,
             "cwd": self.cwd,
         }
-        if self.additional_directories is not UNSET:
-            out["additionalDirectories"] = self.additional_directories
-        if self.title is not UNSET:
-            out["title"] = self.title
-        if self.updated_at is not UNSET:
-            out["updatedAt"] = self.updated_at
-        if self.archived is not UNSET:
-            out["archived"] = self.archived
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (additional_directories := self.additional_directories) is not UNSET:
+            out["additionalDirectories"] = additional_directories
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (updated_at := self.updated_at) is not UNSET:
+            out["updatedAt"] = updated_at
+        if (archived := self.archived) is not UNSET:
+            out["archived"] = archived
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11214,12 +11172,12 @@ class SessionInfoUpdate(Model):
 
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
-        if self.title is not UNSET:
-            out["title"] = self.title
-        if self.updated_at is not UNSET:
-            out["updatedAt"] = self.updated_at
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (updated_at := self.updated_at) is not UNSET:
+            out["updatedAt"] = updated_at
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11331,22 +11289,22 @@ class SessionMessage(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["messageId"] = self.message_id
-        if self.sender_session_id is not UNSET:
-            out["senderSessionId"] = self.sender_session_id
-        if self.recipient_session_id is not UNSET:
-            out["recipientSessionId"] = self.recipient_session_id
-        if self.sender_message_id is not UNSET:
-            out["senderMessageId"] = self.sender_message_id
-        if self.recipient_message_id is not UNSET:
-            out["recipientMessageId"] = self.recipient_message_id
-        if self.content is not UNSET:
+        if (sender_session_id := self.sender_session_id) is not UNSET:
+            out["senderSessionId"] = sender_session_id
+        if (recipient_session_id := self.recipient_session_id) is not UNSET:
+            out["recipientSessionId"] = recipient_session_id
+        if (sender_message_id := self.sender_message_id) is not UNSET:
+            out["senderMessageId"] = sender_message_id
+        if (recipient_message_id := self.recipient_message_id) is not UNSET:
+            out["recipientMessageId"] = recipient_message_id
+        if (content := self.content) is not UNSET:
             out["content"] = (
                 None
-                if self.content is None
-                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.content]
+                if content is None
+                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in content]
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11401,8 +11359,8 @@ class SessionMessageChunk(Model):
         out = self._wire_head.copy()
         out["messageId"] = self.message_id
         out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11444,8 +11402,8 @@ class SessionNotFoundErrorData(Model):
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11478,8 +11436,8 @@ class SessionStatusCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11528,8 +11486,8 @@ class SessionStatusRequest(Model):
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11596,12 +11554,10 @@ class SessionStatusResponse(Model):
                 self.status._value_ if isinstance(self.status, SessionStatus) else self.status
             ),
         }
-        if self.state is not UNSET:
-            out["state"] = (
-                None if self.state is None else _STATE_UPDATE_ENCODERS[type(self.state)](self.state)
-            )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (state := self.state) is not UNSET:
+            out["state"] = None if state is None else _STATE_UPDATE_ENCODERS[type(state)](state)
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11647,10 +11603,10 @@ class SessionSystemPromptCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.mode is not UNSET:
-            out["mode"] = None if self.mode is None else self.mode.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (mode := self.mode) is not UNSET:
+            out["mode"] = None if mode is None else mode.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11698,10 +11654,10 @@ class SessionSystemPromptModeCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.override is not UNSET:
-            out["override"] = None if self.override is None else self.override.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (override := self.override) is not UNSET:
+            out["override"] = None if override is None else override.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11735,8 +11691,8 @@ class SessionSystemPromptOverrideCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11770,8 +11726,8 @@ class SessionTitleCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11846,10 +11802,10 @@ class SetProviderRequest(Model):
             ),
             "baseUrl": self.base_url,
         }
-        if self.headers is not UNSET:
-            out["headers"] = self.headers
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (headers := self.headers) is not UNSET:
+            out["headers"] = headers
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11880,8 +11836,8 @@ class SetProviderResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11925,8 +11881,8 @@ class SetSessionConfigOptionResponse(Model):
                 _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options
             ],
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -11990,8 +11946,8 @@ class SetSessionTitleRequest(Model):
             "sessionId": self.session_id,
             "title": self.title,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12037,8 +11993,8 @@ class SetSessionTitleResponse(Model):
         out: dict[str, object] = {
             "title": self.title,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12173,8 +12129,8 @@ class StringMultiSelectItems(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["enum"] = self.enum
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12304,30 +12260,30 @@ class StringPropertySchema(Model):
 
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
-        if self.title is not UNSET:
-            out["title"] = self.title
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.min_length is not UNSET:
-            out["minLength"] = self.min_length
-        if self.max_length is not UNSET:
-            out["maxLength"] = self.max_length
-        if self.pattern is not UNSET:
-            out["pattern"] = self.pattern
-        if self.format is not UNSET:
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (min_length := self.min_length) is not UNSET:
+            out["minLength"] = min_length
+        if (max_length := self.max_length) is not UNSET:
+            out["maxLength"] = max_length
+        if (pattern := self.pattern) is not UNSET:
+            out["pattern"] = pattern
+        if (format := self.format) is not UNSET:
             out["format"] = (
                 None
-                if self.format is None
-                else (self.format._value_ if isinstance(self.format, StringFormat) else self.format)
+                if format is None
+                else (format._value_ if isinstance(format, StringFormat) else format)
             )
-        if self.default is not UNSET:
-            out["default"] = self.default
-        if self.enum is not UNSET:
-            out["enum"] = self.enum
-        if self.one_of is not UNSET:
-            out["oneOf"] = None if self.one_of is None else [i0.to_dict() for i0 in self.one_of]
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (default := self.default) is not UNSET:
+            out["default"] = default
+        if (enum := self.enum) is not UNSET:
+            out["enum"] = enum
+        if (one_of := self.one_of) is not UNSET:
+            out["oneOf"] = None if one_of is None else [i0.to_dict() for i0 in one_of]
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12373,10 +12329,10 @@ class SubagentSessionCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.cancel is not UNSET:
-            out["cancel"] = None if self.cancel is None else self.cancel.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (cancel := self.cancel) is not UNSET:
+            out["cancel"] = None if cancel is None else cancel.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12529,22 +12485,20 @@ class SubagentUpdate(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["sessionId"] = self.session_id
-        if self.title is not UNSET:
-            out["title"] = self.title
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.capabilities is not UNSET:
-            out["capabilities"] = None if self.capabilities is None else self.capabilities.to_dict()
-        if self.state is not UNSET:
-            out["state"] = (
-                None if self.state is None else _STATE_UPDATE_ENCODERS[type(self.state)](self.state)
-            )
-        if self.cwd is not UNSET:
-            out["cwd"] = self.cwd
-        if self.additional_directories is not UNSET:
-            out["additionalDirectories"] = self.additional_directories
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (capabilities := self.capabilities) is not UNSET:
+            out["capabilities"] = None if capabilities is None else capabilities.to_dict()
+        if (state := self.state) is not UNSET:
+            out["state"] = None if state is None else _STATE_UPDATE_ENCODERS[type(state)](state)
+        if (cwd := self.cwd) is not UNSET:
+            out["cwd"] = cwd
+        if (additional_directories := self.additional_directories) is not UNSET:
+            out["additionalDirectories"] = additional_directories
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12613,8 +12567,8 @@ class SystemPrompt(Model):
             "mode": (self.mode._value_ if isinstance(self.mode, SystemPromptMode) else self.mode),
             "content": [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.content],
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12655,8 +12609,8 @@ class Terminal(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["terminalId"] = self.terminal_id
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12687,8 +12641,8 @@ class TerminalAuthCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12717,8 +12671,8 @@ class TerminalCancelCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12763,10 +12717,10 @@ class TerminalCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.cancel is not UNSET:
-            out["cancel"] = None if self.cancel is None else self.cancel.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (cancel := self.cancel) is not UNSET:
+            out["cancel"] = None if cancel is None else cancel.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12822,12 +12776,12 @@ class TerminalExitStatus(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.exit_code is not UNSET:
-            out["exitCode"] = self.exit_code
-        if self.signal is not UNSET:
-            out["signal"] = self.signal
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (exit_code := self.exit_code) is not UNSET:
+            out["exitCode"] = exit_code
+        if (signal := self.signal) is not UNSET:
+            out["signal"] = signal
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12866,8 +12820,8 @@ class TerminalOutput(Model):
         out: dict[str, object] = {
             "data": self.data,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12914,8 +12868,8 @@ class TerminalOutputChunk(Model):
         out = self._wire_head.copy()
         out["terminalId"] = self.terminal_id
         out["data"] = self.data
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -12962,8 +12916,8 @@ class TerminalSize(Model):
             "cols": self.cols,
             "rows": self.rows,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -13070,20 +13024,20 @@ class TerminalUpdate(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["terminalId"] = self.terminal_id
-        if self.command is not UNSET:
-            out["command"] = self.command
-        if self.cwd is not UNSET:
-            out["cwd"] = self.cwd
-        if self.output is not UNSET:
-            out["output"] = None if self.output is None else self.output.to_dict()
-        if self.exit_status is not UNSET:
-            out["exitStatus"] = None if self.exit_status is None else self.exit_status.to_dict()
-        if self.size is not UNSET:
-            out["size"] = None if self.size is None else self.size.to_dict()
-        if self.capabilities is not UNSET:
-            out["capabilities"] = None if self.capabilities is None else self.capabilities.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (command := self.command) is not UNSET:
+            out["command"] = command
+        if (cwd := self.cwd) is not UNSET:
+            out["cwd"] = cwd
+        if (output := self.output) is not UNSET:
+            out["output"] = None if output is None else output.to_dict()
+        if (exit_status := self.exit_status) is not UNSET:
+            out["exitStatus"] = None if exit_status is None else exit_status.to_dict()
+        if (size := self.size) is not UNSET:
+            out["size"] = None if size is None else size.to_dict()
+        if (capabilities := self.capabilities) is not UNSET:
+            out["capabilities"] = None if capabilities is None else capabilities.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -13121,8 +13075,8 @@ class TextCommandInput(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["hint"] = self.hint
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -13172,10 +13126,10 @@ class TextContent(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["text"] = self.text
-        if self.annotations is not UNSET:
-            out["annotations"] = None if self.annotations is None else self.annotations.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -13231,10 +13185,10 @@ class TextResourceContents(Model):
             "text": self.text,
             "uri": self.uri,
         }
-        if self.mime_type is not UNSET:
-            out["mimeType"] = self.mime_type
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (mime_type := self.mime_type) is not UNSET:
+            out["mimeType"] = mime_type
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -13274,8 +13228,8 @@ class TitledMultiSelectItems(Model):
         out: dict[str, object] = {
             "anyOf": [i0.to_dict() for i0 in self.any_of],
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -13304,8 +13258,8 @@ class ToolCallCancelCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -13350,10 +13304,10 @@ class ToolCallCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.cancel is not UNSET:
-            out["cancel"] = None if self.cancel is None else self.cancel.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (cancel := self.cancel) is not UNSET:
+            out["cancel"] = None if cancel is None else cancel.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -13406,8 +13360,8 @@ class ToolCallContentChunk(Model):
         out = self._wire_head.copy()
         out["toolCallId"] = self.tool_call_id
         out["content"] = _TOOL_CALL_CONTENT_ENCODERS[type(self.content)](self.content)
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -13463,10 +13417,10 @@ class ToolCallLocation(Model):
         out: dict[str, object] = {
             "path": self.path,
         }
-        if self.line is not UNSET:
-            out["line"] = self.line
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (line := self.line) is not UNSET:
+            out["line"] = line
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -13509,8 +13463,8 @@ class ToolCallPermissionSubject(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["toolCall"] = self.tool_call.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -13659,42 +13613,36 @@ class ToolCallUpdate(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["toolCallId"] = self.tool_call_id
-        if self.name is not UNSET:
-            out["name"] = self.name
-        if self.title is not UNSET:
-            out["title"] = self.title
-        if self.kind is not UNSET:
+        if (name := self.name) is not UNSET:
+            out["name"] = name
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (kind := self.kind) is not UNSET:
             out["kind"] = (
-                None
-                if self.kind is None
-                else (self.kind._value_ if isinstance(self.kind, ToolKind) else self.kind)
+                None if kind is None else (kind._value_ if isinstance(kind, ToolKind) else kind)
             )
-        if self.status is not UNSET:
+        if (status := self.status) is not UNSET:
             out["status"] = (
                 None
-                if self.status is None
-                else (
-                    self.status._value_ if isinstance(self.status, ToolCallStatus) else self.status
-                )
+                if status is None
+                else (status._value_ if isinstance(status, ToolCallStatus) else status)
             )
-        if self.content is not UNSET:
+        if (content := self.content) is not UNSET:
             out["content"] = (
                 None
-                if self.content is None
-                else [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in self.content]
+                if content is None
+                else [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in content]
             )
-        if self.locations is not UNSET:
-            out["locations"] = (
-                None if self.locations is None else [i0.to_dict() for i0 in self.locations]
-            )
-        if self.raw_input is not UNSET:
-            out["rawInput"] = self.raw_input
-        if self.raw_output is not UNSET:
-            out["rawOutput"] = self.raw_output
-        if self.capabilities is not UNSET:
-            out["capabilities"] = None if self.capabilities is None else self.capabilities.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (locations := self.locations) is not UNSET:
+            out["locations"] = None if locations is None else [i0.to_dict() for i0 in locations]
+        if (raw_input := self.raw_input) is not UNSET:
+            out["rawInput"] = raw_input
+        if (raw_output := self.raw_output) is not UNSET:
+            out["rawOutput"] = raw_output
+        if (capabilities := self.capabilities) is not UNSET:
+            out["capabilities"] = None if capabilities is None else capabilities.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -13745,8 +13693,8 @@ class UnarchiveSessionRequest(Model):
         out: dict[str, object] = {
             "sessionId": self.session_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -13777,8 +13725,8 @@ class UnarchiveSessionResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -13834,14 +13782,14 @@ class UnknownStateUpdate(Model):
 
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
-        if self.background is not UNSET:
+        if (background := self.background) is not UNSET:
             out["background"] = (
                 None
-                if self.background is None
-                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in self.background]
+                if background is None
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in background]
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -13891,8 +13839,8 @@ class UnsupportedProtocolVersionErrorData(Model):
             "requested": self.requested,
             "supported": self.supported,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -13944,8 +13892,8 @@ class UpdateSessionNotification(Model):
             "sessionId": self.session_id,
             "update": _SESSION_UPDATE_ENCODERS[type(self.update)](self.update),
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -13992,8 +13940,8 @@ class UrlCreateElicitationRequest(Model):
             "mode": "url",
             "message": self.message,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         out.update(self.elicitation_url_mode.to_dict())
         return out
 
@@ -14107,14 +14055,14 @@ class Usage(Model):
             "inputTokens": self.input_tokens,
             "outputTokens": self.output_tokens,
         }
-        if self.thought_tokens is not UNSET:
-            out["thoughtTokens"] = self.thought_tokens
-        if self.cached_read_tokens is not UNSET:
-            out["cachedReadTokens"] = self.cached_read_tokens
-        if self.cached_write_tokens is not UNSET:
-            out["cachedWriteTokens"] = self.cached_write_tokens
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (thought_tokens := self.thought_tokens) is not UNSET:
+            out["thoughtTokens"] = thought_tokens
+        if (cached_read_tokens := self.cached_read_tokens) is not UNSET:
+            out["cachedReadTokens"] = cached_read_tokens
+        if (cached_write_tokens := self.cached_write_tokens) is not UNSET:
+            out["cachedWriteTokens"] = cached_write_tokens
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -14172,10 +14120,10 @@ class UsageUpdate(Model):
         out = self._wire_head.copy()
         out["used"] = self.used
         out["size"] = self.size
-        if self.cost is not UNSET:
-            out["cost"] = None if self.cost is None else self.cost.to_dict()
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (cost := self.cost) is not UNSET:
+            out["cost"] = None if cost is None else cost.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -14238,14 +14186,14 @@ class UserMessage(Model):
     def to_dict(self) -> dict[str, object]:
         out = self._wire_head.copy()
         out["messageId"] = self.message_id
-        if self.content is not UNSET:
+        if (content := self.content) is not UNSET:
             out["content"] = (
                 None
-                if self.content is None
-                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in self.content]
+                if content is None
+                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in content]
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -14282,8 +14230,8 @@ class _CreateElicitationRequestCommon(Model):
         out: dict[str, object] = {
             "message": self.message,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -14308,8 +14256,8 @@ class _CreateElicitationResponseCommon(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -14355,20 +14303,16 @@ class _DiffChangeCommon(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.file_type is not UNSET:
+        if (file_type := self.file_type) is not UNSET:
             out["fileType"] = (
                 None
-                if self.file_type is None
-                else (
-                    self.file_type._value_
-                    if isinstance(self.file_type, DiffFileType)
-                    else self.file_type
-                )
+                if file_type is None
+                else (file_type._value_ if isinstance(file_type, DiffFileType) else file_type)
             )
-        if self.mime_type is not UNSET:
-            out["mimeType"] = self.mime_type
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (mime_type := self.mime_type) is not UNSET:
+            out["mimeType"] = mime_type
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -14427,16 +14371,16 @@ class _IdleStateUpdateCommon(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.background is not UNSET:
+        if (usage := self.usage) is not UNSET:
+            out["usage"] = None if usage is None else usage.to_dict()
+        if (background := self.background) is not UNSET:
             out["background"] = (
                 None
-                if self.background is None
-                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in self.background]
+                if background is None
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in background]
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -14506,20 +14450,20 @@ class _SessionConfigOptionCommon(Model):
             "configId": self.config_id,
             "name": self.name,
         }
-        if self.description is not UNSET:
-            out["description"] = self.description
-        if self.category is not UNSET:
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (category := self.category) is not UNSET:
             out["category"] = (
                 None
-                if self.category is None
+                if category is None
                 else (
-                    self.category._value_
-                    if isinstance(self.category, SessionConfigOptionCategory)
-                    else self.category
+                    category._value_
+                    if isinstance(category, SessionConfigOptionCategory)
+                    else category
                 )
             )
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 
@@ -14564,8 +14508,8 @@ class _SetSessionConfigOptionRequestCommon(Model):
             "sessionId": self.session_id,
             "configId": self.config_id,
         }
-        if self.meta is not UNSET:
-            out["_meta"] = self.meta
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
         return out
 
 

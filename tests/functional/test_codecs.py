@@ -824,3 +824,26 @@ def test_an_open_unions_other_variant_checks_the_common_properties(gen: Any) -> 
     assert p.encode(p.decode("Request", wire)) == wire
     raises_at(p, "message", p.decode, "Request", {"mode": "_custom", "message": 0})
     raises_at(p, "message", p.decode, "Request", {"mode": "_custom"})
+
+
+def test_to_dict_locals_never_hide_a_name_its_expressions_use(gen: Any) -> None:
+    """`to_dict` reads each optional field once into a local (`if (meta := self.meta) is not
+    UNSET:`); a field named like a name the method calls (`encode_value`, `type`, the loop
+    variables `i0` / `k0`, `out`) gets a local of its own, and every field still encodes."""
+    value = {"anyOf": [{"type": "string"}, {"type": "integer"}]}
+    pkg = gen({
+        "Value": value,
+        "Thing": {"type": "object", "properties": {
+            "encodeValue": {"type": "string"}, "type": {"type": "string"}, "out": {"type": "string"},
+            "i0": {"type": "string"}, "k0": {"type": "string"}, "value": {"type": "string"},
+            "content": {"type": "object", "additionalProperties": {"$ref": "#/$defs/Value"}},
+            "items": {"type": "array", "items": {"$ref": "#/$defs/Value"}},
+            "tags": {"type": "object", "additionalProperties": {"type": "array", "items": {"$ref": "#/$defs/Value"}}},
+        }},
+    })
+    wire = {"encodeValue": "e", "type": "t", "out": "o", "i0": "i", "k0": "k", "value": "v",
+            "content": {"a": "x", "b": 2}, "items": ["y", 3], "tags": {"t": ["z", 4]}}
+    thing = pkg.Thing.from_dict(wire)
+    assert thing.to_dict() == wire
+    assert json.dumps(thing.to_dict()) == json.dumps(wire)  # the wire order too
+    assert pkg.Thing.from_dict({"items": []}).to_dict() == {"items": []}

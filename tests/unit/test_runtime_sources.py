@@ -3,9 +3,14 @@ module below its provenance header, and the modules that stand alone work straig
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import pytest
 
-from acpgen.render import CHECKED_ONLY, OUTPUTS, RUNTIME, runtime_source
+import acpgen.runtime
+from acpgen.render import CHECKED_ONLY, OUTPUTS, RUNTIME, runtime_outputs, runtime_source
+from acpgen.render.format import RUFF_ARGS, ruff_binary
 from tests.conftest import GENERATED, ROOT
 
 RUNTIME_MODULES = sorted(out for out, template in OUTPUTS.items() if template == RUNTIME)
@@ -41,3 +46,13 @@ def test_the_codec_base_works_from_acpgen_itself() -> None:
     assert "int" in str(caught.value)
     with pytest.raises(_codec.ValidationError):
         _codec.decode_str(None)
+
+
+def test_the_runtime_sources_are_in_the_format_the_build_would_give_them() -> None:
+    """A build copies the runtime modules without running ruff on them (acpgen/render/format.py)."""
+    runtime = Path(acpgen.runtime.__file__).parent
+    sources = [str(runtime / name) for name in sorted(runtime_outputs())]
+    proc = subprocess.run([ruff_binary(), "format", "--check", *RUFF_ARGS, "--no-cache", *sources],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert len(sources) >= 8
