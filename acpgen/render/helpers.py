@@ -16,6 +16,7 @@ from __future__ import annotations
 import builtins
 import keyword
 from dataclasses import dataclass
+from typing import TypedDict
 
 from acpgen.ir.model import Enum, Field, Method, Package, Struct, TypeRef, Union_
 from acpgen.ir.naming import snake
@@ -26,7 +27,8 @@ MODULE_NAMES = frozenset({
     "models", "PermissionDecision", "PermissionPolicy", "choose_permission", "ask_permission",
     "ToolCallTracker", "SessionSnapshot", "SessionReducer", "Message", "FakeClient", "FakeAgent", "Answer",
     "UNSET", "Unset", "JsonValue", "Literal", "Callable", "Mapping", "Any", "cast", "dataclass", "field",
-    "uuid", "new_id", "Message",
+    "uuid", "new_id", "TYPE_CHECKING", "AgentSideConnection", "UnstableAgent", "UnstableClient",
+    "RequestError",
 })
 # What a builder's body reads besides its parameters, so no parameter may be named so.
 BODY_NAMES = frozenset({"models", "_block"})
@@ -259,11 +261,17 @@ class HelperFacts:
     # -- the reducer's rules -------------------------------------------------------------------------
     def rules(self, u: Union_, content: set[str]) -> tuple[ReducerRule, ...]:
         out = []
+        # An id shared by the required fields of two or more variants names an entity they update.
+        ids: dict[str, int] = {}
+        for _, s in self.tagged(u):
+            for f in s.fields:
+                if f.required and f.wire.endswith("Id"):
+                    ids[f.wire] = ids.get(f.wire, 0) + 1
         for tag, s in self.tagged(u):
             req = [f for f in s.fields if f.required and not f.flatten]
             block = next((f for f in req if f.type.kind == "named" and f.type.name in content), None)
-            ident = next((f for f in req if f.wire.endswith("Id") and not isinstance(self.node(f.type), (Struct, Union_))),
-                         None)
+            ident = next((f for f in req if ids.get(f.wire, 0) > 1
+                          and not isinstance(self.node(f.type), (Struct, Union_))), None)
             flat = [f for f in s.fields if f.flatten and self.union(f.type)]
             if block is not None:
                 mid = self.field(s, "messageId")
@@ -379,14 +387,25 @@ class HelperFacts:
                        status.py, next(p.ann for p in update_params if p.name == status.py), statuses)
 
 
-def helper_facts(package: Package, plans: dict[str, tuple[FieldPlan, ...]]) -> dict[str, object]:
+class HelperFields(TypedDict):
+    builders: list[Builder]
+    text_builder: str
+    text_union: str
+    text_class: str
+    text_field: str
+    updates: Updates | None
+    permission: Permission | None
+    tracker: Tracker | None
+
+
+def helper_facts(package: Package, plans: dict[str, tuple[FieldPlan, ...]]) -> HelperFields:
     facts = HelperFacts(package, plans)
     found = facts.update_method()
     root = facts.union(found[3].type) if found else None
     builders, text, text_unions = facts.builders(root)
     text_cls = next((b for b in builders if b.name == text), None)
     return {
-        "builders": builders,
+        "builders": list(builders),
         "text_builder": text,
         "text_union": next(iter(text_unions), ""),
         "text_class": text_cls.cls if text_cls else "",

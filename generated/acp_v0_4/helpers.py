@@ -580,7 +580,8 @@ class Message:
 class SessionSnapshot:
     """What a client knows of one session after folding its `SessionNotification` notifications.
 
-    - `messages`: chunks of one kind (and message id) in a row merged into one `Message`;
+    - `messages`: chunks of one kind (and message id) in a row merged into one `Message` (any other
+      update in between starts a new one);
     - `entities`: per id key (`toolCallId`, ...), each id's updates merged into one wire object
       (a later key replaces an earlier one; `null` and absent keys change nothing);
     - `latest`: the last update of each other tag (plan, available commands, mode, config options,
@@ -594,6 +595,7 @@ class SessionSnapshot:
     state: str | None = None
     stop_reasons: list[str | None] = field(default_factory=list)
     background: list[object] | None = None
+    streaming: bool = False  # the last update was a chunk: the next chunk of its kind continues it
 
     @property
     def tool_calls(self) -> dict[str, dict[str, object]]:
@@ -635,9 +637,18 @@ class SessionReducer:
         elif isinstance(update, models.AvailableCommandsUpdateSessionUpdate):
             snap.latest["available_commands_update"] = update
         elif isinstance(update, models.CurrentModeUpdateSessionUpdate):
-            self._merge(snap, "currentModeId", update.to_dict())
+            snap.latest["current_mode_update"] = update
         else:
             snap.latest[str(update.to_dict().get("sessionUpdate"))] = update
+        if not isinstance(
+            update,
+            (
+                models.UserMessageChunkSessionUpdate,
+                models.AgentMessageChunkSessionUpdate,
+                models.AgentThoughtChunkSessionUpdate,
+            ),
+        ):
+            snap.streaming = False
         return snap
 
     @staticmethod
@@ -645,7 +656,8 @@ class SessionReducer:
         snap: SessionSnapshot, kind: str, block: models.ContentBlock, message_id: str | None
     ) -> None:
         last = snap.messages[-1] if snap.messages else None
-        if last is None or last.kind != kind or last.message_id != message_id:
+        snap.streaming, streaming = True, snap.streaming
+        if last is None or not streaming or last.kind != kind or last.message_id != message_id:
             snap.messages.append(Message(kind, message_id, [block]))
             return
         prev = last.content[-1] if last.content else None

@@ -1299,7 +1299,8 @@ class Message:
 class SessionSnapshot:
     """What a client knows of one session after folding its `UpdateSessionNotification` notifications.
 
-    - `messages`: chunks of one kind (and message id) in a row merged into one `Message`;
+    - `messages`: chunks of one kind (and message id) in a row merged into one `Message` (any other
+      update in between starts a new one);
     - `entities`: per id key (`toolCallId`, ...), each id's updates merged into one wire object
       (a later key replaces an earlier one; `null` and absent keys change nothing);
     - `latest`: the last update of each other tag (plan, available commands, mode, config options,
@@ -1318,6 +1319,7 @@ class SessionSnapshot:
     state: str | None = None
     stop_reasons: list[str | None] = field(default_factory=list)
     background: list[object] | None = None
+    streaming: bool = False  # the last update was a chunk: the next chunk of its kind continues it
 
     @property
     def tool_calls(self) -> dict[str, dict[str, object]]:
@@ -1373,7 +1375,7 @@ class SessionReducer:
         elif isinstance(update, models.PlanUpdateSessionUpdate):
             snap.latest["plan_update"] = update
         elif isinstance(update, models.PlanRemovedSessionUpdate):
-            self._merge(snap, "planId", update.to_dict())
+            snap.latest["plan_removed"] = update
         elif isinstance(update, models.AvailableCommandsUpdateSessionUpdate):
             snap.latest["available_commands_update"] = update
         elif isinstance(update, models.ConfigOptionUpdateSessionUpdate):
@@ -1389,7 +1391,7 @@ class SessionReducer:
         elif isinstance(update, models.CompactionSummaryChunkSessionUpdate):
             self._chunk(snap, "compaction_summary_chunk", update.content, None)
         elif isinstance(update, models.SubagentUpdateSessionUpdate):
-            self._merge(snap, "sessionId", update.to_dict())
+            snap.latest["subagent_update"] = update
         elif isinstance(update, models.SessionMessageSessionUpdate):
             self._merge(snap, "messageId", update.to_dict())
         elif isinstance(update, models.SessionMessageChunkSessionUpdate):
@@ -1398,6 +1400,17 @@ class SessionReducer:
             )
         else:
             snap.latest[str(update.to_dict().get("sessionUpdate"))] = update
+        if not isinstance(
+            update,
+            (
+                models.UserMessageChunkSessionUpdate,
+                models.AgentMessageChunkSessionUpdate,
+                models.AgentThoughtChunkSessionUpdate,
+                models.CompactionSummaryChunkSessionUpdate,
+                models.SessionMessageChunkSessionUpdate,
+            ),
+        ):
+            snap.streaming = False
         return snap
 
     @staticmethod
@@ -1405,7 +1418,8 @@ class SessionReducer:
         snap: SessionSnapshot, kind: str, block: models.ContentBlock, message_id: str | None
     ) -> None:
         last = snap.messages[-1] if snap.messages else None
-        if last is None or last.kind != kind or last.message_id != message_id:
+        snap.streaming, streaming = True, snap.streaming
+        if last is None or not streaming or last.kind != kind or last.message_id != message_id:
             snap.messages.append(Message(kind, message_id, [block]))
             return
         prev = last.content[-1] if last.content else None
