@@ -560,6 +560,7 @@ class ModelsContext(TemplateContext):
 
 @dataclass(frozen=True)
 class HelpersContext(InterfacesContext):
+    exports: list[str]  # helpers.py's `__all__`
     builders: list[Builder]
     text_builder: str  # the builder of the text block ("" when none)
     text_union: str  # the union a `str` stands for a text block of

@@ -20,7 +20,7 @@ from typing import TypedDict
 
 from acpgen.ir.model import Enum, Field, Method, Package, Struct, TypeRef, Union_
 from acpgen.ir.naming import snake
-from acpgen.render.codegen import FieldPlan, annotation, with_wire_values
+from acpgen.render.codegen import FieldPlan, annotation, dunder_all_order, with_wire_values
 
 # The module's own names, which a builder never takes.
 MODULE_NAMES = frozenset({
@@ -55,7 +55,7 @@ class Builder:
 class ReducerRule:
     """How the reducer folds one session update variant."""
 
-    cls: str
+    cls: str  # the variant classes it applies to, `, `-joined (one branch for equal bodies)
     tag: str
     kind: str  # `chunk` (content appended to a message), `entity` (merged by id), `state`, `latest`
     field: str  # chunk: the content field; entity: the id field; state: the flattened state field
@@ -282,7 +282,16 @@ class HelperFacts:
                 out.append(ReducerRule(s.name, tag, "entity", ident.wire, ""))
             else:
                 out.append(ReducerRule(s.name, tag, "latest", "", ""))
-        return tuple(out)
+        merged: list[ReducerRule] = []
+        for r in out:  # variants folded alike share one branch
+            same = next((i for i, m in enumerate(merged) if r.kind in ("entity", "state")
+                         and (m.kind, m.field) == (r.kind, r.field)), None)
+            if same is None:
+                merged.append(r)
+            else:
+                m = merged[same]
+                merged[same] = ReducerRule(f"{m.cls}, models.{r.cls}", m.tag, m.kind, m.field, m.message_id)
+        return tuple(merged)
 
     def state_facts(self, rules: tuple[ReducerRule, ...]) -> tuple[str, str, str, str]:
         """For a session update variant that flattens a state union: (the state tag's wire name, the
@@ -290,7 +299,7 @@ class HelperFacts:
         the wire name of a list the states carry as a complete snapshot (`background`)); "" each
         when absent."""
         rule = next((r for r in rules if r.kind == "state"), None)
-        s = self.nodes.get(rule.cls) if rule else None
+        s = self.nodes.get(rule.cls.split(",")[0]) if rule else None
         f = next((f for f in s.fields if f.flatten), None) if isinstance(s, Struct) else None
         u = self.union(f.type) if f else None
         if u is None:
@@ -388,6 +397,7 @@ class HelperFacts:
 
 
 class HelperFields(TypedDict):
+    exports: list[str]
     builders: list[Builder]
     text_builder: str
     text_union: str
@@ -404,15 +414,21 @@ def helper_facts(package: Package, plans: dict[str, tuple[FieldPlan, ...]]) -> H
     root = facts.union(found[3].type) if found else None
     builders, text, text_unions = facts.builders(root)
     text_cls = next((b for b in builders if b.name == text), None)
+    updates, permission, tracker = facts.updates(found, text_unions), facts.permission(), facts.tracker(root)
+    names = [b.name for b in builders] + ["FakeAgent", "FakeClient"]
+    names += ["Message", "SessionReducer", "SessionSnapshot"] if updates else []
+    names += ["PermissionDecision", "PermissionPolicy", "ask_permission"] if permission else []
+    names += ["ToolCallTracker"] if tracker else []
     return {
+        "exports": dunder_all_order(names),
         "builders": list(builders),
         "text_builder": text,
         "text_union": next(iter(text_unions), ""),
         "text_class": text_cls.cls if text_cls else "",
         "text_field": text_cls.params[0].name if text_cls else "",
-        "updates": facts.updates(found, text_unions),
-        "permission": facts.permission(),
-        "tracker": facts.tracker(root),
+        "updates": updates,
+        "permission": permission,
+        "tracker": tracker,
     }
 
 

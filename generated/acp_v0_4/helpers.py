@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, cast
 
 from . import models
-from ._codec import JsonValue, UNSET, Unset
+from ._codec import UNSET, JsonValue, Unset
 from .interfaces import UnstableAgent, UnstableClient
 from .rpc import RequestError
 
@@ -26,31 +26,31 @@ if TYPE_CHECKING:
     from .connections import AgentSideConnection
 
 __all__ = [
-    "user_message",
-    "agent_message",
-    "agent_thought",
-    "tool_call",
-    "tool_call_update",
-    "plan",
-    "available_commands_update",
-    "current_mode_update",
-    "text",
-    "image",
-    "audio",
-    "resource_link",
-    "resource",
-    "content",
-    "diff",
-    "terminal",
     "FakeAgent",
     "FakeClient",
     "Message",
     "PermissionDecision",
     "PermissionPolicy",
-    "ask_permission",
     "SessionReducer",
     "SessionSnapshot",
     "ToolCallTracker",
+    "agent_message",
+    "agent_thought",
+    "ask_permission",
+    "audio",
+    "available_commands_update",
+    "content",
+    "current_mode_update",
+    "diff",
+    "image",
+    "plan",
+    "resource",
+    "resource_link",
+    "terminal",
+    "text",
+    "tool_call",
+    "tool_call_update",
+    "user_message",
 ]
 
 
@@ -628,9 +628,7 @@ class SessionReducer:
             self._chunk(snap, "agent_message_chunk", update.content, None)
         elif isinstance(update, models.AgentThoughtChunkSessionUpdate):
             self._chunk(snap, "agent_thought_chunk", update.content, None)
-        elif isinstance(update, models.ToolCallSessionUpdate):
-            self._merge(snap, "toolCallId", update.to_dict())
-        elif isinstance(update, models.ToolCallUpdateSessionUpdate):
+        elif isinstance(update, (models.ToolCallSessionUpdate, models.ToolCallUpdateSessionUpdate)):
             self._merge(snap, "toolCallId", update.to_dict())
         elif isinstance(update, models.PlanSessionUpdate):
             snap.latest["plan"] = update

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, cast
 
 from . import models
-from ._codec import JsonValue, UNSET, Unset
+from ._codec import UNSET, JsonValue, Unset
 from .interfaces import UnstableAgent, UnstableClient
 from .rpc import RequestError
 
@@ -26,57 +26,57 @@ if TYPE_CHECKING:
     from .connections import AgentSideConnection
 
 __all__ = [
-    "user_message",
-    "agent_message",
-    "agent_thought",
-    "tool_call",
-    "tool_call_update",
-    "plan",
-    "plan_update",
-    "plan_removed",
-    "available_commands_update",
-    "current_mode_update",
-    "config_option_update",
-    "session_info_update",
-    "usage_update",
-    "notice",
-    "compaction_update",
-    "compaction_summary",
-    "subagent_update",
-    "session_message",
-    "session_message_chunk",
-    "text",
-    "image",
-    "audio",
-    "resource_link",
-    "resource",
-    "content",
-    "diff",
-    "terminal",
-    "items",
-    "file",
-    "markdown",
-    "select",
-    "boolean",
-    "running",
-    "idle",
-    "idle_end_turn",
-    "idle_max_tokens",
-    "idle_max_turn_requests",
-    "idle_refusal",
-    "idle_cancelled",
-    "idle_error",
-    "requires_action",
-    "unknown",
     "FakeAgent",
     "FakeClient",
     "Message",
     "PermissionDecision",
     "PermissionPolicy",
-    "ask_permission",
     "SessionReducer",
     "SessionSnapshot",
     "ToolCallTracker",
+    "agent_message",
+    "agent_thought",
+    "ask_permission",
+    "audio",
+    "available_commands_update",
+    "boolean",
+    "compaction_summary",
+    "compaction_update",
+    "config_option_update",
+    "content",
+    "current_mode_update",
+    "diff",
+    "file",
+    "idle",
+    "idle_cancelled",
+    "idle_end_turn",
+    "idle_error",
+    "idle_max_tokens",
+    "idle_max_turn_requests",
+    "idle_refusal",
+    "image",
+    "items",
+    "markdown",
+    "notice",
+    "plan",
+    "plan_removed",
+    "plan_update",
+    "requires_action",
+    "resource",
+    "resource_link",
+    "running",
+    "select",
+    "session_info_update",
+    "session_message",
+    "session_message_chunk",
+    "subagent_update",
+    "terminal",
+    "text",
+    "tool_call",
+    "tool_call_update",
+    "unknown",
+    "usage_update",
+    "user_message",
 ]
 
 
@@ -1080,9 +1080,7 @@ class SessionReducer:
             self._chunk(
                 snap, "agent_thought_chunk", update.content, _str_or_none(update.message_id)
             )
-        elif isinstance(update, models.ToolCallSessionUpdate):
-            self._merge(snap, "toolCallId", update.to_dict())
-        elif isinstance(update, models.ToolCallUpdateSessionUpdate):
+        elif isinstance(update, (models.ToolCallSessionUpdate, models.ToolCallUpdateSessionUpdate)):
             self._merge(snap, "toolCallId", update.to_dict())
         elif isinstance(update, models.PlanSessionUpdate):
             snap.latest["plan"] = update

@@ -13,12 +13,12 @@ union also gets one builder per variant of it, named by the joined tags.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from . import models
-from ._codec import JsonValue, UNSET, Unset
+from ._codec import UNSET, JsonValue, Unset
 from .interfaces import UnstableAgent, UnstableClient
 from .rpc import RequestError
 
@@ -26,78 +26,78 @@ if TYPE_CHECKING:
     from .connections import AgentSideConnection
 
 __all__ = [
-    "user_message_chunk",
-    "user_message",
-    "agent_message_chunk",
-    "agent_message",
-    "agent_thought_chunk",
-    "agent_thought",
-    "state_update",
-    "state_update_running",
-    "state_update_idle",
-    "state_update_idle_end_turn",
-    "state_update_idle_max_tokens",
-    "state_update_idle_max_turn_requests",
-    "state_update_idle_refusal",
-    "state_update_idle_cancelled",
-    "state_update_idle_error",
-    "state_update_requires_action",
-    "state_update_unknown",
-    "tool_call_content",
-    "tool_call_update",
-    "terminal_update",
-    "terminal_output",
-    "plan_update",
-    "plan_removed",
-    "available_commands_update",
-    "config_option_update",
-    "session_info_update",
-    "usage_update",
-    "notice",
-    "compaction_update",
-    "compaction_summary",
-    "subagent_update",
-    "session_message",
-    "session_message_chunk",
-    "text",
-    "image",
-    "audio",
-    "resource_link",
-    "resource",
-    "content",
-    "diff",
-    "terminal",
-    "items",
-    "file",
-    "markdown",
-    "command",
-    "select",
-    "boolean",
-    "running",
-    "idle",
-    "idle_end_turn",
-    "idle_max_tokens",
-    "idle_max_turn_requests",
-    "idle_refusal",
-    "idle_cancelled",
-    "idle_error",
-    "requires_action",
-    "unknown",
-    "add",
-    "delete",
-    "modify",
-    "move",
-    "copy",
-    "available_command_input_text",
-    "background_work_terminal",
-    "tool_call",
-    "subagent",
     "FakeAgent",
     "FakeClient",
     "Message",
     "SessionReducer",
     "SessionSnapshot",
     "ToolCallTracker",
+    "add",
+    "agent_message",
+    "agent_message_chunk",
+    "agent_thought",
+    "agent_thought_chunk",
+    "audio",
+    "available_command_input_text",
+    "available_commands_update",
+    "background_work_terminal",
+    "boolean",
+    "command",
+    "compaction_summary",
+    "compaction_update",
+    "config_option_update",
+    "content",
+    "copy",
+    "delete",
+    "diff",
+    "file",
+    "idle",
+    "idle_cancelled",
+    "idle_end_turn",
+    "idle_error",
+    "idle_max_tokens",
+    "idle_max_turn_requests",
+    "idle_refusal",
+    "image",
+    "items",
+    "markdown",
+    "modify",
+    "move",
+    "notice",
+    "plan_removed",
+    "plan_update",
+    "requires_action",
+    "resource",
+    "resource_link",
+    "running",
+    "select",
+    "session_info_update",
+    "session_message",
+    "session_message_chunk",
+    "state_update",
+    "state_update_idle",
+    "state_update_idle_cancelled",
+    "state_update_idle_end_turn",
+    "state_update_idle_error",
+    "state_update_idle_max_tokens",
+    "state_update_idle_max_turn_requests",
+    "state_update_idle_refusal",
+    "state_update_requires_action",
+    "state_update_running",
+    "state_update_unknown",
+    "subagent",
+    "subagent_update",
+    "terminal",
+    "terminal_output",
+    "terminal_update",
+    "text",
+    "tool_call",
+    "tool_call_content",
+    "tool_call_update",
+    "unknown",
+    "usage_update",
+    "user_message",
+    "user_message_chunk",
 ]
 
 
@@ -1348,29 +1348,33 @@ class SessionReducer:
         update = notification.update
         if isinstance(update, models.UserMessageChunkSessionUpdate):
             self._chunk(snap, "user_message_chunk", update.content, _str_or_none(update.message_id))
-        elif isinstance(update, models.UserMessageSessionUpdate):
+        elif isinstance(
+            update,
+            (
+                models.UserMessageSessionUpdate,
+                models.AgentMessageSessionUpdate,
+                models.AgentThoughtSessionUpdate,
+                models.SessionMessageSessionUpdate,
+            ),
+        ):
             self._merge(snap, "messageId", update.to_dict())
         elif isinstance(update, models.AgentMessageChunkSessionUpdate):
             self._chunk(
                 snap, "agent_message_chunk", update.content, _str_or_none(update.message_id)
             )
-        elif isinstance(update, models.AgentMessageSessionUpdate):
-            self._merge(snap, "messageId", update.to_dict())
         elif isinstance(update, models.AgentThoughtChunkSessionUpdate):
             self._chunk(
                 snap, "agent_thought_chunk", update.content, _str_or_none(update.message_id)
             )
-        elif isinstance(update, models.AgentThoughtSessionUpdate):
-            self._merge(snap, "messageId", update.to_dict())
         elif isinstance(update, models.StateUpdateSessionUpdate):
             self._state(snap, update.to_dict())
-        elif isinstance(update, models.ToolCallContentChunkSessionUpdate):
+        elif isinstance(
+            update, (models.ToolCallContentChunkSessionUpdate, models.ToolCallUpdateSessionUpdate)
+        ):
             self._merge(snap, "toolCallId", update.to_dict())
-        elif isinstance(update, models.ToolCallUpdateSessionUpdate):
-            self._merge(snap, "toolCallId", update.to_dict())
-        elif isinstance(update, models.TerminalUpdateSessionUpdate):
-            self._merge(snap, "terminalId", update.to_dict())
-        elif isinstance(update, models.TerminalOutputChunkSessionUpdate):
+        elif isinstance(
+            update, (models.TerminalUpdateSessionUpdate, models.TerminalOutputChunkSessionUpdate)
+        ):
             self._merge(snap, "terminalId", update.to_dict())
         elif isinstance(update, models.PlanUpdateSessionUpdate):
             snap.latest["plan_update"] = update
@@ -1392,8 +1396,6 @@ class SessionReducer:
             self._chunk(snap, "compaction_summary_chunk", update.content, None)
         elif isinstance(update, models.SubagentUpdateSessionUpdate):
             snap.latest["subagent_update"] = update
-        elif isinstance(update, models.SessionMessageSessionUpdate):
-            self._merge(snap, "messageId", update.to_dict())
         elif isinstance(update, models.SessionMessageChunkSessionUpdate):
             self._chunk(
                 snap, "session_message_chunk", update.content, _str_or_none(update.message_id)
