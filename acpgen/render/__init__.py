@@ -36,6 +36,7 @@ OUTPUTS = {
     "asgi.py": RUNTIME,
     "connections.py": "connections.py.j2",
     "errors.py": RUNTIME,
+    "helpers.py": "helpers.py.j2",
     "interfaces.py": "interfaces.py.j2",
     "methods.py": "methods.py.j2",
     "models.py": "models.py.j2",

@@ -23,6 +23,7 @@ from acpgen.render.codegen import (
     isort_key,
     with_wire_values,
 )
+from acpgen.render.helpers import Builder, Permission, Tracker, Updates, helper_facts
 from acpgen.render.protocol import ProtocolView, protocol_view
 from acpgen.render.text import docstring_body
 from acpgen.runtime import EAGER_EXPORTS, LAZY_EXPORTS, PROVENANCE_EXPORTS, ROUTER
@@ -467,6 +468,9 @@ class ContextBuilder:
                 keyword_names=sorted({n for v in handled for n in v.keyword_names}),
             ),
             "interfaces.py.j2": InterfacesContext(**header, agent_methods=agent_methods, client_methods=client_methods),
+            "helpers.py.j2": HelpersContext(
+                **header, agent_methods=agent_methods, client_methods=client_methods, **helper_facts(p, self.plans)
+            ),
             "methods.py.j2": MethodsContext(
                 **header,
                 methods=list(p.methods),
@@ -578,3 +582,16 @@ class ModelsContext(TemplateContext):
     keep_unknown: bool
     imports: Imports
     use: Callable[[str], str]
+
+
+@dataclass(frozen=True)
+class HelpersContext(InterfacesContext):
+    exports: list[str]  # helpers.py's `__all__`
+    builders: list[Builder]
+    text_builder: str  # the builder of the text block ("" when none)
+    text_union: str  # the union a `str` stands for a text block of
+    text_class: str
+    text_field: str
+    updates: Updates | None
+    permission: Permission | None
+    tracker: Tracker | None
