@@ -19,6 +19,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _util import ROOT, WORK, fmt_ms, median, rel, run_process, table, tool, write_json
 
+from acpgen.render import OUTPUTS, runtime_outputs
+from acpgen.render.format import RUFF_ARGS, ruff_binary
+
+# The files a build runs ruff on: the rendered modules (the runtime's are copied as they are).
+FORMATTED = sorted(name for name in OUTPUTS if name.endswith(".py") and name not in runtime_outputs())
+
 VERSIONS = {"v1": "acp_v1", "v2": "acp_v2", "v0_4": "acp_v0_4"}
 # name -> (output model type, extra arguments); "default" = datamodel-codegen's default formatters
 # (black + isort), what a user gets without choosing; "builtin" = no external formatter (its fastest).
@@ -44,6 +50,14 @@ def commands(version: str, with_dmcg: bool) -> dict[str, list[str]]:
     build = [acpgen, "build", str(stable), "-o", str(out / VERSIONS[version]), "--package", VERSIONS[version], "-q"]
     # The second acpgen row compiles every template again, as the first build on a machine does.
     cmds = {"acpgen build": build, "acpgen build, no template cache": ["env", "ACPGEN_NO_CACHE=1", *build]}
+    # The floor of this design: the interpreter's start plus one ruff run over the files a build
+    # formats (the snapshot in generated/, the same text; --check does the same work, writing
+    # nothing); and what importing costs.
+    formatted = [str(p) for name in FORMATTED if (p := ROOT / "generated" / VERSIONS[version] / name).exists()]
+    ruff = [ruff_binary(), "format", "--check", *RUFF_ARGS, "--no-cache", *formatted]
+    cmds["floor: python start + one ruff run"] = [
+        sys.executable, "-c", f"import subprocess, sys; sys.exit(subprocess.run({ruff!r}).returncode)"]
+    cmds["acpgen imports (no build)"] = [sys.executable, "-c", "import acpgen.cli, acpgen.pipeline, acpgen.render, jinja2"]
     dmcg = tool("datamodel-codegen")
     if with_dmcg and dmcg:
         for index, (name, (model_type, extra)) in enumerate(DMCG_VARIANTS.items()):
@@ -55,6 +69,8 @@ def commands(version: str, with_dmcg: bool) -> dict[str, list[str]]:
 
 def shown(cmd: list[str]) -> str:
     """The command as RESULTS.md prints it: console scripts by name, files relative to the repo."""
+    if cmd[0] == sys.executable and cmd[1] == "-c":
+        return f"python -c {cmd[2].replace(ruff_binary(), 'ruff').replace(str(ROOT) + '/', '')!r}"
     if cmd[0] == "env":
         return f"{cmd[1]} {shown(cmd[2:])}"
     return " ".join(Path(c).name if i == 0 else rel(c) if "/" in c else c for i, c in enumerate(cmd))
