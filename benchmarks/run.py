@@ -43,6 +43,8 @@ BENCHMARKS: dict[str, tuple[str, list[str], list[str]]] = {
                ["--rounds", "7", "--turns", "10"], ["--rounds", "1", "--turns", "2"]),
     "flood": ("Remote floods (issue 22): worst server RSS at the default Limits, Hypercorn and Uvicorn",
               [], ["--servers", "uvicorn", "--floods", "posts,session-new"]),
+    "idle": ("Memory per idle connection: the agent side of 1,000 connections past session/new",
+             ["--connections", "1000", "--runs", "3"], ["--connections", "50", "--runs", "1"]),
     "load": ("Runtime under load: request floods and a large message, agent RSS",
              ["--requests", "50000", "--size-mb", "40", "--runs", "3"],
              ["--requests", "2000", "--size-mb", "4", "--runs", "1"]),
@@ -50,7 +52,7 @@ BENCHMARKS: dict[str, tuple[str, list[str], list[str]]] = {
 # The same benchmarks run again by the interpreter of .venv-sdk1, whose `acp` is the Python SDK
 # 1.0.0rc3 (bash scripts/install-test-peers.sh makes it): acpgen against both SDKs in one run.
 SDK1_PYTHON = BENCH.parent / ".venv-sdk1" / "bin" / "python"
-SDK1 = {"codec-sdk1": "codec", "runtime-sdk1": "runtime", "remote-sdk1": "remote"}
+SDK1 = {"codec-sdk1": "codec", "runtime-sdk1": "runtime", "remote-sdk1": "remote", "idle-sdk1": "idle"}
 for _name, _base in SDK1.items():
     _title, _full, _quick = BENCHMARKS[_base]
     BENCHMARKS[_name] = (_title.replace("the SDK's", "the SDK 1.0.0rc3's") + " (SDK 1.0.0rc3)", _full, _quick)

@@ -14,7 +14,9 @@ from tests.conftest import ROOT
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import bench_codec
+import bench_generation
 import bench_growth
+import bench_idle
 import bench_import
 import bench_models
 import bench_remote
@@ -163,3 +165,19 @@ def test_flood_benchmark_reports_peaks_and_what_the_server_answered() -> None:
     assert figures["sessions_opened"] == 32 and figures["refused"] == 268  # max_sessions counted at admission
     assert figures["peak_mib"] >= figures["baseline_mib"] > 0
     assert "| uvicorn session-new |" in bench_flood.markdown(data)
+
+
+def test_idle_connection_memory_is_measured_for_both_bindings() -> None:
+    data = bench_idle.run(n=20, runs=1)
+    assert set(data["rows"]) == {"acpgen", "sdk"} and data["sdk"] == "0.12.1"
+    assert all(r["heap_kib"] > 0 for r in data["rows"].values())  # a connection holds some Python objects
+    assert "RSS KiB / connection" in bench_idle.markdown(data)
+
+
+def test_the_build_is_measured_beside_its_floor() -> None:
+    cmds = bench_generation.commands("v0_4", with_dmcg=False)
+    floor = cmds["floor: python start + one ruff run"]
+    assert "--check" in floor[-1] and "models.py" in floor[-1]  # ruff over the files a build formats
+    assert "runtime" not in bench_generation.FORMATTED and "rpc.py" not in bench_generation.FORMATTED
+    for name in ("floor: python start + one ruff run", "acpgen imports (no build)"):
+        assert bench_generation.run_process(cmds[name]).returncode == 0, name
