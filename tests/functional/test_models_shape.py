@@ -160,8 +160,9 @@ def test_a_ref_variant_is_its_defs_class_or_a_subclass_adding_only_the_tag(name:
     for cls in tagged:
         payload = next(c for c in cls.__mro__ if not issubclass(c, codec.Tagged))
         assert dataclasses.fields(cls) == dataclasses.fields(payload)
-        assert "__annotations__" not in vars(cls)  # no field of its own
-        key, tag = cls.TAG
+        # No field of its own: the one annotation is the `tag` ClassVar.
+        assert set(vars(cls).get("__annotations__", {})) == {"tag"}
+        key, tag = cls._tag_key, cls.tag
         value = instance(cls, pkg)
         wire = pkg.encode(value)
         assert wire[key] == tag
