@@ -26,7 +26,7 @@ NAME_SOURCES = {
     "Callable": "collections.abc", "Enum": "enum",
     "ClassVar": "typing", "Final": "typing", "Literal": "typing", "TypeAlias": "typing", "cast": "typing",
     "TYPE_CHECKING": "typing", "Self": "typing_extensions", "check": "._schemas", "checked": "._schemas",
-    **{name: "builtins" for name in BODY_BUILTINS},
+    **dict.fromkeys(BODY_BUILTINS, "builtins"),
 }
 CODEC = "._codec"
 TYPING_ONLY = "typing_extensions"
