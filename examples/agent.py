@@ -70,7 +70,7 @@ class ExampleAgent(acp.Agent):
             agent_capabilities=acp.AgentCapabilities(
                 load_session=True,
                 session_capabilities=acp.SessionCapabilities(
-                    list_=acp.SessionListCapabilities(), close=acp.SessionCloseCapabilities()
+                    list=acp.SessionListCapabilities(), close=acp.SessionCloseCapabilities()
                 ),
             ),
             auth_methods=[acp.AuthMethodAgent(id="none", name="No sign-in", description="Accepts anyone")],

@@ -45,9 +45,9 @@ PAUSE_S = float(os.environ.get("ACP_EXAMPLE_PAUSE_S", "0.3"))
 MODES = {"fast": "Fast", "careful": "Careful"}
 
 
-def idle(stop: acp.IdleStateUpdate | None = None) -> acp.StateUpdateIdle:
+def idle(stop: acp.IdleStateUpdate | None = None) -> acp.IdleStateUpdateVariant:
     """An idle state, with the stop reason of the turn it ends (none: no turn ended)."""
-    return acp.StateUpdateIdle(idle_state_update=stop if stop is not None else acp.NoneIdleStateUpdate())
+    return acp.IdleStateUpdateVariant(idle_state_update=stop if stop is not None else acp.NoneIdleStateUpdate())
 
 
 @dataclass
@@ -57,7 +57,7 @@ class Session:
     title: str | None = None
     mode: str = "fast"
     history: list[acp.SessionUpdate] = field(default_factory=list)
-    last_idle: acp.StateUpdateIdle = field(default_factory=idle)
+    last_idle: acp.IdleStateUpdateVariant = field(default_factory=idle)
     turn: asyncio.Task[None] | None = None
 
 
@@ -178,7 +178,7 @@ class ExampleV2Agent(acp.Agent):
 
     async def session_prompt(self, params: acp.PromptRequest) -> acp.PromptResponse:
         session = self.session(params.session_id)
-        unsupported = sorted({b.tag if isinstance(b, acp.OtherContentBlock) else type(b).TAG[1] for b in params.prompt
+        unsupported = sorted({b.tag for b in params.prompt
                               if not isinstance(b, (acp.TextContentBlock, acp.ResourceLinkContentBlock))})
         if unsupported:
             # Only the baseline content is advertised; anything else is refused before insertion.
@@ -200,13 +200,13 @@ class ExampleV2Agent(acp.Agent):
         await self.send(session_id, update)
 
     async def state(self, session_id: str, state: acp.StateUpdate) -> None:
-        if isinstance(state, acp.StateUpdateIdle):
+        if isinstance(state, acp.IdleStateUpdateVariant):
             self.sessions[session_id].last_idle = state
         await self.send(session_id, acp.StateUpdateSessionUpdate(state_update=state))
 
     async def turn(self, session_id: str, words: str) -> None:
         try:
-            await self.state(session_id, acp.StateUpdateRunning())
+            await self.state(session_id, acp.RunningStateUpdateVariant())
             await self.work(session_id, words)
         except asyncio.CancelledError:
             log.info("turn in %s cancelled", session_id)
@@ -240,7 +240,7 @@ class ExampleV2Agent(acp.Agent):
                 raw_input={"path": path},
             ),
         )
-        await self.state(session_id, acp.StateUpdateRequiresAction())
+        await self.state(session_id, acp.RequiresActionStateUpdateVariant())
         answer = await self.conn.session_request_permission(
             acp.RequestPermissionRequest(
                 session_id=session_id,
@@ -255,7 +255,7 @@ class ExampleV2Agent(acp.Agent):
         outcome = answer.outcome
         if isinstance(outcome, acp.CancelledRequestPermissionOutcome):
             raise asyncio.CancelledError  # the client cancelled the turn while asking
-        await self.state(session_id, acp.StateUpdateRunning())
+        await self.state(session_id, acp.RunningStateUpdateVariant())
         if not (isinstance(outcome, acp.SelectedRequestPermissionOutcome) and outcome.option_id == "allow"):
             status, body = acp.ToolCallStatus.FAILED, "Permission denied."  # an unknown outcome is never approval
         else:

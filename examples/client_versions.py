@@ -51,7 +51,7 @@ class ExampleV2Client(acp_v2.Client):
         kind = str(wire.get("sessionUpdate")) if isinstance(wire, dict) else "?"
         if isinstance(params.update, acp_v2.StateUpdateSessionUpdate) and isinstance(wire, dict):
             kind = f"{kind}:{wire.get('state')}"
-            if isinstance(params.update.state_update, acp_v2.StateUpdateIdle):
+            if isinstance(params.update.state_update, acp_v2.IdleStateUpdateVariant):
                 stop = wire.get("stopReason")
                 self.stop_reason = stop if isinstance(stop, str) else None
                 self.idle.set()

@@ -218,14 +218,15 @@ class Builder:
                 return candidate
         raise AssertionError("unreachable: one of len(claims) + 1 candidates is free")
 
+    def first_free(self, candidates: list[str]) -> str:
+        """The first candidate nobody holds yet, else the first (which `claim` then suffixes)."""
+        return next((name for name in candidates if name not in self.claims and name not in naming.BUILTIN_CLASS_NAMES),
+                    candidates[0])
+
     def claim_first(self, candidates: list[str], pointer: str) -> str:
-        """The first candidate nobody holds yet (tag + union, then union + tag); else the first
-        one with a numeric suffix."""
-        if pointer not in self.renames:
-            for name in candidates:
-                if name not in self.claims and name not in naming.BUILTIN_CLASS_NAMES:
-                    return self.claim(name, pointer)
-        return self.claim(candidates[0], pointer)
+        """The first candidate nobody holds yet (`<Label><Union>`, then `<Label><Union>Variant`,
+        see `naming.variant_names`); else the first one with a numeric suffix."""
+        return self.claim(candidates[0] if pointer in self.renames else self.first_free(candidates), pointer)
 
     def def_pointer(self, key: str) -> str:
         return pointer_join("", self.defs_key, key)
@@ -677,7 +678,7 @@ class Builder:
 
     @staticmethod
     def variant_names(label: str, union: str) -> list[str]:
-        return [naming.pascal(label) + union, union + naming.pascal(label)]
+        return naming.variant_names(label, union)
 
     def variant_fields(self, s: dict[str, Any], alt: Any, pointer: str, alt_pointer: str, owner: str, skip: str | None) -> list[Field]:
         own = self.object_fields(alt, alt_pointer, owner, skip=skip) if isinstance(alt, dict) else []
@@ -729,7 +730,7 @@ class Builder:
                 self.add(Struct(vname, alt_pointer, doc(alt), tuple(fields), union=name, keeps_extra=self.keeps_extra(alt)))
                 vtype = TypeRef.named(vname)
             else:
-                vtype = self.type_of(alt, alt_pointer, name + naming.pascal(label))
+                vtype = self.type_of(alt, alt_pointer, self.first_free(self.variant_names(label, name)))
             variants.append(Variant(vtype, None, title))
         if any(v.type.kind == "nullable" for v in variants):
             self.diags.warning("nullable-variant", pointer, "a nullable variant inside a union; null is tried in order")

@@ -1,12 +1,35 @@
-"""Name policy.
+"""Name policy: one rule per kind of name, no order-dependent choices.
 
-Class names: every `$defs` key (and every `rename`) is a name the schema or the user gives; the
-generator derives the rest: an anonymous union variant by the cascade in `variant_label` (title,
-`$ref` name, tag `const`, the property only it requires, its single property, the property only it
-has, its JSON type, and its position only as a last resort), a nested object by parent + field.
-Two given names that clash are an error naming both pointers; a derived name that is taken gets
-the first free numeric suffix (`Name2`, `Name3`, ... in schema order, so the result is
-deterministic). Python attribute names: snake_case of the wire name, keyword- and builtin-safe."""
+Given names. Every `$defs` key (and every `rename`) is a name the schema or the user gives and is
+kept as it is (`class_name`); two given names that clash are an error naming both pointers. Given
+names are claimed before any derived one, so a derived name never takes a given name's place.
+
+Derived class names. A union variant the generator names is always `<Label><Union>`: the label
+first, the union's name last (`TextContentBlock`, `AgentMessageChunkSessionUpdate`,
+`ResultAgentResponse`; the synthesized variant holding an unknown tag is `Other<Union>`). The label
+comes from the cascade in `variant_label` (title, `$ref` name, tag `const`, the property only it
+requires, its single property, the property only it has, its JSON type, and its position only as a
+last resort). When that name is already a class (the schema names the variant's payload the same
+way: ACP's `RunningStateUpdate` for the `running` variant of `StateUpdate`), the variant is
+`<Label><Union>Variant` (`RunningStateUpdateVariant`) - the order of the words never flips. A
+nested object is `<Parent><Field>`. A derived name still taken after that gets the first free
+numeric suffix (`Name2`, `Name3`, ... in schema order, so the result is deterministic) and a
+`name-suffixed` warning. A tagged variant that is its `$defs` payload plus the tag is a subclass
+of the payload (`class TextContentBlock(Tagged, TextContent)`): the union's fields take the
+variant class, not the payload.
+
+Attribute names. A field is the snake_case of its wire name (`sessionId` -> `session_id`, `list`
+-> `list`, `type` -> `type`): Python allows a builtin's name as an attribute, and the generated
+modules refer to the builtins their class bodies use through private aliases where a field takes
+the name (`from builtins import list as _list`, acpgen.render.codegen.Imports). The one escape is
+a trailing `_`, for a keyword or soft keyword (`from` -> `from_`, `class` -> `class_`), a name that
+would shadow a generated member (RESERVED_FIELD_NAMES: `from_dict`, `to_dict`, `unknown_fields`,
+`tag`, `self`, `cls`), an ambiguous one (`l`, `O`, `I`), or one named like a class of its module.
+
+Tags. Every variant class of a tagged union has a `tag` class attribute, read the same way on the
+class and on an instance: `TextContentBlock.tag == "text"`, typed `ClassVar[Literal["text"]]`;
+the default variant's (no tag on the wire) is `None`; `Other<Union>.tag` is the unknown value
+(`str`)."""
 
 from __future__ import annotations
 
@@ -55,12 +78,14 @@ BUILTIN_CLASS_NAMES = frozenset(
         "ZeroDivisionError",
     }
 )
-# Attribute names that would shadow a name the generated class bodies use in annotations, or a
-# generated method.
-RESERVED_FIELD_NAMES = frozenset(
-    {"str", "int", "float", "bool", "list", "dict", "object", "from_dict", "to_dict", "self", "cls",
-     "unknown_fields", "field"}
-)
+# Attribute names that would shadow a member every generated class has (its codec methods, the
+# kept unknown keys, a variant's `tag`) or a parameter of its generated `__init__` (`self`, and
+# `cls` of the class methods). Builtins (`list`, `str`, `type`, `id`) and the other names class
+# bodies use (`field`) are not reserved: the modules alias them (acpgen.render.codegen.Imports).
+RESERVED_FIELD_NAMES = frozenset({"from_dict", "to_dict", "self", "cls", "unknown_fields", "tag"})
+# The builtins a generated class body names in its annotations and defaults: a module where a field
+# takes one of these names imports it under a private alias (`from builtins import list as _list`).
+BODY_BUILTINS = frozenset({"str", "int", "float", "bool", "list", "dict", "object"})
 
 # Names that read like digits (`l`, `O`, `I`): linters refuse them as names (E741, E742).
 AMBIGUOUS = frozenset({"l", "O", "I"})
@@ -174,6 +199,14 @@ def handler_name(method: str) -> str:
     """Wire method -> interface method name: `session/new` -> `session_new`, `$/cancel_request`
     -> `cancel_request`."""
     return snake(method.replace("$/", "").replace("/", "_"))
+
+
+def variant_names(label: str, union: str) -> list[str]:
+    """The names a union variant labelled `label` may take, in order: `<Label><Union>`, then
+    `<Label><Union>Variant` when a class already has the first (the builder takes the first free
+    one, then numeric suffixes). The label always comes first, so the order never flips."""
+    base = pascal(label) + union
+    return [base, base + "Variant"]
 
 
 # How `variant_label` found a label, in the order it tries them.

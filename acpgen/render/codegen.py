@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cmp_to_key
 
 from acpgen.ir.model import Alias, Enum, Field, Node, Package, Struct, TypeRef, Union_
-from acpgen.ir.naming import snake
+from acpgen.ir.naming import BODY_BUILTINS, snake
 
 SCALAR_ANN = {"str": "str", "int": "int", "float": "float", "bool": "bool", "null": "None"}
 SCALAR_WORD = {"str": "a string", "int": "an integer", "float": "a number", "bool": "a boolean",
@@ -24,8 +24,9 @@ SCALAR_WORD = {"str": "a string", "int": "an integer", "float": "a number", "boo
 # Where each name the generated models may use comes from (the rest come from `._codec`).
 NAME_SOURCES = {
     "Callable": "collections.abc", "Enum": "enum",
-    "Final": "typing", "Literal": "typing", "TypeAlias": "typing", "cast": "typing",
+    "ClassVar": "typing", "Final": "typing", "Literal": "typing", "TypeAlias": "typing", "cast": "typing",
     "TYPE_CHECKING": "typing", "Self": "typing_extensions", "check": "._schemas", "checked": "._schemas",
+    **dict.fromkeys(BODY_BUILTINS, "builtins"),
 }
 CODEC = "._codec"
 TYPING_ONLY = "typing_extensions"
@@ -163,14 +164,20 @@ class Imports:
     `taken` holds the names the module defines itself (its classes). A name the module imports that
     a class of it has taken (`Literal`, `Final`, `Model`) is imported under a private alias
     (`from typing import Literal as _Literal`) and `use` returns the alias, so the module's own
-    names never shadow what its code relies on and no schema name is reserved. (Builtins need no
-    alias: no class is named like one, see naming.BUILTIN_CLASS_NAMES.)"""
+    names never shadow what its code relies on and no schema name is reserved. The same goes for
+    the builtins a class body names (`list`, `str`, ...): a field may be called `list` (a class
+    attribute that would shadow the builtin in the annotations after it), so `taken` holds such
+    field names too and the module imports `from builtins import list as _list`. (No class is
+    named like a builtin, see naming.BUILTIN_CLASS_NAMES.)"""
 
     taken: frozenset[str] = frozenset()
     names: set[str] = field(default_factory=set)
 
     def use(self, name: str) -> str:
-        """Record `name` as used and return what the module calls it."""
+        """Record `name` as used and return what the module calls it. A builtin the class bodies
+        name (naming.BODY_BUILTINS) is imported, as `_list`, only where a field has taken it."""
+        if name in BODY_BUILTINS and name not in self.taken:
+            return name
         self.names.add(name)
         return self.local(name)
 
@@ -551,9 +558,9 @@ class Emitter:
             return Default(value=repr(value))
         spec = self.use("field")
         if value == [] and r.kind in ("list", "any"):
-            return Default(factory="list", fresh="[]", field=spec)
+            return Default(factory=self.use("list"), fresh="[]", field=spec)
         if value == {} and r.kind in ("map", "object", "any"):
-            return Default(factory="dict", fresh="{}", field=spec)
+            return Default(factory=self.use("dict"), fresh="{}", field=spec)
         fresh = self.decode(f.type).expr(repr(value))
         return Default(factory=f"lambda: {fresh}", fresh=fresh, field=spec)
 
@@ -739,11 +746,14 @@ def annotation(nodes: Mapping[str, Node], t: TypeRef, use: Callable[[str], str] 
     `acpgen diff` both print types with it). `nodes` tells open enums (`X | str`) and, with
     `resolve_aliases`, what each alias stands for; `use` records each name printed; `qualify`
     prints the package's own types as another module sees them (`models.X`)."""
+    def builtin(name: str) -> str:
+        return use(name) if use is not None else name
+
     if t.kind in ("any", "object"):
         json = use("JsonValue") if use is not None else "JsonValue"
-        return json if t.kind == "any" else f"dict[str, {json}]"
+        return json if t.kind == "any" else f"{builtin('dict')}[{builtin('str')}, {json}]"
     if t.kind in SCALAR_ANN:
-        return SCALAR_ANN[t.kind]
+        return builtin(SCALAR_ANN[t.kind]) if t.kind != "null" else "None"
     if t.kind == "literal":
         return f"{use('Literal') if use is not None else 'Literal'}[{t.const!r}]"
     if t.kind == "named":
@@ -752,13 +762,13 @@ def annotation(nodes: Mapping[str, Node], t: TypeRef, use: Callable[[str], str] 
             return annotation(nodes, node.target, use, resolve_aliases, qualify)
         name = qualify(t.name) if qualify is not None else t.name
         if isinstance(node, Enum) and node.open:
-            return f"{name} | {node.base}"
+            return f"{name} | {builtin(node.base)}"
         return name
     if t.item is None:
         return t.kind
     inner = annotation(nodes, t.item, use, resolve_aliases, qualify)
     if t.kind == "list":
-        return f"list[{inner}]"
+        return f"{builtin('list')}[{inner}]"
     if t.kind == "map":
-        return f"dict[str, {inner}]"
+        return f"{builtin('dict')}[{builtin('str')}, {inner}]"
     return f"{inner} | None"

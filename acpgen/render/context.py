@@ -12,6 +12,7 @@ from typing import Any
 
 from acpgen import __version__
 from acpgen.ir.model import Alias, Enum, Method, Package, Struct, TypeRef, Union_
+from acpgen.ir.naming import BODY_BUILTINS
 from acpgen.render.codegen import (
     VALUE_AT,
     Decode,
@@ -43,6 +44,7 @@ class StructView:
     decode: tuple[str, ...]  # the statements of from_dict that read the fields
     ann: dict[str, str]  # annotations of the fields the class itself declares
     is_base: bool  # a tag-only variant subclasses it: its encoding starts from `_tag_fields`
+    tag_line: str = ""  # `tag: ClassVar[Literal["x"]] = "x"` on a tagged union's variant; "" elsewhere
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.s, name)
@@ -211,6 +213,12 @@ def balanced_union(names: list[str]) -> str:
     return balanced_union([f"({' | '.join(chunk)})" for chunk in chunks])
 
 
+def body_names_taken(package: Package) -> frozenset[str]:
+    """The names class bodies use that a field of the package takes (`list`, `str`, `field`): the
+    models module imports them under private aliases (codegen.Imports)."""
+    return frozenset(f.py for n in package.nodes if isinstance(n, Struct) for f in n.fields) & (BODY_BUILTINS | {"field"})
+
+
 def local_name(py: str, module_names: frozenset[str] = frozenset()) -> str:
     """The local a field is decoded into: never a name the body calls, nor a class of the module
     (a property `日本` of type `日本` would otherwise shadow the class it is decoded with)."""
@@ -231,9 +239,11 @@ def docstring(text: str, unstable: bool = False) -> str:
 class ContextBuilder:
     def __init__(self, package: Package) -> None:
         self.package = package
-        self.emit = Emitter(package, Imports(frozenset(n.name for n in package.nodes)))
+        self.emit = Emitter(package, Imports(frozenset(n.name for n in package.nodes) | body_names_taken(package)))
         self.module_names = frozenset(n.name for n in package.nodes)
         self.bases = {n.base for n in package.nodes if isinstance(n, Struct) and n.base}
+        # The default variant (no tag on the wire) of each tagged union, by class name.
+        self.defaults = {n.default for n in package.nodes if isinstance(n, Union_) and n.tag and n.default}
         self.plans: dict[str, tuple[FieldPlan, ...]] = {}  # struct name -> its field plans (struct_view)
 
     def union_ann(self, u: Union_) -> str:
@@ -247,7 +257,19 @@ class ContextBuilder:
         statements = tuple(line for p in plans for line in e.decode_statements(p))
         if any(f.required and not f.flatten for f in s.fields):
             e.use("missing")
-        return StructView(s, plans, statements, {p.f.py: p.ann for p in plans}, s.name in self.bases)
+        return StructView(s, plans, statements, {p.f.py: p.ann for p in plans}, s.name in self.bases, self.tag_line(s))
+
+    def tag_line(self, s: Struct) -> str:
+        """The `tag` class attribute of a tagged union's variant (naming.py, "Tags"): its value
+        typed as its `Literal`, or `None` on the default variant (unless the class is also the
+        payload of a tagged variant, whose `tag` then overrides it); "" elsewhere."""
+        e = self.emit
+        if s.tag is not None:
+            value = repr(s.tag.value)
+            return f"tag: {e.use('ClassVar')}[{e.use('Literal')}[{value}]] = {value}"
+        if s.name in self.defaults and s.name not in self.bases and not s.other_of:
+            return f"tag: {e.use('ClassVar')}[None] = None"
+        return ""
 
     def is_tagged_subclass(self, t: TypeRef) -> bool:
         node = self.package.node(t.name) if t.kind == "named" else None

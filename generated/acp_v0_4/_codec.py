@@ -181,11 +181,19 @@ class ModelType(type):
     ) -> ModelType:
         if "__slots__" not in namespace:
             annotations = typing.cast(dict[str, object], namespace.get("__annotations__", {}))
-            namespace["__acp_defaults__"] = {
-                k: namespace.pop(k) for k in annotations if k in namespace
-            }
-            namespace["__slots__"] = tuple(annotations)
+            # A `ClassVar` (a variant's `tag`) is no field: it keeps its value and takes no slot.
+            fields = [k for k, v in annotations.items() if not _is_class_var(v)]
+            namespace["__acp_defaults__"] = {k: namespace.pop(k) for k in fields if k in namespace}
+            namespace["__slots__"] = tuple(fields)
         return super().__new__(mcls, name, bases, namespace, **kwargs)
+
+
+def _is_class_var(annotation: object) -> bool:
+    """Whether a class body's annotation is a `ClassVar` (a string under `from __future__ import
+    annotations`, as the generated modules write it, possibly through a `_ClassVar` alias)."""
+    if isinstance(annotation, str):
+        return annotation.startswith(("ClassVar[", "_ClassVar[", "typing.ClassVar["))
+    return annotation is typing.ClassVar or typing.get_origin(annotation) is typing.ClassVar
 
 
 def _make_dataclass(cls: type) -> None:
@@ -308,12 +316,14 @@ class Tagged(Model):
     `$defs` class's encoder starts from `_wire_head`, which holds the tag here."""
 
     __slots__ = ()
-    TAG: typing.ClassVar[tuple[str, str]]
-    """(wire name, value) of the tag."""
+    _tag_key: typing.ClassVar[str]
+    """The wire name of the tag (its value is the class's `tag`)."""
+    tag: typing.ClassVar[str]
+    """The tag's value: every variant class of a tagged union has `tag` (see the models)."""
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
-        key, value = cls.TAG
+        key, value = cls._tag_key, cls.tag
         payload = next(c for c in cls.__mro__ if not issubclass(c, Tagged))
         decode = payload.__dict__["from_dict"].__func__
 

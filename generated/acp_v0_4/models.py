@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
-from typing import TYPE_CHECKING, Final, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, ClassVar, Final, Literal, TypeAlias, cast
 
 from ._codec import (
     UNSET,
@@ -252,6 +252,8 @@ class AgentCapabilities(Model):
 class AgentMessageChunkSessionUpdate(Model):
     """A chunk of the agent's response being streamed."""
 
+    tag: ClassVar[Literal["agent_message_chunk"]] = "agent_message_chunk"
+
     content: ContentBlock
 
     @classmethod
@@ -281,6 +283,8 @@ class AgentMessageChunkSessionUpdate(Model):
 
 class AgentThoughtChunkSessionUpdate(Model):
     """A chunk of the agent's internal reasoning being streamed."""
+
+    tag: ClassVar[Literal["agent_thought_chunk"]] = "agent_thought_chunk"
 
     content: ContentBlock
 
@@ -421,6 +425,8 @@ class AudioContentBlock(Model):
     """Audio data for transcription or analysis.
 
     Requires the `audio` prompt capability when included in prompts."""
+
+    tag: ClassVar[Literal["audio"]] = "audio"
 
     meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
@@ -643,35 +649,10 @@ class AvailableCommand(Model):
         return out
 
 
-class AvailableCommandInputUnstructuredCommandInput(Model):
-    """All text that was typed after the command name is provided as input."""
-
-    hint: str
-    """A hint to display when the input hasn't been provided yet"""
-
-    @classmethod
-    def from_dict(cls, data: object) -> Self:
-        if not isinstance(data, dict):
-            raise expected("an object", data)
-        try:
-            hint = data["hint"]
-            if type(hint) is not str:
-                raise expected("a string", hint, "hint")
-        except KeyError as e:
-            raise missing(e.args[0]) from None
-        self = object.__new__(cls)
-        self.hint = hint
-        return self
-
-    def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "hint": self.hint,
-        }
-        return out
-
-
 class AvailableCommandsUpdateSessionUpdate(Model):
     """Available commands are ready or have changed"""
+
+    tag: ClassVar[Literal["available_commands_update"]] = "available_commands_update"
 
     available_commands: list[AvailableCommand]
 
@@ -793,6 +774,8 @@ class CancelledRequestPermissionOutcome(Model):
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/prompt-turn#cancellation)"""
 
+    tag: ClassVar[Literal["cancelled"]] = "cancelled"
+
     @classmethod
     def from_dict(cls, data: object) -> Self:
         if not isinstance(data, dict):
@@ -866,6 +849,8 @@ class ClientCapabilities(Model):
 
 class ContentToolCallContent(Model):
     """Standard content block (text, images, resources)."""
+
+    tag: ClassVar[Literal["content"]] = "content"
 
     content: ContentBlock
     """The actual content block."""
@@ -1036,6 +1021,8 @@ class CurrentModeUpdateSessionUpdate(Model):
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/session-modes)"""
 
+    tag: ClassVar[Literal["current_mode_update"]] = "current_mode_update"
+
     current_mode_id: SessionModeId
 
     @classmethod
@@ -1064,6 +1051,8 @@ class CurrentModeUpdateSessionUpdate(Model):
 
 class DiffToolCallContent(Model):
     """File modification shown as a diff."""
+
+    tag: ClassVar[Literal["diff"]] = "diff"
 
     meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
@@ -1294,6 +1283,8 @@ class HttpMcpServer(Model):
 
     Only available when the Agent capabilities indicate `mcp_capabilities.http` is `true`."""
 
+    tag: ClassVar[Literal["http"]] = "http"
+
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
@@ -1401,6 +1392,8 @@ class ImageContentBlock(Model):
     """Images for visual context or analysis.
 
     Requires the `image` prompt capability when included in prompts."""
+
+    tag: ClassVar[Literal["image"]] = "image"
 
     meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
@@ -2183,6 +2176,8 @@ class PlanSessionUpdate(Model):
     """The agent's execution plan for complex tasks.
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/agent-plan)"""
 
+    tag: ClassVar[Literal["plan"]] = "plan"
+
     meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
@@ -2650,6 +2645,8 @@ class ResourceContentBlock(Model):
 
     Requires the `embeddedContext` prompt capability when included in prompts."""
 
+    tag: ClassVar[Literal["resource"]] = "resource"
+
     meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
@@ -2795,6 +2792,8 @@ class ResourceLinkContentBlock(Model):
 
     All agents MUST support resource links in prompts."""
 
+    tag: ClassVar[Literal["resource_link"]] = "resource_link"
+
     meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
@@ -2892,6 +2891,8 @@ class ResourceLinkContentBlock(Model):
 
 class SelectedRequestPermissionOutcome(Model):
     """The user selected one of the provided options."""
+
+    tag: ClassVar[Literal["selected"]] = "selected"
 
     option_id: PermissionOptionId
     """The ID of the option the user selected."""
@@ -3251,6 +3252,8 @@ class SseMcpServer(Model):
 
     Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`."""
 
+    tag: ClassVar[Literal["sse"]] = "sse"
+
     headers: list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
@@ -3299,6 +3302,8 @@ class StdioMcpServer(Model):
     """Stdio transport configuration
 
     All Agents MUST support this transport."""
+
+    tag: ClassVar[None] = None
 
     args: list[str]
     """Command-line arguments to pass to the MCP server."""
@@ -3497,6 +3502,8 @@ class TerminalToolCallContent(Model):
 
     See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/terminal)"""
 
+    tag: ClassVar[Literal["terminal"]] = "terminal"
+
     terminal_id: str
 
     @classmethod
@@ -3571,6 +3578,8 @@ class TextContentBlock(Model):
     """Plain text content
 
     All agents MUST support text content blocks in prompts."""
+
+    tag: ClassVar[Literal["text"]] = "text"
 
     meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
@@ -3847,6 +3856,8 @@ class ToolCallLocation(Model):
 class ToolCallSessionUpdate(Model):
     """Notification that a new tool call has been initiated."""
 
+    tag: ClassVar[Literal["tool_call"]] = "tool_call"
+
     meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
@@ -4105,6 +4116,8 @@ class ToolCallUpdate(Model):
 class ToolCallUpdateSessionUpdate(Model):
     """Update on the status or results of a tool call."""
 
+    tag: ClassVar[Literal["tool_call_update"]] = "tool_call_update"
+
     meta: JsonValue | Unset = UNSET
     """Extension point for implementations"""
 
@@ -4232,8 +4245,37 @@ class ToolCallUpdateSessionUpdate(Model):
         return out
 
 
+class UnstructuredCommandInputAvailableCommandInput(Model):
+    """All text that was typed after the command name is provided as input."""
+
+    hint: str
+    """A hint to display when the input hasn't been provided yet"""
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        try:
+            hint = data["hint"]
+            if type(hint) is not str:
+                raise expected("a string", hint, "hint")
+        except KeyError as e:
+            raise missing(e.args[0]) from None
+        self = object.__new__(cls)
+        self.hint = hint
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "hint": self.hint,
+        }
+        return out
+
+
 class UserMessageChunkSessionUpdate(Model):
     """A chunk of the user's message being streamed."""
+
+    tag: ClassVar[Literal["user_message_chunk"]] = "user_message_chunk"
 
     content: ContentBlock
 
@@ -4472,7 +4514,7 @@ AuthMethodId: TypeAlias = str
 """Unique identifier for an authentication method."""
 
 
-AvailableCommandInput: TypeAlias = AvailableCommandInputUnstructuredCommandInput
+AvailableCommandInput: TypeAlias = UnstructuredCommandInputAvailableCommandInput
 """The input specification for a command."""
 
 
@@ -4778,18 +4820,18 @@ def _dec_agent_response(data: object) -> AgentResponse:
 
 
 _AVAILABLE_COMMAND_INPUT_ENCODERS: Final = variant_encoders(
-    AvailableCommandInputUnstructuredCommandInput
+    UnstructuredCommandInputAvailableCommandInput
 )
 
 
 def _dec_available_command_input(data: object) -> AvailableCommandInput:
     try:
-        return AvailableCommandInputUnstructuredCommandInput.from_dict(data)
+        return UnstructuredCommandInputAvailableCommandInput.from_dict(data)
     except ValidationError as e:
         error_1 = str(e)
     # Only now that every variant failed: the messages cost more than the checks.
     errors = [
-        "AvailableCommandInputUnstructuredCommandInput: " + error_1,
+        "UnstructuredCommandInputAvailableCommandInput: " + error_1,
     ]
     raise ValidationError("matches no variant of AvailableCommandInput (" + "; ".join(errors) + ")")
 
@@ -5202,7 +5244,6 @@ __all__ = [
     "AuthenticateResponse",
     "AvailableCommand",
     "AvailableCommandInput",
-    "AvailableCommandInputUnstructuredCommandInput",
     "AvailableCommandsUpdateSessionUpdate",
     "BlobResourceContents",
     "CancelNotification",
@@ -5292,6 +5333,7 @@ __all__ = [
     "ToolCallUpdate",
     "ToolCallUpdateSessionUpdate",
     "ToolKind",
+    "UnstructuredCommandInputAvailableCommandInput",
     "UserMessageChunkSessionUpdate",
     "WaitForTerminalExitRequest",
     "WaitForTerminalExitResponse",

@@ -638,18 +638,18 @@ def boolean(
 def running(
     *,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
-) -> models.StateUpdateRunning:
-    """Build `state: running`: `StateUpdateRunning`."""
-    return models.StateUpdateRunning(
+) -> models.RunningStateUpdateVariant:
+    """Build `state: running`: `RunningStateUpdateVariant`."""
+    return models.RunningStateUpdateVariant(
         meta=meta,
     )
 
 
 def idle(
     idle_state_update: models.IdleStateUpdate,
-) -> models.StateUpdateIdle:
-    """Build `state: idle`: `StateUpdateIdle`."""
-    return models.StateUpdateIdle(
+) -> models.IdleStateUpdateVariant:
+    """Build `state: idle`: `IdleStateUpdateVariant`."""
+    return models.IdleStateUpdateVariant(
         idle_state_update=idle_state_update,
     )
 
@@ -658,9 +658,9 @@ def idle_end_turn(
     *,
     usage: models.Usage | Unset | None = UNSET,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
-) -> models.StateUpdateIdle:
-    """Build `state: idle` / `stopReason: end_turn`: `EndTurnIdleStateUpdate` in `StateUpdateIdle`."""
-    return models.StateUpdateIdle(
+) -> models.IdleStateUpdateVariant:
+    """Build `state: idle` / `stopReason: end_turn`: `EndTurnIdleStateUpdate` in `IdleStateUpdateVariant`."""
+    return models.IdleStateUpdateVariant(
         idle_state_update=models.EndTurnIdleStateUpdate(
             usage=usage,
             meta=meta,
@@ -672,9 +672,9 @@ def idle_max_tokens(
     *,
     usage: models.Usage | Unset | None = UNSET,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
-) -> models.StateUpdateIdle:
-    """Build `state: idle` / `stopReason: max_tokens`: `MaxTokensIdleStateUpdate` in `StateUpdateIdle`."""
-    return models.StateUpdateIdle(
+) -> models.IdleStateUpdateVariant:
+    """Build `state: idle` / `stopReason: max_tokens`: `MaxTokensIdleStateUpdate` in `IdleStateUpdateVariant`."""
+    return models.IdleStateUpdateVariant(
         idle_state_update=models.MaxTokensIdleStateUpdate(
             usage=usage,
             meta=meta,
@@ -686,9 +686,9 @@ def idle_max_turn_requests(
     *,
     usage: models.Usage | Unset | None = UNSET,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
-) -> models.StateUpdateIdle:
-    """Build `state: idle` / `stopReason: max_turn_requests`: `MaxTurnRequestsIdleStateUpdate` in `StateUpdateIdle`."""
-    return models.StateUpdateIdle(
+) -> models.IdleStateUpdateVariant:
+    """Build `state: idle` / `stopReason: max_turn_requests`: `MaxTurnRequestsIdleStateUpdate` in `IdleStateUpdateVariant`."""
+    return models.IdleStateUpdateVariant(
         idle_state_update=models.MaxTurnRequestsIdleStateUpdate(
             usage=usage,
             meta=meta,
@@ -700,9 +700,9 @@ def idle_refusal(
     *,
     usage: models.Usage | Unset | None = UNSET,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
-) -> models.StateUpdateIdle:
-    """Build `state: idle` / `stopReason: refusal`: `RefusalIdleStateUpdate` in `StateUpdateIdle`."""
-    return models.StateUpdateIdle(
+) -> models.IdleStateUpdateVariant:
+    """Build `state: idle` / `stopReason: refusal`: `RefusalIdleStateUpdate` in `IdleStateUpdateVariant`."""
+    return models.IdleStateUpdateVariant(
         idle_state_update=models.RefusalIdleStateUpdate(
             usage=usage,
             meta=meta,
@@ -714,9 +714,9 @@ def idle_cancelled(
     *,
     usage: models.Usage | Unset | None = UNSET,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
-) -> models.StateUpdateIdle:
-    """Build `state: idle` / `stopReason: cancelled`: `CancelledIdleStateUpdate` in `StateUpdateIdle`."""
-    return models.StateUpdateIdle(
+) -> models.IdleStateUpdateVariant:
+    """Build `state: idle` / `stopReason: cancelled`: `CancelledIdleStateUpdate` in `IdleStateUpdateVariant`."""
+    return models.IdleStateUpdateVariant(
         idle_state_update=models.CancelledIdleStateUpdate(
             usage=usage,
             meta=meta,
@@ -729,9 +729,9 @@ def idle_error(
     error: models.Error | Unset | None = UNSET,
     usage: models.Usage | Unset | None = UNSET,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
-) -> models.StateUpdateIdle:
-    """Build `state: idle` / `stopReason: error`: `ErrorIdleStateUpdate` in `StateUpdateIdle`."""
-    return models.StateUpdateIdle(
+) -> models.IdleStateUpdateVariant:
+    """Build `state: idle` / `stopReason: error`: `ErrorIdleStateUpdate` in `IdleStateUpdateVariant`."""
+    return models.IdleStateUpdateVariant(
         idle_state_update=models.ErrorIdleStateUpdate(
             error=error,
             usage=usage,
@@ -743,9 +743,9 @@ def idle_error(
 def requires_action(
     *,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
-) -> models.StateUpdateRequiresAction:
-    """Build `state: requires_action`: `StateUpdateRequiresAction`."""
-    return models.StateUpdateRequiresAction(
+) -> models.RequiresActionStateUpdateVariant:
+    """Build `state: requires_action`: `RequiresActionStateUpdateVariant`."""
+    return models.RequiresActionStateUpdateVariant(
         meta=meta,
     )
 
@@ -753,9 +753,9 @@ def requires_action(
 def unknown(
     *,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
-) -> models.StateUpdateUnknown:
-    """Build `state: unknown`: `StateUpdateUnknown`."""
-    return models.StateUpdateUnknown(
+) -> models.UnknownStateUpdateVariant:
+    """Build `state: unknown`: `UnknownStateUpdateVariant`."""
+    return models.UnknownStateUpdateVariant(
         meta=meta,
     )
 

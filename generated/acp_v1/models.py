@@ -8,9 +8,10 @@ aliases, their variants being classes of their own or the `$defs` classes themse
 
 from __future__ import annotations
 
+from builtins import list as _list
 from collections.abc import Callable
 from enum import Enum
-from typing import TYPE_CHECKING, Final, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, ClassVar, Final, Literal, TypeAlias, cast
 
 from ._codec import (
     UNSET,
@@ -436,6 +437,8 @@ class ToolKind(str, Enum):
 class AcceptCreateElicitationResponse(Model):
     """The user accepted and provided content."""
 
+    tag: ClassVar[Literal["accept"]] = "accept"
+
     content: dict[str, ElicitationContentValue] | Unset | None = UNSET
     """The user-provided content, if any, as an object matching the requested schema."""
 
@@ -761,84 +764,10 @@ class AgentRequest(Model):
         return out
 
 
-class AgentResponseError(Model):
-    """A failed JSON-RPC response."""
-
-    id: RequestId
-    """The id of the request this response answers."""
-
-    error: Error
-    """Method-specific error data."""
-
-    @classmethod
-    def from_dict(cls, data: object) -> Self:
-        if not isinstance(data, dict):
-            raise expected("an object", data)
-        try:
-            try:
-                id = _dec_request_id(data["id"])
-            except ValidationError as e:
-                raise e.at("id") from None
-            try:
-                error = Error.from_dict(data["error"])
-            except ValidationError as e:
-                raise e.at("error") from None
-        except KeyError as e:
-            raise missing(e.args[0]) from None
-        self = object.__new__(cls)
-        self.id = id
-        self.error = error
-        return self
-
-    def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "id": encode_value(self.id),
-            "error": self.error.to_dict(),
-        }
-        return out
-
-
-class AgentResponseResult(Model):
-    """A successful JSON-RPC response."""
-
-    id: RequestId
-    """The id of the request this response answers."""
-
-    result: AgentResponseResultResult
-    """Method-specific response data."""
-
-    @classmethod
-    def from_dict(cls, data: object) -> Self:
-        if not isinstance(data, dict):
-            raise expected("an object", data)
-        try:
-            try:
-                id = _dec_request_id(data["id"])
-            except ValidationError as e:
-                raise e.at("id") from None
-            try:
-                result = _dec_agent_response_result_result(data["result"])
-            except ValidationError as e:
-                raise e.at("result") from None
-        except KeyError as e:
-            raise missing(e.args[0]) from None
-        self = object.__new__(cls)
-        self.id = id
-        self.result = result
-        return self
-
-    def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "id": encode_value(self.id),
-            "result": encode_value(self.result),
-        }
-        return out
-
-
 class Annotations(Model):
     """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
 
-    audience: list[Role] | Unset | None = UNSET
+    audience: _list[Role] | Unset | None = UNSET
     """Intended recipients for this content, such as the user or assistant."""
 
     last_modified: str | Unset | None = UNSET
@@ -1193,6 +1122,8 @@ class AuthMethodAgent(Model):
 
     This is the default authentication method type."""
 
+    tag: ClassVar[None] = None
+
     id: AuthMethodId
     """Unique identifier for this authentication method."""
 
@@ -1269,7 +1200,7 @@ class AuthMethodTerminal(Model):
     description: str | Unset | None = UNSET
     """Optional human-readable description of this authentication method."""
 
-    args: list[str] | Unset = UNSET
+    args: _list[str] | Unset = UNSET
     """Additional arguments to append to the configured agent invocation for terminal auth."""
 
     env: dict[str, str] | Unset = UNSET
@@ -1430,7 +1361,7 @@ class AuthStatusResponse(Model):
     This is the only field clients should act on. Clients MUST treat values they
     do not recognize as `unknown`."""
 
-    accounts: list[AuthAccount] | Unset = UNSET
+    accounts: _list[AuthAccount] | Unset = UNSET
     """The accounts the agent has configured, for display.
 
     Optional. Omitted and empty are equivalent and mean no accounts are reported.
@@ -1498,7 +1429,7 @@ class AuthStatusUpdateNotification(Model):
     This is the only field clients should act on. Clients MUST treat values they
     do not recognize as `unknown`."""
 
-    accounts: list[AuthAccount] | Unset = UNSET
+    accounts: _list[AuthAccount] | Unset = UNSET
     """The accounts the agent has configured, for display.
 
     Optional. Omitted and empty are equivalent and mean no accounts are reported.
@@ -1687,7 +1618,7 @@ class AvailableCommand(Model):
 class AvailableCommandsUpdate(Model):
     """Available commands are ready or have changed"""
 
-    available_commands: list[AvailableCommand]
+    available_commands: _list[AvailableCommand]
     """Commands the agent can execute"""
 
     meta: dict[str, JsonValue] | Unset | None = UNSET
@@ -1879,6 +1810,8 @@ class BooleanPropertySchema(Model):
 class BooleanSessionConfigOption(Model):
     """Boolean on/off toggle."""
 
+    tag: ClassVar[Literal["boolean"]] = "boolean"
+
     current_value: bool
     """The current value of the boolean option."""
 
@@ -1971,6 +1904,8 @@ class BooleanSessionConfigOption(Model):
 class BooleanSetSessionConfigOptionRequest(Model):
     """A boolean value (`type: "boolean"`)."""
 
+    tag: ClassVar[Literal["boolean"]] = "boolean"
+
     value: bool
     """The boolean value."""
 
@@ -2029,6 +1964,8 @@ class BooleanSetSessionConfigOptionRequest(Model):
 
 class CancelCreateElicitationResponse(Model):
     """The elicitation was cancelled."""
+
+    tag: ClassVar[Literal["cancel"]] = "cancel"
 
     meta: dict[str, JsonValue] | Unset | None = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -2151,6 +2088,8 @@ class CancelledIdleStateUpdate(Model):
 
     The work was cancelled."""
 
+    tag: ClassVar[Literal["cancelled"]] = "cancelled"
+
     usage: Usage | Unset | None = UNSET
     """**UNSTABLE** Token usage for completed foreground work.
 
@@ -2200,6 +2139,8 @@ class CancelledRequestPermissionOutcome(Model):
     requests with this `cancelled` outcome.
 
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/draft/prompt-turn#cancellation)"""
+
+    tag: ClassVar[Literal["cancelled"]] = "cancelled"
 
     @classmethod
     def from_dict(cls, data: object) -> Self:
@@ -2454,80 +2395,6 @@ class ClientRequest(Model):
         return out
 
 
-class ClientResponseError(Model):
-    """A failed JSON-RPC response."""
-
-    id: RequestId
-    """The id of the request this response answers."""
-
-    error: Error
-    """Method-specific error data."""
-
-    @classmethod
-    def from_dict(cls, data: object) -> Self:
-        if not isinstance(data, dict):
-            raise expected("an object", data)
-        try:
-            try:
-                id = _dec_request_id(data["id"])
-            except ValidationError as e:
-                raise e.at("id") from None
-            try:
-                error = Error.from_dict(data["error"])
-            except ValidationError as e:
-                raise e.at("error") from None
-        except KeyError as e:
-            raise missing(e.args[0]) from None
-        self = object.__new__(cls)
-        self.id = id
-        self.error = error
-        return self
-
-    def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "id": encode_value(self.id),
-            "error": self.error.to_dict(),
-        }
-        return out
-
-
-class ClientResponseResult(Model):
-    """A successful JSON-RPC response."""
-
-    id: RequestId
-    """The id of the request this response answers."""
-
-    result: ClientResponseResultResult
-    """Method-specific response data."""
-
-    @classmethod
-    def from_dict(cls, data: object) -> Self:
-        if not isinstance(data, dict):
-            raise expected("an object", data)
-        try:
-            try:
-                id = _dec_request_id(data["id"])
-            except ValidationError as e:
-                raise e.at("id") from None
-            try:
-                result = _dec_client_response_result_result(data["result"])
-            except ValidationError as e:
-                raise e.at("result") from None
-        except KeyError as e:
-            raise missing(e.args[0]) from None
-        self = object.__new__(cls)
-        self.id = id
-        self.result = result
-        return self
-
-    def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "id": encode_value(self.id),
-            "result": encode_value(self.result),
-        }
-        return out
-
-
 class ClientSessionCapabilities(Model):
     """Session-related capabilities supported by the client."""
 
@@ -2734,7 +2601,7 @@ class CompactionUpdate(Model):
     status: CompactionStatus | str
     """Current lifecycle status."""
 
-    summary: list[ContentBlock] | Unset | None = UNSET
+    summary: _list[ContentBlock] | Unset | None = UNSET
     """Complete replacement user-displayable summary content for the compaction."""
 
     error: str | Unset | None = UNSET
@@ -2841,7 +2708,7 @@ class CompleteElicitationNotification(Model):
 class ConfigOptionUpdate(Model):
     """Session configuration options have been updated."""
 
-    config_options: list[SessionConfigOption]
+    config_options: _list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
     meta: dict[str, JsonValue] | Unset | None = UNSET
@@ -3032,10 +2899,10 @@ class CreateTerminalRequest(Model):
     command: str
     """The command to execute."""
 
-    args: list[str] | Unset = UNSET
+    args: _list[str] | Unset = UNSET
     """Array of command arguments."""
 
-    env: list[EnvVariable] | Unset = UNSET
+    env: _list[EnvVariable] | Unset = UNSET
     """Environment variables for the command."""
 
     cwd: str | Unset | None = UNSET
@@ -3218,6 +3085,8 @@ class CurrentModeUpdate(Model):
 
 class DeclineCreateElicitationResponse(Model):
     """The user declined the elicitation."""
+
+    tag: ClassVar[Literal["decline"]] = "decline"
 
     meta: dict[str, JsonValue] | Unset | None = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -3623,7 +3492,7 @@ class ElicitationSchema(Model):
     properties: dict[str, ElicitationPropertySchema] = field(default_factory=dict)
     """Property definitions (must be primitive types)."""
 
-    required: list[str] | Unset | None = UNSET
+    required: _list[str] | Unset | None = UNSET
     """List of required property names.
 
     Optional. Omitted and `null` are equivalent and mean no property names are required."""
@@ -3841,6 +3710,8 @@ class EndTurnIdleStateUpdate(Model):
 
     The work ended successfully."""
 
+    tag: ClassVar[Literal["end_turn"]] = "end_turn"
+
     usage: Usage | Unset | None = UNSET
     """**UNSTABLE** Token usage for completed foreground work.
 
@@ -4046,10 +3917,86 @@ class Error(Model):
         return out
 
 
+class ErrorAgentResponse(Model):
+    """A failed JSON-RPC response."""
+
+    id: RequestId
+    """The id of the request this response answers."""
+
+    error: Error
+    """Method-specific error data."""
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        try:
+            try:
+                id = _dec_request_id(data["id"])
+            except ValidationError as e:
+                raise e.at("id") from None
+            try:
+                error = Error.from_dict(data["error"])
+            except ValidationError as e:
+                raise e.at("error") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
+        self = object.__new__(cls)
+        self.id = id
+        self.error = error
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "id": encode_value(self.id),
+            "error": self.error.to_dict(),
+        }
+        return out
+
+
+class ErrorClientResponse(Model):
+    """A failed JSON-RPC response."""
+
+    id: RequestId
+    """The id of the request this response answers."""
+
+    error: Error
+    """Method-specific error data."""
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        try:
+            try:
+                id = _dec_request_id(data["id"])
+            except ValidationError as e:
+                raise e.at("id") from None
+            try:
+                error = Error.from_dict(data["error"])
+            except ValidationError as e:
+                raise e.at("error") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
+        self = object.__new__(cls)
+        self.id = id
+        self.error = error
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "id": encode_value(self.id),
+            "error": self.error.to_dict(),
+        }
+        return out
+
+
 class ErrorIdleStateUpdate(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
     The work ended because something failed."""
+
+    tag: ClassVar[Literal["error"]] = "error"
 
     error: Error | Unset | None = UNSET
     """The failure, as a JSON-RPC error object.
@@ -4104,6 +4051,84 @@ class ErrorIdleStateUpdate(Model):
             out["usage"] = None if usage is None else usage.to_dict()
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
+        return out
+
+
+class ErrorMessageMcpResponse(Model):
+    """Unstable: only in the unstable schema; it may change or go away.
+
+    A structured inner MCP error."""
+
+    error: McpError
+    """Required, non-null MCP error object."""
+
+    meta: dict[str, JsonValue] | Unset | None = UNSET
+    """Optional ACP carrier metadata."""
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        try:
+            try:
+                error = McpError.from_dict(data["error"])
+            except ValidationError as e:
+                raise e.at("error") from None
+            meta = data.get("_meta", UNSET)
+            if meta is not UNSET and meta is not None and (not isinstance(meta, dict)):
+                meta = None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
+        self = object.__new__(cls)
+        self.error = error
+        self.meta = meta
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "error": self.error.to_dict(),
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
+
+class ErrorProxyResponse(Model):
+    """Unstable: only in the unstable schema; it may change or go away.
+
+    A failed JSON-RPC response."""
+
+    id: RequestId
+    """The id of the request this response answers."""
+
+    error: Error
+    """Method-specific error data."""
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        try:
+            try:
+                id = _dec_request_id(data["id"])
+            except ValidationError as e:
+                raise e.at("id") from None
+            try:
+                error = Error.from_dict(data["error"])
+            except ValidationError as e:
+                raise e.at("error") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
+        self = object.__new__(cls)
+        self.id = id
+        self.error = error
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "id": encode_value(self.id),
+            "error": self.error.to_dict(),
+        }
         return out
 
 
@@ -4206,14 +4231,14 @@ class ForkSessionRequest(Model):
     cwd: str
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[str] | Unset = UNSET
+    additional_directories: _list[str] | Unset = UNSET
     """Additional workspace roots to activate for this session. Each path must be absolute.
 
     When omitted or empty, no additional roots are activated. When non-empty,
     this is the complete resulting additional-root list for the forked
     session."""
 
-    mcp_servers: list[McpServer] | Unset = UNSET
+    mcp_servers: _list[McpServer] | Unset = UNSET
     """List of MCP servers to connect to for this session."""
 
     system_prompt: SystemPrompt | Unset | None = UNSET
@@ -4314,7 +4339,7 @@ class ForkSessionResponse(Model):
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)"""
 
-    config_options: list[SessionConfigOption] | Unset | None = UNSET
+    config_options: _list[SessionConfigOption] | Unset | None = UNSET
     """Initial session configuration options if supported by the Agent."""
 
     meta: dict[str, JsonValue] | Unset | None = UNSET
@@ -4377,6 +4402,8 @@ class ForkSessionResponse(Model):
 
 class FormCreateElicitationRequest(Model):
     """Form-based elicitation where the client renders a form from the provided schema."""
+
+    tag: ClassVar[Literal["form"]] = "form"
 
     elicitation_form_mode: ElicitationFormMode
     """Form-based elicitation mode where the client renders a form from the provided schema."""
@@ -4471,6 +4498,37 @@ class HttpHeader(Model):
         }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
+        return out
+
+
+class IdleStateUpdateVariant(Model):
+    """Unstable: only in the unstable schema; it may change or go away.
+
+    The child is ready to process another prompt."""
+
+    tag: ClassVar[Literal["idle"]] = "idle"
+
+    idle_state_update: IdleStateUpdate
+    """The child is ready to process another prompt.
+
+    An omitted, `null`, or malformed `stopReason` means not reported."""
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        if data.get("state") != "idle":
+            raise ValidationError("expected 'idle'", "state")
+        idle_state_update = _dec_idle_state_update(data)
+        self = object.__new__(cls)
+        self.idle_state_update = idle_state_update
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "state": "idle",
+        }
+        out.update(self.idle_state_update.to_dict())
         return out
 
 
@@ -4723,7 +4781,7 @@ class InitializeResponse(Model):
     )
     """Capabilities supported by the agent."""
 
-    auth_methods: list[AuthMethod] = field(default_factory=list)
+    auth_methods: _list[AuthMethod] = field(default_factory=_list)
     """Authentication methods supported by the agent."""
 
     agent_info: Implementation | Unset | None = UNSET
@@ -5045,7 +5103,7 @@ class ListProvidersResponse(Model):
 
     Response to `providers/list`."""
 
-    providers: list[ProviderInfo]
+    providers: _list[ProviderInfo]
     """Configurable providers with current routing info suitable for UI display."""
 
     meta: dict[str, JsonValue] | Unset | None = UNSET
@@ -5158,7 +5216,7 @@ class ListSessionsRequest(Model):
 class ListSessionsResponse(Model):
     """Response from listing sessions."""
 
-    sessions: list[SessionInfo]
+    sessions: _list[SessionInfo]
     """Array of session information objects"""
 
     next_cursor: str | Unset | None = UNSET
@@ -5219,13 +5277,13 @@ class LoadSessionRequest(Model):
 
     See protocol docs: [Loading Sessions](https://agentclientprotocol.com/protocol/v1/draft/session-setup#loading-sessions)"""
 
-    mcp_servers: list[McpServer]
+    mcp_servers: _list[McpServer]
     """List of MCP servers to connect to for this session."""
 
     cwd: str
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[str] | Unset = UNSET
+    additional_directories: _list[str] | Unset = UNSET
     """Additional workspace roots to activate for this session. Each path must be absolute.
 
     When omitted or empty, no additional roots are activated. When non-empty,
@@ -5326,7 +5384,7 @@ class LoadSessionResponse(Model):
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)"""
 
-    config_options: list[SessionConfigOption] | Unset | None = UNSET
+    config_options: _list[SessionConfigOption] | Unset | None = UNSET
     """Initial session configuration options if supported by the Agent."""
 
     meta: dict[str, JsonValue] | Unset | None = UNSET
@@ -5471,6 +5529,8 @@ class MaxTokensIdleStateUpdate(Model):
 
     The work ended because the agent reached the maximum number of tokens."""
 
+    tag: ClassVar[Literal["max_tokens"]] = "max_tokens"
+
     usage: Usage | Unset | None = UNSET
     """**UNSTABLE** Token usage for completed foreground work.
 
@@ -5517,6 +5577,8 @@ class MaxTurnRequestsIdleStateUpdate(Model):
 
     The work ended because the agent reached the maximum number of allowed
     agent requests."""
+
+    tag: ClassVar[Literal["max_turn_requests"]] = "max_turn_requests"
 
     usage: Usage | Unset | None = UNSET
     """**UNSTABLE** Token usage for completed foreground work.
@@ -5737,7 +5799,7 @@ class McpServerHttp(Model):
     url: str
     """URL to the MCP server."""
 
-    headers: list[HttpHeader]
+    headers: _list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
     meta: dict[str, JsonValue] | Unset | None = UNSET
@@ -5797,7 +5859,7 @@ class McpServerSse(Model):
     url: str
     """URL to the MCP server."""
 
-    headers: list[HttpHeader]
+    headers: _list[HttpHeader]
     """HTTP headers to set when making requests to the MCP server."""
 
     meta: dict[str, JsonValue] | Unset | None = UNSET
@@ -5851,16 +5913,18 @@ class McpServerSse(Model):
 class McpServerStdio(Model):
     """Stdio transport configuration for MCP."""
 
+    tag: ClassVar[None] = None
+
     name: str
     """Human-readable name identifying this MCP server."""
 
     command: str
     """Absolute path to the MCP server executable."""
 
-    args: list[str]
+    args: _list[str]
     """Command-line arguments to pass to the MCP server."""
 
-    env: list[EnvVariable]
+    env: _list[EnvVariable]
     """Environment variables to set when launching the MCP server."""
 
     meta: dict[str, JsonValue] | Unset | None = UNSET
@@ -6067,81 +6131,6 @@ class MessageMcpRequest(Model):
         return out
 
 
-class MessageMcpResponseError(Model):
-    """Unstable: only in the unstable schema; it may change or go away.
-
-    A structured inner MCP error."""
-
-    error: McpError
-    """Required, non-null MCP error object."""
-
-    meta: dict[str, JsonValue] | Unset | None = UNSET
-    """Optional ACP carrier metadata."""
-
-    @classmethod
-    def from_dict(cls, data: object) -> Self:
-        if not isinstance(data, dict):
-            raise expected("an object", data)
-        try:
-            try:
-                error = McpError.from_dict(data["error"])
-            except ValidationError as e:
-                raise e.at("error") from None
-            meta = data.get("_meta", UNSET)
-            if meta is not UNSET and meta is not None and (not isinstance(meta, dict)):
-                meta = None
-        except KeyError as e:
-            raise missing(e.args[0]) from None
-        self = object.__new__(cls)
-        self.error = error
-        self.meta = meta
-        return self
-
-    def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "error": self.error.to_dict(),
-        }
-        if (meta := self.meta) is not UNSET:
-            out["_meta"] = meta
-        return out
-
-
-class MessageMcpResponseResult(Model):
-    """Unstable: only in the unstable schema; it may change or go away.
-
-    An opaque inner MCP result."""
-
-    result: JsonValue
-    """Required, even if JSON null."""
-
-    meta: dict[str, JsonValue] | Unset | None = UNSET
-    """Optional ACP carrier metadata."""
-
-    @classmethod
-    def from_dict(cls, data: object) -> Self:
-        if not isinstance(data, dict):
-            raise expected("an object", data)
-        try:
-            result = data["result"]
-            meta = data.get("_meta", UNSET)
-            if meta is not UNSET and meta is not None and (not isinstance(meta, dict)):
-                meta = None
-        except KeyError as e:
-            raise missing(e.args[0]) from None
-        self = object.__new__(cls)
-        self.result = result
-        self.meta = meta
-        return self
-
-    def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "result": self.result,
-        }
-        if (meta := self.meta) is not UNSET:
-            out["_meta"] = meta
-        return out
-
-
 class MultiSelectPropertySchema(Model):
     """Schema for multi-select (array) properties in an elicitation form."""
 
@@ -6168,7 +6157,7 @@ class MultiSelectPropertySchema(Model):
     items: MultiSelectItems
     """The items definition describing allowed values."""
 
-    default: list[str] | Unset | None = UNSET
+    default: _list[str] | Unset | None = UNSET
     """Default selected values.
 
     Optional. Omitted and `null` are equivalent and mean no default selections are provided."""
@@ -6262,14 +6251,14 @@ class NewSessionRequest(Model):
     cwd: str
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[str] | Unset = UNSET
+    additional_directories: _list[str] | Unset = UNSET
     """Additional workspace roots for this session. Each path must be absolute.
 
     These expand the session's filesystem scope without changing `cwd`, which
     remains the base for relative paths. When omitted or empty, no
     additional roots are activated for the new session."""
 
-    mcp_servers: list[McpServer]
+    mcp_servers: _list[McpServer]
     """List of MCP (Model Context Protocol) servers the agent should connect to."""
 
     system_prompt: SystemPrompt | Unset | None = UNSET
@@ -6362,7 +6351,7 @@ class NewSessionResponse(Model):
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)"""
 
-    config_options: list[SessionConfigOption] | Unset | None = UNSET
+    config_options: _list[SessionConfigOption] | Unset | None = UNSET
     """Initial session configuration options if supported by the Agent."""
 
     meta: dict[str, JsonValue] | Unset | None = UNSET
@@ -6427,6 +6416,8 @@ class NoneIdleStateUpdate(Model):
     """Unstable: only in the unstable schema; it may change or go away.
 
     No stop reason: `stopReason` is omitted or `null`."""
+
+    tag: ClassVar[None] = None
 
     usage: Usage | Unset | None = UNSET
     """**UNSTABLE** Token usage for completed foreground work.
@@ -7059,7 +7050,7 @@ class Plan(Model):
 
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/draft/agent-plan)"""
 
-    entries: list[PlanEntry]
+    entries: _list[PlanEntry]
     """The list of tasks to be accomplished.
 
     When updating a plan, the agent must send a complete list of all entries
@@ -7255,7 +7246,7 @@ class PlanItems(Model):
     plan_id: PlanId
     """The plan ID to update."""
 
-    entries: list[PlanEntry]
+    entries: _list[PlanEntry]
     """The list of tasks to be accomplished.
 
     When updating an item-based plan, the agent must send a complete list of all entries
@@ -7515,7 +7506,7 @@ class PromptRequest(Model):
     session_id: SessionId
     """The ID of the session to send this user message to"""
 
-    prompt: list[ContentBlock]
+    prompt: _list[ContentBlock]
     """The blocks of content that compose the user's message.
 
     As a baseline, the Agent MUST support `text` and `resource_link` content blocks,
@@ -7696,7 +7687,7 @@ class ProviderInfo(Model):
     provider_id: ProviderId
     """Provider identifier, for example "main" or "openai"."""
 
-    supported: list[LlmProtocol | str]
+    supported: _list[LlmProtocol | str]
     """Supported protocol types for this provider."""
 
     required: bool
@@ -7891,84 +7882,6 @@ class ProxyRequest(Model):
             out["params"] = (
                 None if params is None else _PROXY_REQUEST_PARAMS_ENCODERS[type(params)](params)
             )
-        return out
-
-
-class ProxyResponseError(Model):
-    """Unstable: only in the unstable schema; it may change or go away.
-
-    A failed JSON-RPC response."""
-
-    id: RequestId
-    """The id of the request this response answers."""
-
-    error: Error
-    """Method-specific error data."""
-
-    @classmethod
-    def from_dict(cls, data: object) -> Self:
-        if not isinstance(data, dict):
-            raise expected("an object", data)
-        try:
-            try:
-                id = _dec_request_id(data["id"])
-            except ValidationError as e:
-                raise e.at("id") from None
-            try:
-                error = Error.from_dict(data["error"])
-            except ValidationError as e:
-                raise e.at("error") from None
-        except KeyError as e:
-            raise missing(e.args[0]) from None
-        self = object.__new__(cls)
-        self.id = id
-        self.error = error
-        return self
-
-    def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "id": encode_value(self.id),
-            "error": self.error.to_dict(),
-        }
-        return out
-
-
-class ProxyResponseResult(Model):
-    """Unstable: only in the unstable schema; it may change or go away.
-
-    A successful JSON-RPC response."""
-
-    id: RequestId
-    """The id of the request this response answers."""
-
-    result: ProxyResponseResultResult
-    """Method-specific response data."""
-
-    @classmethod
-    def from_dict(cls, data: object) -> Self:
-        if not isinstance(data, dict):
-            raise expected("an object", data)
-        try:
-            try:
-                id = _dec_request_id(data["id"])
-            except ValidationError as e:
-                raise e.at("id") from None
-            try:
-                result = _dec_proxy_response_result_result(data["result"])
-            except ValidationError as e:
-                raise e.at("result") from None
-        except KeyError as e:
-            raise missing(e.args[0]) from None
-        self = object.__new__(cls)
-        self.id = id
-        self.result = result
-        return self
-
-    def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "id": encode_value(self.id),
-            "result": encode_value(self.result),
-        }
         return out
 
 
@@ -8230,6 +8143,8 @@ class RefusalIdleStateUpdate(Model):
 
     The work ended because the agent refused to continue."""
 
+    tag: ClassVar[Literal["refusal"]] = "refusal"
+
     usage: Usage | Unset | None = UNSET
     """**UNSTABLE** Token usage for completed foreground work.
 
@@ -8443,7 +8358,7 @@ class RequestPermissionRequest(Model):
     tool_call: ToolCallUpdate
     """Details about the tool call requiring permission."""
 
-    options: list[PermissionOption]
+    options: _list[PermissionOption]
     """Available permission options for the user to choose from."""
 
     meta: dict[str, JsonValue] | Unset | None = UNSET
@@ -8666,6 +8581,155 @@ class ResourceLink(Model):
         return out
 
 
+class ResultAgentResponse(Model):
+    """A successful JSON-RPC response."""
+
+    id: RequestId
+    """The id of the request this response answers."""
+
+    result: ResultAgentResponseResult
+    """Method-specific response data."""
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        try:
+            try:
+                id = _dec_request_id(data["id"])
+            except ValidationError as e:
+                raise e.at("id") from None
+            try:
+                result = _dec_result_agent_response_result(data["result"])
+            except ValidationError as e:
+                raise e.at("result") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
+        self = object.__new__(cls)
+        self.id = id
+        self.result = result
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "id": encode_value(self.id),
+            "result": encode_value(self.result),
+        }
+        return out
+
+
+class ResultClientResponse(Model):
+    """A successful JSON-RPC response."""
+
+    id: RequestId
+    """The id of the request this response answers."""
+
+    result: ResultClientResponseResult
+    """Method-specific response data."""
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        try:
+            try:
+                id = _dec_request_id(data["id"])
+            except ValidationError as e:
+                raise e.at("id") from None
+            try:
+                result = _dec_result_client_response_result(data["result"])
+            except ValidationError as e:
+                raise e.at("result") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
+        self = object.__new__(cls)
+        self.id = id
+        self.result = result
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "id": encode_value(self.id),
+            "result": encode_value(self.result),
+        }
+        return out
+
+
+class ResultMessageMcpResponse(Model):
+    """Unstable: only in the unstable schema; it may change or go away.
+
+    An opaque inner MCP result."""
+
+    result: JsonValue
+    """Required, even if JSON null."""
+
+    meta: dict[str, JsonValue] | Unset | None = UNSET
+    """Optional ACP carrier metadata."""
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        try:
+            result = data["result"]
+            meta = data.get("_meta", UNSET)
+            if meta is not UNSET and meta is not None and (not isinstance(meta, dict)):
+                meta = None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
+        self = object.__new__(cls)
+        self.result = result
+        self.meta = meta
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "result": self.result,
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
+
+class ResultProxyResponse(Model):
+    """Unstable: only in the unstable schema; it may change or go away.
+
+    A successful JSON-RPC response."""
+
+    id: RequestId
+    """The id of the request this response answers."""
+
+    result: ResultProxyResponseResult
+    """Method-specific response data."""
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        try:
+            try:
+                id = _dec_request_id(data["id"])
+            except ValidationError as e:
+                raise e.at("id") from None
+            try:
+                result = _dec_result_proxy_response_result(data["result"])
+            except ValidationError as e:
+                raise e.at("result") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
+        self = object.__new__(cls)
+        self.id = id
+        self.result = result
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "id": encode_value(self.id),
+            "result": encode_value(self.result),
+        }
+        return out
+
+
 class ResumeSessionRequest(Model):
     """Request parameters for resuming an existing session.
 
@@ -8680,7 +8744,7 @@ class ResumeSessionRequest(Model):
     cwd: str
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[str] | Unset = UNSET
+    additional_directories: _list[str] | Unset = UNSET
     """Additional workspace roots to activate for this session. Each path must be absolute.
 
     When omitted or empty, no additional roots are activated. When non-empty,
@@ -8688,7 +8752,7 @@ class ResumeSessionRequest(Model):
     session. It may differ from any previously used or reported list as long as
     the request `cwd` matches the session's `cwd`."""
 
-    mcp_servers: list[McpServer] | Unset = UNSET
+    mcp_servers: _list[McpServer] | Unset = UNSET
     """List of MCP servers to connect to for this session."""
 
     system_prompt: SystemPrompt | Unset | None = UNSET
@@ -8782,7 +8846,7 @@ class ResumeSessionResponse(Model):
 
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)"""
 
-    config_options: list[SessionConfigOption] | Unset | None = UNSET
+    config_options: _list[SessionConfigOption] | Unset | None = UNSET
     """Initial session configuration options if supported by the Agent."""
 
     meta: dict[str, JsonValue] | Unset | None = UNSET
@@ -8864,6 +8928,8 @@ class RunningStateUpdate(Model):
 
 class SelectSessionConfigOption(Model):
     """Single-value selector (dropdown)."""
+
+    tag: ClassVar[Literal["select"]] = "select"
 
     current_value: SessionConfigValueId
     """The currently selected value."""
@@ -9115,7 +9181,7 @@ class SessionCapabilities(Model):
 
     See protocol docs: [Session Capabilities](https://agentclientprotocol.com/protocol/v1/draft/initialization#session-capabilities)"""
 
-    list_: SessionListCapabilities | Unset | None = UNSET
+    list: SessionListCapabilities | Unset | None = UNSET
     """Whether the agent supports `session/list`.
 
     Optional. Omitted or `null` both mean the agent does not advertise support.
@@ -9281,7 +9347,7 @@ class SessionCapabilities(Model):
         if meta is not UNSET and meta is not None and (not isinstance(meta, dict)):
             meta = None
         self = object.__new__(cls)
-        self.list_ = list_
+        self.list = list_
         self.delete = delete
         self.additional_directories = additional_directories
         self.system_prompt = system_prompt
@@ -9296,7 +9362,7 @@ class SessionCapabilities(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
-        if (list_ := self.list_) is not UNSET:
+        if (list_ := self.list) is not UNSET:
             out["list"] = None if list_ is None else list_.to_dict()
         if (delete := self.delete) is not UNSET:
             out["delete"] = None if delete is None else delete.to_dict()
@@ -9470,7 +9536,7 @@ class SessionConfigSelectGroup(Model):
     name: str
     """Human-readable label for this group."""
 
-    options: list[SessionConfigSelectOption]
+    options: _list[SessionConfigSelectOption]
     """The set of option values in this group."""
 
     meta: dict[str, JsonValue] | Unset | None = UNSET
@@ -9765,7 +9831,7 @@ class SessionInfo(Model):
     cwd: str
     """The working directory for this session. Must be an absolute path."""
 
-    additional_directories: list[str] | Unset = UNSET
+    additional_directories: _list[str] | Unset = UNSET
     """Additional workspace roots reported for this session. Each path must be absolute.
 
     When present, this is the complete ordered additional-root list reported
@@ -9969,7 +10035,7 @@ class SessionMessage(Model):
     Omitted leaves the stored value unchanged. `null` clears it. A value replaces it. It can arrive
     after the message starts streaming."""
 
-    content: list[ContentBlock] | Unset | None = UNSET
+    content: _list[ContentBlock] | Unset | None = UNSET
     """Omitted leaves content unchanged. `null` or `[]` clears it.
     A non-empty array replaces all content."""
 
@@ -10179,7 +10245,7 @@ class SessionModeState(Model):
     current_mode_id: SessionModeId
     """The current mode the Agent is in."""
 
-    available_modes: list[SessionMode]
+    available_modes: _list[SessionMode]
     """The set of modes that the Agent can operate in"""
 
     meta: dict[str, JsonValue] | Unset | None = UNSET
@@ -10726,7 +10792,7 @@ class SetProviderResponse(Model):
 class SetSessionConfigOptionResponse(Model):
     """Response to `session/set_config_option` method."""
 
-    config_options: list[SessionConfigOption]
+    config_options: _list[SessionConfigOption]
     """The full set of configuration options and their current values."""
 
     meta: dict[str, JsonValue] | Unset | None = UNSET
@@ -10956,39 +11022,10 @@ class SetSessionTitleResponse(Model):
         return out
 
 
-class StateUpdateIdle(Model):
-    """Unstable: only in the unstable schema; it may change or go away.
-
-    The child is ready to process another prompt."""
-
-    idle_state_update: IdleStateUpdate
-    """The child is ready to process another prompt.
-
-    An omitted, `null`, or malformed `stopReason` means not reported."""
-
-    @classmethod
-    def from_dict(cls, data: object) -> Self:
-        if not isinstance(data, dict):
-            raise expected("an object", data)
-        if data.get("state") != "idle":
-            raise ValidationError("expected 'idle'", "state")
-        idle_state_update = _dec_idle_state_update(data)
-        self = object.__new__(cls)
-        self.idle_state_update = idle_state_update
-        return self
-
-    def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "state": "idle",
-        }
-        out.update(self.idle_state_update.to_dict())
-        return out
-
-
 class StringMultiSelectItems(Model):
     """String item schema for multi-select enum properties."""
 
-    enum: list[str]
+    enum: _list[str]
     """Allowed enum values."""
 
     meta: dict[str, JsonValue] | Unset | None = UNSET
@@ -11068,12 +11105,12 @@ class StringPropertySchema(Model):
 
     Optional. Omitted and `null` are equivalent and mean no default value is provided."""
 
-    enum: list[str] | Unset | None = UNSET
+    enum: _list[str] | Unset | None = UNSET
     """Enum values for untitled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
     declared by `enum`."""
 
-    one_of: list[EnumOption] | Unset | None = UNSET
+    one_of: _list[EnumOption] | Unset | None = UNSET
     """Titled enum options for titled single-select enums.
     Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
     declared by `oneOf`."""
@@ -11325,7 +11362,7 @@ class SubagentUpdate(Model):
     effective working directory. Clients use this value for the child's
     root set and as the default terminal working directory."""
 
-    additional_directories: list[str] | Unset | None = UNSET
+    additional_directories: _list[str] | Unset | None = UNSET
     """Additional workspace roots for the child. Each path must be absolute.
 
     Optional and nullable. Omitted means unchanged. `null` clears the
@@ -11436,7 +11473,7 @@ class SystemPrompt(Model):
     Required. Agents MUST return an error for a mode they do not support rather than
     treating it as `append` or `override`."""
 
-    content: list[ContentBlock]
+    content: _list[ContentBlock]
     """The system prompt content.
 
     Agents advertising the capability MUST accept `text` content blocks.
@@ -11800,7 +11837,9 @@ class TextResourceContents(Model):
 class TitledMultiSelectItems(Model):
     """Items definition for titled multi-select enum properties."""
 
-    any_of: list[EnumOption]
+    tag: ClassVar[None] = None
+
+    any_of: _list[EnumOption]
     """Titled enum options."""
 
     meta: dict[str, JsonValue] | Unset | None = UNSET
@@ -11884,10 +11923,10 @@ class ToolCall(Model):
     )
     """Current execution status of the tool call."""
 
-    content: list[ToolCallContent] | Unset = UNSET
+    content: _list[ToolCallContent] | Unset = UNSET
     """Content produced by the tool call."""
 
-    locations: list[ToolCallLocation] | Unset = UNSET
+    locations: _list[ToolCallLocation] | Unset = UNSET
     """File locations affected by this tool call.
     Enables "follow-along" features in clients."""
 
@@ -12087,10 +12126,10 @@ class ToolCallUpdate(Model):
     This field is optional. Omitting it or sending `null` both mean that
     the existing name is left unchanged."""
 
-    content: list[ToolCallContent] | Unset | None = UNSET
+    content: _list[ToolCallContent] | Unset | None = UNSET
     """Replace the content collection."""
 
-    locations: list[ToolCallLocation] | Unset | None = UNSET
+    locations: _list[ToolCallLocation] | Unset | None = UNSET
     """Replace the locations collection."""
 
     raw_input: JsonValue | Unset = UNSET
@@ -12359,6 +12398,8 @@ class UnstructuredCommandInput(Model):
 class UrlCreateElicitationRequest(Model):
     """URL-based elicitation where the client directs the user to a URL."""
 
+    tag: ClassVar[Literal["url"]] = "url"
+
     elicitation_url_mode: ElicitationUrlMode
     """URL-based elicitation mode where the client directs the user to a URL."""
 
@@ -12586,6 +12627,8 @@ class ValueIdSetSessionConfigOptionRequest(Model):
     This is the default when `type` is absent on the wire. Unknown `type`
     values with string payloads also gracefully deserialize into this
     variant."""
+
+    tag: ClassVar[None] = None
 
     value: SessionConfigValueId
     """The value ID."""
@@ -12943,28 +12986,32 @@ class AcpMcpServer(Tagged, McpServerAcp):
     The MCP server is provided by an ACP component and communicates over the ACP channel."""
 
     __slots__ = ()
-    TAG = ("type", "acp")
+    _tag_key = "type"
+    tag: ClassVar[Literal["acp"]] = "acp"
 
 
 class AgentMessageChunkSessionUpdate(Tagged, ContentChunk):
     """A chunk of the agent's response being streamed."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "agent_message_chunk")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["agent_message_chunk"]] = "agent_message_chunk"
 
 
 class AgentThoughtChunkSessionUpdate(Tagged, ContentChunk):
     """A chunk of the agent's internal reasoning being streamed."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "agent_thought_chunk")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["agent_thought_chunk"]] = "agent_thought_chunk"
 
 
 class ArrayElicitationPropertySchema(Tagged, MultiSelectPropertySchema):
     """Multi-select array property."""
 
     __slots__ = ()
-    TAG = ("type", "array")
+    _tag_key = "type"
+    tag: ClassVar[Literal["array"]] = "array"
 
 
 class AudioContentBlock(Tagged, AudioContent):
@@ -12973,21 +13020,24 @@ class AudioContentBlock(Tagged, AudioContent):
     Requires the `audio` prompt capability when included in prompts."""
 
     __slots__ = ()
-    TAG = ("type", "audio")
+    _tag_key = "type"
+    tag: ClassVar[Literal["audio"]] = "audio"
 
 
 class AvailableCommandsUpdateSessionUpdate(Tagged, AvailableCommandsUpdate):
     """Available commands are ready or have changed"""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "available_commands_update")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["available_commands_update"]] = "available_commands_update"
 
 
 class BooleanElicitationPropertySchema(Tagged, BooleanPropertySchema):
     """Boolean property."""
 
     __slots__ = ()
-    TAG = ("type", "boolean")
+    _tag_key = "type"
+    tag: ClassVar[Literal["boolean"]] = "boolean"
 
 
 class CompactionSummaryChunkSessionUpdate(Tagged, CompactionSummaryChunk):
@@ -12997,7 +13047,8 @@ class CompactionSummaryChunkSessionUpdate(Tagged, CompactionSummaryChunk):
     the `session.compaction` Client capability."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "compaction_summary_chunk")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["compaction_summary_chunk"]] = "compaction_summary_chunk"
 
 
 class CompactionUpdateSessionUpdate(Tagged, CompactionUpdate):
@@ -13007,21 +13058,24 @@ class CompactionUpdateSessionUpdate(Tagged, CompactionUpdate):
     the `session.compaction` Client capability."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "compaction_update")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["compaction_update"]] = "compaction_update"
 
 
 class ConfigOptionUpdateSessionUpdate(Tagged, ConfigOptionUpdate):
     """Session configuration options have been updated."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "config_option_update")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["config_option_update"]] = "config_option_update"
 
 
 class ContentToolCallContent(Tagged, Content):
     """Standard content block (text, images, resources)."""
 
     __slots__ = ()
-    TAG = ("type", "content")
+    _tag_key = "type"
+    tag: ClassVar[Literal["content"]] = "content"
 
 
 class CurrentModeUpdateSessionUpdate(Tagged, CurrentModeUpdate):
@@ -13030,14 +13084,16 @@ class CurrentModeUpdateSessionUpdate(Tagged, CurrentModeUpdate):
     See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/draft/session-modes)"""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "current_mode_update")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["current_mode_update"]] = "current_mode_update"
 
 
 class DiffToolCallContent(Tagged, Diff):
     """File modification shown as a diff."""
 
     __slots__ = ()
-    TAG = ("type", "diff")
+    _tag_key = "type"
+    tag: ClassVar[Literal["diff"]] = "diff"
 
 
 class FilePlanUpdateContent(Tagged, PlanFile):
@@ -13046,7 +13102,8 @@ class FilePlanUpdateContent(Tagged, PlanFile):
     A URI pointing to a file containing the plan."""
 
     __slots__ = ()
-    TAG = ("type", "file")
+    _tag_key = "type"
+    tag: ClassVar[Literal["file"]] = "file"
 
 
 class HttpMcpServer(Tagged, McpServerHttp):
@@ -13055,7 +13112,8 @@ class HttpMcpServer(Tagged, McpServerHttp):
     Only available when the Agent capabilities indicate `mcp_capabilities.http` is `true`."""
 
     __slots__ = ()
-    TAG = ("type", "http")
+    _tag_key = "type"
+    tag: ClassVar[Literal["http"]] = "http"
 
 
 class ImageContentBlock(Tagged, ImageContent):
@@ -13064,14 +13122,16 @@ class ImageContentBlock(Tagged, ImageContent):
     Requires the `image` prompt capability when included in prompts."""
 
     __slots__ = ()
-    TAG = ("type", "image")
+    _tag_key = "type"
+    tag: ClassVar[Literal["image"]] = "image"
 
 
 class IntegerElicitationPropertySchema(Tagged, IntegerPropertySchema):
     """Integer property."""
 
     __slots__ = ()
-    TAG = ("type", "integer")
+    _tag_key = "type"
+    tag: ClassVar[Literal["integer"]] = "integer"
 
 
 class ItemsPlanUpdateContent(Tagged, PlanItems):
@@ -13080,7 +13140,8 @@ class ItemsPlanUpdateContent(Tagged, PlanItems):
     Structured plan entries."""
 
     __slots__ = ()
-    TAG = ("type", "items")
+    _tag_key = "type"
+    tag: ClassVar[Literal["items"]] = "items"
 
 
 class MarkdownPlanUpdateContent(Tagged, PlanMarkdown):
@@ -13089,14 +13150,8 @@ class MarkdownPlanUpdateContent(Tagged, PlanMarkdown):
     Raw markdown content for the plan."""
 
     __slots__ = ()
-    TAG = ("type", "markdown")
-
-
-class MultiSelectItemsString(Tagged, StringMultiSelectItems):
-    """Multi-select string items with plain string values."""
-
-    __slots__ = ()
-    TAG = ("type", "string")
+    _tag_key = "type"
+    tag: ClassVar[Literal["markdown"]] = "markdown"
 
 
 class NoticeSessionUpdate(Tagged, Notice):
@@ -13106,14 +13161,16 @@ class NoticeSessionUpdate(Tagged, Notice):
     the `session.notices` Client capability."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "notice")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["notice"]] = "notice"
 
 
 class NumberElicitationPropertySchema(Tagged, NumberPropertySchema):
     """Number (floating-point) property."""
 
     __slots__ = ()
-    TAG = ("type", "number")
+    _tag_key = "type"
+    tag: ClassVar[Literal["number"]] = "number"
 
 
 class PlanRemovedSessionUpdate(Tagged, PlanRemoved):
@@ -13124,7 +13181,8 @@ class PlanRemovedSessionUpdate(Tagged, PlanRemoved):
     Removal notice for a plan identified by ID."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "plan_removed")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["plan_removed"]] = "plan_removed"
 
 
 class PlanSessionUpdate(Tagged, Plan):
@@ -13132,7 +13190,8 @@ class PlanSessionUpdate(Tagged, Plan):
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/draft/agent-plan)"""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "plan")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["plan"]] = "plan"
 
 
 class PlanUpdateSessionUpdate(Tagged, PlanUpdate):
@@ -13143,7 +13202,18 @@ class PlanUpdateSessionUpdate(Tagged, PlanUpdate):
     A content update for a plan identified by ID."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "plan_update")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["plan_update"]] = "plan_update"
+
+
+class RequiresActionStateUpdateVariant(Tagged, RequiresActionStateUpdate):
+    """Unstable: only in the unstable schema; it may change or go away.
+
+    Foreground work is blocked on user action."""
+
+    __slots__ = ()
+    _tag_key = "state"
+    tag: ClassVar[Literal["requires_action"]] = "requires_action"
 
 
 class ResourceContentBlock(Tagged, EmbeddedResource):
@@ -13154,7 +13224,8 @@ class ResourceContentBlock(Tagged, EmbeddedResource):
     Requires the `embeddedContext` prompt capability when included in prompts."""
 
     __slots__ = ()
-    TAG = ("type", "resource")
+    _tag_key = "type"
+    tag: ClassVar[Literal["resource"]] = "resource"
 
 
 class ResourceLinkContentBlock(Tagged, ResourceLink):
@@ -13163,21 +13234,34 @@ class ResourceLinkContentBlock(Tagged, ResourceLink):
     All agents MUST support resource links in prompts."""
 
     __slots__ = ()
-    TAG = ("type", "resource_link")
+    _tag_key = "type"
+    tag: ClassVar[Literal["resource_link"]] = "resource_link"
+
+
+class RunningStateUpdateVariant(Tagged, RunningStateUpdate):
+    """Unstable: only in the unstable schema; it may change or go away.
+
+    Foreground work is in progress."""
+
+    __slots__ = ()
+    _tag_key = "state"
+    tag: ClassVar[Literal["running"]] = "running"
 
 
 class SelectedRequestPermissionOutcome(Tagged, SelectedPermissionOutcome):
     """The user selected one of the provided options."""
 
     __slots__ = ()
-    TAG = ("outcome", "selected")
+    _tag_key = "outcome"
+    tag: ClassVar[Literal["selected"]] = "selected"
 
 
 class SessionInfoUpdateSessionUpdate(Tagged, SessionInfoUpdate):
     """Session metadata has been updated (title, timestamps, custom metadata)"""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "session_info_update")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["session_info_update"]] = "session_info_update"
 
 
 class SessionMessageChunkSessionUpdate(Tagged, SessionMessageChunk):
@@ -13188,7 +13272,8 @@ class SessionMessageChunkSessionUpdate(Tagged, SessionMessageChunk):
     One content block appended to a sent or received session message."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "session_message_chunk")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["session_message_chunk"]] = "session_message_chunk"
 
 
 class SessionMessageSessionUpdate(Tagged, SessionMessage):
@@ -13200,7 +13285,8 @@ class SessionMessageSessionUpdate(Tagged, SessionMessage):
     received from another session."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "session_message")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["session_message"]] = "session_message"
 
 
 class SseMcpServer(Tagged, McpServerSse):
@@ -13209,43 +13295,24 @@ class SseMcpServer(Tagged, McpServerSse):
     Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`."""
 
     __slots__ = ()
-    TAG = ("type", "sse")
-
-
-class StateUpdateRequiresAction(Tagged, RequiresActionStateUpdate):
-    """Unstable: only in the unstable schema; it may change or go away.
-
-    Foreground work is blocked on user action."""
-
-    __slots__ = ()
-    TAG = ("state", "requires_action")
-
-
-class StateUpdateRunning(Tagged, RunningStateUpdate):
-    """Unstable: only in the unstable schema; it may change or go away.
-
-    Foreground work is in progress."""
-
-    __slots__ = ()
-    TAG = ("state", "running")
-
-
-class StateUpdateUnknown(Tagged, UnknownStateUpdate):
-    """Unstable: only in the unstable schema; it may change or go away.
-
-    The Agent cannot currently determine foreground activity.
-
-    This replaces previously confirmed activity without ending the work or session."""
-
-    __slots__ = ()
-    TAG = ("state", "unknown")
+    _tag_key = "type"
+    tag: ClassVar[Literal["sse"]] = "sse"
 
 
 class StringElicitationPropertySchema(Tagged, StringPropertySchema):
     """String property (or single-select enum when `enum`/`oneOf` is set)."""
 
     __slots__ = ()
-    TAG = ("type", "string")
+    _tag_key = "type"
+    tag: ClassVar[Literal["string"]] = "string"
+
+
+class StringMultiSelectItemsVariant(Tagged, StringMultiSelectItems):
+    """Multi-select string items with plain string values."""
+
+    __slots__ = ()
+    _tag_key = "type"
+    tag: ClassVar[Literal["string"]] = "string"
 
 
 class SubagentUpdateSessionUpdate(Tagged, SubagentUpdate):
@@ -13257,7 +13324,8 @@ class SubagentUpdateSessionUpdate(Tagged, SubagentUpdate):
     that ownership association's metadata."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "subagent_update")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["subagent_update"]] = "subagent_update"
 
 
 class TerminalAuthMethod(Tagged, AuthMethodTerminal):
@@ -13265,7 +13333,8 @@ class TerminalAuthMethod(Tagged, AuthMethodTerminal):
     process, without passing this method to `authenticate`."""
 
     __slots__ = ()
-    TAG = ("type", "terminal")
+    _tag_key = "type"
+    tag: ClassVar[Literal["terminal"]] = "terminal"
 
 
 class TerminalToolCallContent(Tagged, Terminal):
@@ -13276,7 +13345,8 @@ class TerminalToolCallContent(Tagged, Terminal):
     See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/draft/terminals)"""
 
     __slots__ = ()
-    TAG = ("type", "terminal")
+    _tag_key = "type"
+    tag: ClassVar[Literal["terminal"]] = "terminal"
 
 
 class TextContentBlock(Tagged, TextContent):
@@ -13286,35 +13356,52 @@ class TextContentBlock(Tagged, TextContent):
     Clients SHOULD render this text as Markdown."""
 
     __slots__ = ()
-    TAG = ("type", "text")
+    _tag_key = "type"
+    tag: ClassVar[Literal["text"]] = "text"
 
 
 class ToolCallSessionUpdate(Tagged, ToolCall):
     """Notification that a new tool call has been initiated."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "tool_call")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["tool_call"]] = "tool_call"
 
 
 class ToolCallUpdateSessionUpdate(Tagged, ToolCallUpdate):
     """Update on the status or results of a tool call."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "tool_call_update")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["tool_call_update"]] = "tool_call_update"
+
+
+class UnknownStateUpdateVariant(Tagged, UnknownStateUpdate):
+    """Unstable: only in the unstable schema; it may change or go away.
+
+    The Agent cannot currently determine foreground activity.
+
+    This replaces previously confirmed activity without ending the work or session."""
+
+    __slots__ = ()
+    _tag_key = "state"
+    tag: ClassVar[Literal["unknown"]] = "unknown"
 
 
 class UsageUpdateSessionUpdate(Tagged, UsageUpdate):
     """Context window and cost update for the session."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "usage_update")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["usage_update"]] = "usage_update"
 
 
 class UserMessageChunkSessionUpdate(Tagged, ContentChunk):
     """A chunk of the user's message being streamed."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "user_message_chunk")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["user_message_chunk"]] = "user_message_chunk"
 
 
 ExtNotification: TypeAlias = JsonValue
@@ -13343,16 +13430,8 @@ protocol compatibility.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
 
 
-AgentResponse: TypeAlias = AgentResponseResult | AgentResponseError
+AgentResponse: TypeAlias = ResultAgentResponse | ErrorAgentResponse
 """A JSON-RPC response object."""
-
-
-ExtResponse: TypeAlias = JsonValue
-"""Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
-Extension methods provide a way to add custom functionality while maintaining
-protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
 
 
 AuthMethod: TypeAlias = TerminalAuthMethod | AuthMethodAgent | OtherAuthMethod
@@ -13382,30 +13461,8 @@ SetSessionConfigOptionRequest: TypeAlias = (
 """Request parameters for setting a session configuration option."""
 
 
-ClientResponse: TypeAlias = ClientResponseResult | ClientResponseError
+ClientResponse: TypeAlias = ResultClientResponse | ErrorClientResponse
 """A JSON-RPC response object."""
-
-
-CreateElicitationResponse: TypeAlias = (
-    AcceptCreateElicitationResponse
-    | DeclineCreateElicitationResponse
-    | CancelCreateElicitationResponse
-    | OtherCreateElicitationResponse
-)
-"""Response from the client to an elicitation request."""
-
-
-MessageMcpResponse: TypeAlias = MessageMcpResponseResult | MessageMcpResponseError
-"""**UNSTABLE**
-
-The successful outer ACP `mcp/message` response carries exactly one
-inner MCP outcome: an opaque result (including JSON null), or an MCP error.
-Outer ACP errors are reserved for binding and runtime failures.
-
-Both branches require their carrier key. An error must be a non-null object.
-Unknown outer fields are ignored. Inner result and error fields are preserved.
-Carrier `_meta` is optional. Null or invalid values are treated as absent.
-Senders must include exactly one outcome. Receivers prefer `result` if both are present."""
 
 
 CompactionCapabilities: TypeAlias = dict[str, JsonValue]
@@ -13436,7 +13493,16 @@ forward content from MCP tool outputs without transformation.
 See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/draft/content)"""
 
 
-ElicitationContentValue: TypeAlias = str | int | float | bool | list[str]
+CreateElicitationResponse: TypeAlias = (
+    AcceptCreateElicitationResponse
+    | DeclineCreateElicitationResponse
+    | CancelCreateElicitationResponse
+    | OtherCreateElicitationResponse
+)
+"""Response from the client to an elicitation request."""
+
+
+ElicitationContentValue: TypeAlias = str | int | float | bool | _list[str]
 """Allowed wire representations for `ElicitationContentValue`."""
 
 
@@ -13469,6 +13535,14 @@ ElicitationUrlMode: TypeAlias = SessionElicitationUrlMode | RequestElicitationUr
 
 EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContents
 """Resource content that can be embedded in a message."""
+
+
+ExtResponse: TypeAlias = JsonValue
+"""Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
+Extension methods provide a way to add custom functionality while maintaining
+protocol compatibility.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/draft/extensibility)"""
 
 
 IdleStateUpdate: TypeAlias = (
@@ -13557,8 +13631,21 @@ MessageId: TypeAlias = str
 """Unique identifier for a message within a session."""
 
 
+MessageMcpResponse: TypeAlias = ResultMessageMcpResponse | ErrorMessageMcpResponse
+"""**UNSTABLE**
+
+The successful outer ACP `mcp/message` response carries exactly one
+inner MCP outcome: an opaque result (including JSON null), or an MCP error.
+Outer ACP errors are reserved for binding and runtime failures.
+
+Both branches require their carrier key. An error must be a non-null object.
+Unknown outer fields are ignored. Inner result and error fields are preserved.
+Carrier `_meta` is optional. Null or invalid values are treated as absent.
+Senders must include exactly one outcome. Receivers prefer `result` if both are present."""
+
+
 MultiSelectItems: TypeAlias = (
-    MultiSelectItemsString | OtherMultiSelectItems | TitledMultiSelectItems
+    StringMultiSelectItemsVariant | OtherMultiSelectItems | TitledMultiSelectItems
 )
 """Items for a multi-select (array) property schema.
 
@@ -13616,7 +13703,7 @@ This capability is not part of the spec yet, and may be removed or changed at an
 Notifications exchanged between a conductor and its proxies."""
 
 
-ProxyResponse: TypeAlias = ProxyResponseResult | ProxyResponseError
+ProxyResponse: TypeAlias = ResultProxyResponse | ErrorProxyResponse
 """Unstable: only in the unstable schema; it may change or go away.
 
 A JSON-RPC response object."""
@@ -13661,7 +13748,7 @@ SessionConfigOption: TypeAlias = SelectSessionConfigOption | BooleanSessionConfi
 
 
 SessionConfigSelectOptions: TypeAlias = (
-    list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]
+    _list[SessionConfigSelectOption] | _list[SessionConfigSelectGroup]
 )
 """Possible values for a session configuration option."""
 
@@ -13712,10 +13799,10 @@ See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protoc
 
 
 StateUpdate: TypeAlias = (
-    StateUpdateRunning
-    | StateUpdateIdle
-    | StateUpdateRequiresAction
-    | StateUpdateUnknown
+    RunningStateUpdateVariant
+    | IdleStateUpdateVariant
+    | RequiresActionStateUpdateVariant
+    | UnknownStateUpdateVariant
     | OtherStateUpdate
 )
 """**UNSTABLE**
@@ -13790,33 +13877,6 @@ to use this directly.
 This enum encompasses all method calls from agent to client."""
 
 
-AgentResponseResultResult: TypeAlias = (
-    InitializeResponse
-    | AuthenticateResponse
-    | ListProvidersResponse
-    | SetProviderResponse
-    | DisableProviderResponse
-    | LogoutResponse
-    | AuthStatusResponse
-    | NewSessionResponse
-    | LoadSessionResponse
-    | ListSessionsResponse
-    | DeleteSessionResponse
-    | ForkSessionResponse
-    | ArchiveSessionResponse
-    | UnarchiveSessionResponse
-    | SessionStatusResponse
-    | SetSessionTitleResponse
-    | ResumeSessionResponse
-    | CloseSessionResponse
-    | SetSessionModeResponse
-    | SetSessionConfigOptionResponse
-    | PromptResponse
-    | ExtResponse
-)
-"""Method-specific response data."""
-
-
 ClientRequestParams: TypeAlias = (
     InitializeRequest
     | AuthenticateRequest
@@ -13849,17 +13909,28 @@ to use this directly.
 This enum encompasses all method calls from client to agent."""
 
 
-ClientResponseResultResult: TypeAlias = (
-    WriteTextFileResponse
-    | ReadTextFileResponse
-    | RequestPermissionResponse
-    | CreateTerminalResponse
-    | TerminalOutputResponse
-    | ReleaseTerminalResponse
-    | WaitForTerminalExitResponse
-    | KillTerminalResponse
-    | CreateElicitationResponse
-    | MessageMcpResponse
+ResultAgentResponseResult: TypeAlias = (
+    InitializeResponse
+    | AuthenticateResponse
+    | ListProvidersResponse
+    | SetProviderResponse
+    | DisableProviderResponse
+    | LogoutResponse
+    | AuthStatusResponse
+    | NewSessionResponse
+    | LoadSessionResponse
+    | ListSessionsResponse
+    | DeleteSessionResponse
+    | ForkSessionResponse
+    | ArchiveSessionResponse
+    | UnarchiveSessionResponse
+    | SessionStatusResponse
+    | SetSessionTitleResponse
+    | ResumeSessionResponse
+    | CloseSessionResponse
+    | SetSessionModeResponse
+    | SetSessionConfigOptionResponse
+    | PromptResponse
     | ExtResponse
 )
 """Method-specific response data."""
@@ -13876,7 +13947,23 @@ A conductor sends `proxy/initialize` and `proxy/successor` to a proxy. A proxy s
 `proxy/successor` to its conductor."""
 
 
-ProxyResponseResultResult: TypeAlias = InitializeProxyResponse | ProxySuccessorResponse
+ResultClientResponseResult: TypeAlias = (
+    WriteTextFileResponse
+    | ReadTextFileResponse
+    | RequestPermissionResponse
+    | CreateTerminalResponse
+    | TerminalOutputResponse
+    | ReleaseTerminalResponse
+    | WaitForTerminalExitResponse
+    | KillTerminalResponse
+    | CreateElicitationResponse
+    | MessageMcpResponse
+    | ExtResponse
+)
+"""Method-specific response data."""
+
+
+ResultProxyResponseResult: TypeAlias = InitializeProxyResponse | ProxySuccessorResponse
 """Unstable: only in the unstable schema; it may change or go away.
 
 Method-specific response data."""
@@ -14043,131 +14130,16 @@ def _dec_agent_request_params(data: object) -> AgentRequestParams:
     raise ValidationError("matches no variant of AgentRequestParams (" + "; ".join(errors) + ")")
 
 
-_AGENT_RESPONSE_ENCODERS: Final = variant_encoders(AgentResponseResult, AgentResponseError)
+_AGENT_RESPONSE_ENCODERS: Final = variant_encoders(ResultAgentResponse, ErrorAgentResponse)
 
 _AGENT_RESPONSE_VARIANTS: Final = (
-    ("AgentResponseResult", AgentResponseResult.from_dict, frozenset(("id", "result"))),
-    ("AgentResponseError", AgentResponseError.from_dict, frozenset(("error", "id"))),
+    ("ResultAgentResponse", ResultAgentResponse.from_dict, frozenset(("id", "result"))),
+    ("ErrorAgentResponse", ErrorAgentResponse.from_dict, frozenset(("error", "id"))),
 )
 
 
 def _dec_agent_response(data: object) -> AgentResponse:
     return cast("AgentResponse", widest_variant(data, _AGENT_RESPONSE_VARIANTS, "AgentResponse"))
-
-
-def _dec_agent_response_result_result(data: object) -> AgentResponseResultResult:
-    try:
-        return InitializeResponse.from_dict(data)
-    except ValidationError as e:
-        error_1 = str(e)
-    try:
-        return AuthenticateResponse.from_dict(data)
-    except ValidationError as e:
-        error_2 = str(e)
-    try:
-        return ListProvidersResponse.from_dict(data)
-    except ValidationError as e:
-        error_3 = str(e)
-    try:
-        return SetProviderResponse.from_dict(data)
-    except ValidationError as e:
-        error_4 = str(e)
-    try:
-        return DisableProviderResponse.from_dict(data)
-    except ValidationError as e:
-        error_5 = str(e)
-    try:
-        return LogoutResponse.from_dict(data)
-    except ValidationError as e:
-        error_6 = str(e)
-    try:
-        return AuthStatusResponse.from_dict(data)
-    except ValidationError as e:
-        error_7 = str(e)
-    try:
-        return NewSessionResponse.from_dict(data)
-    except ValidationError as e:
-        error_8 = str(e)
-    try:
-        return LoadSessionResponse.from_dict(data)
-    except ValidationError as e:
-        error_9 = str(e)
-    try:
-        return ListSessionsResponse.from_dict(data)
-    except ValidationError as e:
-        error_10 = str(e)
-    try:
-        return DeleteSessionResponse.from_dict(data)
-    except ValidationError as e:
-        error_11 = str(e)
-    try:
-        return ForkSessionResponse.from_dict(data)
-    except ValidationError as e:
-        error_12 = str(e)
-    try:
-        return ArchiveSessionResponse.from_dict(data)
-    except ValidationError as e:
-        error_13 = str(e)
-    try:
-        return UnarchiveSessionResponse.from_dict(data)
-    except ValidationError as e:
-        error_14 = str(e)
-    try:
-        return SessionStatusResponse.from_dict(data)
-    except ValidationError as e:
-        error_15 = str(e)
-    try:
-        return SetSessionTitleResponse.from_dict(data)
-    except ValidationError as e:
-        error_16 = str(e)
-    try:
-        return ResumeSessionResponse.from_dict(data)
-    except ValidationError as e:
-        error_17 = str(e)
-    try:
-        return CloseSessionResponse.from_dict(data)
-    except ValidationError as e:
-        error_18 = str(e)
-    try:
-        return SetSessionModeResponse.from_dict(data)
-    except ValidationError as e:
-        error_19 = str(e)
-    try:
-        return SetSessionConfigOptionResponse.from_dict(data)
-    except ValidationError as e:
-        error_20 = str(e)
-    try:
-        return PromptResponse.from_dict(data)
-    except ValidationError as e:
-        error_21 = str(e)
-    return data  # type: ignore[return-value]
-    # Only now that every variant failed: the messages cost more than the checks.
-    errors = [
-        "InitializeResponse: " + error_1,
-        "AuthenticateResponse: " + error_2,
-        "ListProvidersResponse: " + error_3,
-        "SetProviderResponse: " + error_4,
-        "DisableProviderResponse: " + error_5,
-        "LogoutResponse: " + error_6,
-        "AuthStatusResponse: " + error_7,
-        "NewSessionResponse: " + error_8,
-        "LoadSessionResponse: " + error_9,
-        "ListSessionsResponse: " + error_10,
-        "DeleteSessionResponse: " + error_11,
-        "ForkSessionResponse: " + error_12,
-        "ArchiveSessionResponse: " + error_13,
-        "UnarchiveSessionResponse: " + error_14,
-        "SessionStatusResponse: " + error_15,
-        "SetSessionTitleResponse: " + error_16,
-        "ResumeSessionResponse: " + error_17,
-        "CloseSessionResponse: " + error_18,
-        "SetSessionModeResponse: " + error_19,
-        "SetSessionConfigOptionResponse: " + error_20,
-        "PromptResponse: " + error_21,
-    ]
-    raise ValidationError(
-        "matches no variant of AgentResponseResultResult (" + "; ".join(errors) + ")"
-    )
 
 
 _AUTH_METHOD_ENCODERS: Final = variant_encoders(
@@ -14332,76 +14304,16 @@ def _dec_client_request_params(data: object) -> ClientRequestParams:
     raise ValidationError("matches no variant of ClientRequestParams (" + "; ".join(errors) + ")")
 
 
-_CLIENT_RESPONSE_ENCODERS: Final = variant_encoders(ClientResponseResult, ClientResponseError)
+_CLIENT_RESPONSE_ENCODERS: Final = variant_encoders(ResultClientResponse, ErrorClientResponse)
 
 _CLIENT_RESPONSE_VARIANTS: Final = (
-    ("ClientResponseResult", ClientResponseResult.from_dict, frozenset(("id", "result"))),
-    ("ClientResponseError", ClientResponseError.from_dict, frozenset(("error", "id"))),
+    ("ResultClientResponse", ResultClientResponse.from_dict, frozenset(("id", "result"))),
+    ("ErrorClientResponse", ErrorClientResponse.from_dict, frozenset(("error", "id"))),
 )
 
 
 def _dec_client_response(data: object) -> ClientResponse:
     return cast("ClientResponse", widest_variant(data, _CLIENT_RESPONSE_VARIANTS, "ClientResponse"))
-
-
-def _dec_client_response_result_result(data: object) -> ClientResponseResultResult:
-    try:
-        return WriteTextFileResponse.from_dict(data)
-    except ValidationError as e:
-        error_1 = str(e)
-    try:
-        return ReadTextFileResponse.from_dict(data)
-    except ValidationError as e:
-        error_2 = str(e)
-    try:
-        return RequestPermissionResponse.from_dict(data)
-    except ValidationError as e:
-        error_3 = str(e)
-    try:
-        return CreateTerminalResponse.from_dict(data)
-    except ValidationError as e:
-        error_4 = str(e)
-    try:
-        return TerminalOutputResponse.from_dict(data)
-    except ValidationError as e:
-        error_5 = str(e)
-    try:
-        return ReleaseTerminalResponse.from_dict(data)
-    except ValidationError as e:
-        error_6 = str(e)
-    try:
-        return WaitForTerminalExitResponse.from_dict(data)
-    except ValidationError as e:
-        error_7 = str(e)
-    try:
-        return KillTerminalResponse.from_dict(data)
-    except ValidationError as e:
-        error_8 = str(e)
-    try:
-        return _dec_create_elicitation_response(data)
-    except ValidationError as e:
-        error_9 = str(e)
-    try:
-        return _dec_message_mcp_response(data)
-    except ValidationError as e:
-        error_10 = str(e)
-    return data  # type: ignore[return-value]
-    # Only now that every variant failed: the messages cost more than the checks.
-    errors = [
-        "WriteTextFileResponse: " + error_1,
-        "ReadTextFileResponse: " + error_2,
-        "RequestPermissionResponse: " + error_3,
-        "CreateTerminalResponse: " + error_4,
-        "TerminalOutputResponse: " + error_5,
-        "ReleaseTerminalResponse: " + error_6,
-        "WaitForTerminalExitResponse: " + error_7,
-        "KillTerminalResponse: " + error_8,
-        "CreateElicitationResponse: " + error_9,
-        "MessageMcpResponse: " + error_10,
-    ]
-    raise ValidationError(
-        "matches no variant of ClientResponseResultResult (" + "; ".join(errors) + ")"
-    )
 
 
 _CONTENT_BLOCK_ENCODERS: Final = variant_encoders(
@@ -14480,7 +14392,7 @@ def _dec_elicitation_content_value(data: object) -> ElicitationContentValue:
         + str(expected("an integer from -9223372036854775808 to 9223372036854775807", data)),
         "float: " + str(expected("a number", data)),
         "bool: " + str(expected("a boolean", data)),
-        "list[str]: " + error_5,
+        "_list[str]: " + error_5,
     ]
     raise ValidationError(
         "matches no variant of ElicitationContentValue (" + "; ".join(errors) + ")"
@@ -14631,16 +14543,16 @@ _dec_mcp_server: Final[Callable[[object], McpServer]] = tagged_decoder(
 
 
 _MESSAGE_MCP_RESPONSE_ENCODERS: Final = variant_encoders(
-    MessageMcpResponseResult, MessageMcpResponseError
+    ResultMessageMcpResponse, ErrorMessageMcpResponse
 )
 
 _MESSAGE_MCP_RESPONSE_VARIANTS: Final = (
     (
-        "MessageMcpResponseResult",
-        MessageMcpResponseResult.from_dict,
+        "ResultMessageMcpResponse",
+        ResultMessageMcpResponse.from_dict,
         frozenset(("_meta", "result")),
     ),
-    ("MessageMcpResponseError", MessageMcpResponseError.from_dict, frozenset(("_meta", "error"))),
+    ("ErrorMessageMcpResponse", ErrorMessageMcpResponse.from_dict, frozenset(("_meta", "error"))),
 )
 
 
@@ -14652,13 +14564,13 @@ def _dec_message_mcp_response(data: object) -> MessageMcpResponse:
 
 
 _MULTI_SELECT_ITEMS_ENCODERS: Final = variant_encoders(
-    MultiSelectItemsString, OtherMultiSelectItems, TitledMultiSelectItems
+    StringMultiSelectItemsVariant, OtherMultiSelectItems, TitledMultiSelectItems
 )
 
 _dec_multi_select_items: Final[Callable[[object], MultiSelectItems]] = tagged_decoder(
     "type",
     {
-        "string": MultiSelectItemsString._decode_untagged,
+        "string": StringMultiSelectItemsVariant._decode_untagged,
     },
     default=TitledMultiSelectItems.from_dict,
     other=OtherMultiSelectItems.from_dict,
@@ -14719,31 +14631,16 @@ def _dec_proxy_request_params(data: object) -> ProxyRequestParams:
     )
 
 
-_PROXY_RESPONSE_ENCODERS: Final = variant_encoders(ProxyResponseResult, ProxyResponseError)
+_PROXY_RESPONSE_ENCODERS: Final = variant_encoders(ResultProxyResponse, ErrorProxyResponse)
 
 _PROXY_RESPONSE_VARIANTS: Final = (
-    ("ProxyResponseResult", ProxyResponseResult.from_dict, frozenset(("id", "result"))),
-    ("ProxyResponseError", ProxyResponseError.from_dict, frozenset(("error", "id"))),
+    ("ResultProxyResponse", ResultProxyResponse.from_dict, frozenset(("id", "result"))),
+    ("ErrorProxyResponse", ErrorProxyResponse.from_dict, frozenset(("error", "id"))),
 )
 
 
 def _dec_proxy_response(data: object) -> ProxyResponse:
     return cast("ProxyResponse", widest_variant(data, _PROXY_RESPONSE_VARIANTS, "ProxyResponse"))
-
-
-def _dec_proxy_response_result_result(data: object) -> ProxyResponseResultResult:
-    try:
-        return InitializeResponse.from_dict(data)
-    except ValidationError as e:
-        error_1 = str(e)
-    return data  # type: ignore[return-value]
-    # Only now that every variant failed: the messages cost more than the checks.
-    errors = [
-        "InitializeProxyResponse: " + error_1,
-    ]
-    raise ValidationError(
-        "matches no variant of ProxyResponseResultResult (" + "; ".join(errors) + ")"
-    )
 
 
 def _dec_request_id(data: object) -> RequestId:
@@ -14778,6 +14675,196 @@ _dec_request_permission_outcome: Final[Callable[[object], RequestPermissionOutco
 )
 
 
+def _dec_result_agent_response_result(data: object) -> ResultAgentResponseResult:
+    try:
+        return InitializeResponse.from_dict(data)
+    except ValidationError as e:
+        error_1 = str(e)
+    try:
+        return AuthenticateResponse.from_dict(data)
+    except ValidationError as e:
+        error_2 = str(e)
+    try:
+        return ListProvidersResponse.from_dict(data)
+    except ValidationError as e:
+        error_3 = str(e)
+    try:
+        return SetProviderResponse.from_dict(data)
+    except ValidationError as e:
+        error_4 = str(e)
+    try:
+        return DisableProviderResponse.from_dict(data)
+    except ValidationError as e:
+        error_5 = str(e)
+    try:
+        return LogoutResponse.from_dict(data)
+    except ValidationError as e:
+        error_6 = str(e)
+    try:
+        return AuthStatusResponse.from_dict(data)
+    except ValidationError as e:
+        error_7 = str(e)
+    try:
+        return NewSessionResponse.from_dict(data)
+    except ValidationError as e:
+        error_8 = str(e)
+    try:
+        return LoadSessionResponse.from_dict(data)
+    except ValidationError as e:
+        error_9 = str(e)
+    try:
+        return ListSessionsResponse.from_dict(data)
+    except ValidationError as e:
+        error_10 = str(e)
+    try:
+        return DeleteSessionResponse.from_dict(data)
+    except ValidationError as e:
+        error_11 = str(e)
+    try:
+        return ForkSessionResponse.from_dict(data)
+    except ValidationError as e:
+        error_12 = str(e)
+    try:
+        return ArchiveSessionResponse.from_dict(data)
+    except ValidationError as e:
+        error_13 = str(e)
+    try:
+        return UnarchiveSessionResponse.from_dict(data)
+    except ValidationError as e:
+        error_14 = str(e)
+    try:
+        return SessionStatusResponse.from_dict(data)
+    except ValidationError as e:
+        error_15 = str(e)
+    try:
+        return SetSessionTitleResponse.from_dict(data)
+    except ValidationError as e:
+        error_16 = str(e)
+    try:
+        return ResumeSessionResponse.from_dict(data)
+    except ValidationError as e:
+        error_17 = str(e)
+    try:
+        return CloseSessionResponse.from_dict(data)
+    except ValidationError as e:
+        error_18 = str(e)
+    try:
+        return SetSessionModeResponse.from_dict(data)
+    except ValidationError as e:
+        error_19 = str(e)
+    try:
+        return SetSessionConfigOptionResponse.from_dict(data)
+    except ValidationError as e:
+        error_20 = str(e)
+    try:
+        return PromptResponse.from_dict(data)
+    except ValidationError as e:
+        error_21 = str(e)
+    return data  # type: ignore[return-value]
+    # Only now that every variant failed: the messages cost more than the checks.
+    errors = [
+        "InitializeResponse: " + error_1,
+        "AuthenticateResponse: " + error_2,
+        "ListProvidersResponse: " + error_3,
+        "SetProviderResponse: " + error_4,
+        "DisableProviderResponse: " + error_5,
+        "LogoutResponse: " + error_6,
+        "AuthStatusResponse: " + error_7,
+        "NewSessionResponse: " + error_8,
+        "LoadSessionResponse: " + error_9,
+        "ListSessionsResponse: " + error_10,
+        "DeleteSessionResponse: " + error_11,
+        "ForkSessionResponse: " + error_12,
+        "ArchiveSessionResponse: " + error_13,
+        "UnarchiveSessionResponse: " + error_14,
+        "SessionStatusResponse: " + error_15,
+        "SetSessionTitleResponse: " + error_16,
+        "ResumeSessionResponse: " + error_17,
+        "CloseSessionResponse: " + error_18,
+        "SetSessionModeResponse: " + error_19,
+        "SetSessionConfigOptionResponse: " + error_20,
+        "PromptResponse: " + error_21,
+    ]
+    raise ValidationError(
+        "matches no variant of ResultAgentResponseResult (" + "; ".join(errors) + ")"
+    )
+
+
+def _dec_result_client_response_result(data: object) -> ResultClientResponseResult:
+    try:
+        return WriteTextFileResponse.from_dict(data)
+    except ValidationError as e:
+        error_1 = str(e)
+    try:
+        return ReadTextFileResponse.from_dict(data)
+    except ValidationError as e:
+        error_2 = str(e)
+    try:
+        return RequestPermissionResponse.from_dict(data)
+    except ValidationError as e:
+        error_3 = str(e)
+    try:
+        return CreateTerminalResponse.from_dict(data)
+    except ValidationError as e:
+        error_4 = str(e)
+    try:
+        return TerminalOutputResponse.from_dict(data)
+    except ValidationError as e:
+        error_5 = str(e)
+    try:
+        return ReleaseTerminalResponse.from_dict(data)
+    except ValidationError as e:
+        error_6 = str(e)
+    try:
+        return WaitForTerminalExitResponse.from_dict(data)
+    except ValidationError as e:
+        error_7 = str(e)
+    try:
+        return KillTerminalResponse.from_dict(data)
+    except ValidationError as e:
+        error_8 = str(e)
+    try:
+        return _dec_create_elicitation_response(data)
+    except ValidationError as e:
+        error_9 = str(e)
+    try:
+        return _dec_message_mcp_response(data)
+    except ValidationError as e:
+        error_10 = str(e)
+    return data  # type: ignore[return-value]
+    # Only now that every variant failed: the messages cost more than the checks.
+    errors = [
+        "WriteTextFileResponse: " + error_1,
+        "ReadTextFileResponse: " + error_2,
+        "RequestPermissionResponse: " + error_3,
+        "CreateTerminalResponse: " + error_4,
+        "TerminalOutputResponse: " + error_5,
+        "ReleaseTerminalResponse: " + error_6,
+        "WaitForTerminalExitResponse: " + error_7,
+        "KillTerminalResponse: " + error_8,
+        "CreateElicitationResponse: " + error_9,
+        "MessageMcpResponse: " + error_10,
+    ]
+    raise ValidationError(
+        "matches no variant of ResultClientResponseResult (" + "; ".join(errors) + ")"
+    )
+
+
+def _dec_result_proxy_response_result(data: object) -> ResultProxyResponseResult:
+    try:
+        return InitializeResponse.from_dict(data)
+    except ValidationError as e:
+        error_1 = str(e)
+    return data  # type: ignore[return-value]
+    # Only now that every variant failed: the messages cost more than the checks.
+    errors = [
+        "InitializeProxyResponse: " + error_1,
+    ]
+    raise ValidationError(
+        "matches no variant of ResultProxyResponseResult (" + "; ".join(errors) + ")"
+    )
+
+
 _SESSION_CONFIG_OPTION_ENCODERS: Final = variant_encoders(
     SelectSessionConfigOption, BooleanSessionConfigOption
 )
@@ -14802,8 +14889,8 @@ def _dec_session_config_select_options(data: object) -> SessionConfigSelectOptio
         error_2 = str(e)
     # Only now that every variant failed: the messages cost more than the checks.
     errors = [
-        "list[SessionConfigSelectOption]: " + error_1,
-        "list[SessionConfigSelectGroup]: " + error_2,
+        "_list[SessionConfigSelectOption]: " + error_1,
+        "_list[SessionConfigSelectGroup]: " + error_2,
     ]
     raise ValidationError(
         "matches no variant of SessionConfigSelectOptions (" + "; ".join(errors) + ")"
@@ -14877,20 +14964,20 @@ _dec_set_session_config_option_request: Final[Callable[[object], SetSessionConfi
 
 
 _STATE_UPDATE_ENCODERS: Final = variant_encoders(
-    StateUpdateRunning,
-    StateUpdateIdle,
-    StateUpdateRequiresAction,
-    StateUpdateUnknown,
+    RunningStateUpdateVariant,
+    IdleStateUpdateVariant,
+    RequiresActionStateUpdateVariant,
+    UnknownStateUpdateVariant,
     OtherStateUpdate,
 )
 
 _dec_state_update: Final[Callable[[object], StateUpdate]] = tagged_decoder(
     "state",
     {
-        "running": StateUpdateRunning._decode_untagged,
-        "idle": StateUpdateIdle.from_dict,
-        "requires_action": StateUpdateRequiresAction._decode_untagged,
-        "unknown": StateUpdateUnknown._decode_untagged,
+        "running": RunningStateUpdateVariant._decode_untagged,
+        "idle": IdleStateUpdateVariant.from_dict,
+        "requires_action": RequiresActionStateUpdateVariant._decode_untagged,
+        "unknown": UnknownStateUpdateVariant._decode_untagged,
     },
     other=OtherStateUpdate.from_dict,
 )
@@ -14916,10 +15003,10 @@ def _dec_int_min0_max65535(data: object) -> int:
     return data
 
 
-def _dec_list_content_block(data: object) -> list[ContentBlock]:
+def _dec_list_content_block(data: object) -> _list[ContentBlock]:
     if type(data) is not list:
         raise expected("an array", data)
-    out: list[ContentBlock] = []
+    out: _list[ContentBlock] = []
     for index, item in enumerate(data):
         try:
             out.append(_dec_content_block(item))
@@ -14928,10 +15015,10 @@ def _dec_list_content_block(data: object) -> list[ContentBlock]:
     return out
 
 
-def _dec_list_enum_option(data: object) -> list[EnumOption]:
+def _dec_list_enum_option(data: object) -> _list[EnumOption]:
     if type(data) is not list:
         raise expected("an array", data)
-    out: list[EnumOption] = []
+    out: _list[EnumOption] = []
     for index, item in enumerate(data):
         try:
             out.append(EnumOption.from_dict(item))
@@ -14940,10 +15027,10 @@ def _dec_list_enum_option(data: object) -> list[EnumOption]:
     return out
 
 
-def _dec_list_env_variable(data: object) -> list[EnvVariable]:
+def _dec_list_env_variable(data: object) -> _list[EnvVariable]:
     if type(data) is not list:
         raise expected("an array", data)
-    out: list[EnvVariable] = []
+    out: _list[EnvVariable] = []
     for index, item in enumerate(data):
         try:
             out.append(EnvVariable.from_dict(item))
@@ -14952,10 +15039,10 @@ def _dec_list_env_variable(data: object) -> list[EnvVariable]:
     return out
 
 
-def _dec_list_http_header(data: object) -> list[HttpHeader]:
+def _dec_list_http_header(data: object) -> _list[HttpHeader]:
     if type(data) is not list:
         raise expected("an array", data)
-    out: list[HttpHeader] = []
+    out: _list[HttpHeader] = []
     for index, item in enumerate(data):
         try:
             out.append(HttpHeader.from_dict(item))
@@ -14964,10 +15051,10 @@ def _dec_list_http_header(data: object) -> list[HttpHeader]:
     return out
 
 
-def _dec_list_mcp_server(data: object) -> list[McpServer]:
+def _dec_list_mcp_server(data: object) -> _list[McpServer]:
     if type(data) is not list:
         raise expected("an array", data)
-    out: list[McpServer] = []
+    out: _list[McpServer] = []
     for index, item in enumerate(data):
         try:
             out.append(_dec_mcp_server(item))
@@ -14976,10 +15063,10 @@ def _dec_list_mcp_server(data: object) -> list[McpServer]:
     return out
 
 
-def _dec_list_permission_option(data: object) -> list[PermissionOption]:
+def _dec_list_permission_option(data: object) -> _list[PermissionOption]:
     if type(data) is not list:
         raise expected("an array", data)
-    out: list[PermissionOption] = []
+    out: _list[PermissionOption] = []
     for index, item in enumerate(data):
         try:
             out.append(PermissionOption.from_dict(item))
@@ -14988,10 +15075,10 @@ def _dec_list_permission_option(data: object) -> list[PermissionOption]:
     return out
 
 
-def _dec_list_provider_info(data: object) -> list[ProviderInfo]:
+def _dec_list_provider_info(data: object) -> _list[ProviderInfo]:
     if type(data) is not list:
         raise expected("an array", data)
-    out: list[ProviderInfo] = []
+    out: _list[ProviderInfo] = []
     for index, item in enumerate(data):
         try:
             out.append(ProviderInfo.from_dict(item))
@@ -15000,10 +15087,10 @@ def _dec_list_provider_info(data: object) -> list[ProviderInfo]:
     return out
 
 
-def _dec_list_session_config_select_group(data: object) -> list[SessionConfigSelectGroup]:
+def _dec_list_session_config_select_group(data: object) -> _list[SessionConfigSelectGroup]:
     if type(data) is not list:
         raise expected("an array", data)
-    out: list[SessionConfigSelectGroup] = []
+    out: _list[SessionConfigSelectGroup] = []
     for index, item in enumerate(data):
         try:
             out.append(SessionConfigSelectGroup.from_dict(item))
@@ -15012,10 +15099,10 @@ def _dec_list_session_config_select_group(data: object) -> list[SessionConfigSel
     return out
 
 
-def _dec_list_session_config_select_option(data: object) -> list[SessionConfigSelectOption]:
+def _dec_list_session_config_select_option(data: object) -> _list[SessionConfigSelectOption]:
     if type(data) is not list:
         raise expected("an array", data)
-    out: list[SessionConfigSelectOption] = []
+    out: _list[SessionConfigSelectOption] = []
     for index, item in enumerate(data):
         try:
             out.append(SessionConfigSelectOption.from_dict(item))
@@ -15024,10 +15111,10 @@ def _dec_list_session_config_select_option(data: object) -> list[SessionConfigSe
     return out
 
 
-def _dec_list_str(data: object) -> list[str]:
+def _dec_list_str(data: object) -> _list[str]:
     if type(data) is not list:
         raise expected("an array", data)
-    out: list[str] = []
+    out: _list[str] = []
     for index, item in enumerate(data):
         if type(item) is not str:
             raise expected("a string", item, index)
@@ -15070,10 +15157,10 @@ def _dec_map_str(data: object) -> dict[str, str]:
     return out
 
 
-def _dec_skip_list_auth_account(data: object, owner: str) -> list[AuthAccount]:
+def _dec_skip_list_auth_account(data: object, owner: str) -> _list[AuthAccount]:
     if type(data) is not list:
         raise expected("an array", data)
-    out: list[AuthAccount] = []
+    out: _list[AuthAccount] = []
     for index, item in enumerate(data):
         try:
             out.append(AuthAccount.from_dict(item))
@@ -15082,10 +15169,10 @@ def _dec_skip_list_auth_account(data: object, owner: str) -> list[AuthAccount]:
     return out
 
 
-def _dec_skip_list_auth_method(data: object, owner: str) -> list[AuthMethod]:
+def _dec_skip_list_auth_method(data: object, owner: str) -> _list[AuthMethod]:
     if type(data) is not list:
         raise expected("an array", data)
-    out: list[AuthMethod] = []
+    out: _list[AuthMethod] = []
     for index, item in enumerate(data):
         try:
             out.append(_dec_auth_method(item))
@@ -15094,10 +15181,10 @@ def _dec_skip_list_auth_method(data: object, owner: str) -> list[AuthMethod]:
     return out
 
 
-def _dec_skip_list_available_command(data: object, owner: str) -> list[AvailableCommand]:
+def _dec_skip_list_available_command(data: object, owner: str) -> _list[AvailableCommand]:
     if type(data) is not list:
         raise expected("an array", data)
-    out: list[AvailableCommand] = []
+    out: _list[AvailableCommand] = []
     for index, item in enumerate(data):
         try:
             out.append(AvailableCommand.from_dict(item))
@@ -15106,10 +15193,10 @@ def _dec_skip_list_available_command(data: object, owner: str) -> list[Available
     return out
 
 
-def _dec_skip_list_content_block(data: object, owner: str) -> list[ContentBlock]:
+def _dec_skip_list_content_block(data: object, owner: str) -> _list[ContentBlock]:
     if type(data) is not list:
         raise expected("an array", data)
-    out: list[ContentBlock] = []
+    out: _list[ContentBlock] = []
     for index, item in enumerate(data):
         try:
             out.append(_dec_content_block(item))
@@ -15118,10 +15205,10 @@ def _dec_skip_list_content_block(data: object, owner: str) -> list[ContentBlock]
     return out
 
 
-def _dec_skip_list_llm_protocol(data: object, owner: str) -> list[LlmProtocol | str]:
+def _dec_skip_list_llm_protocol(data: object, owner: str) -> _list[LlmProtocol | str]:
     if type(data) is not list:
         raise expected("an array", data)
-    out: list[LlmProtocol | str] = []
+    out: _list[LlmProtocol | str] = []
     for index, item in enumerate(data):
         try:
             out.append(_dec_llm_protocol(item))
@@ -15130,10 +15217,10 @@ def _dec_skip_list_llm_protocol(data: object, owner: str) -> list[LlmProtocol | 
     return out
 
 
-def _dec_skip_list_plan_entry(data: object, owner: str) -> list[PlanEntry]:
+def _dec_skip_list_plan_entry(data: object, owner: str) -> _list[PlanEntry]:
     if type(data) is not list:
         raise expected("an array", data)
-    out: list[PlanEntry] = []
+    out: _list[PlanEntry] = []
     for index, item in enumerate(data):
         try:
             out.append(PlanEntry.from_dict(item))
@@ -15142,10 +15229,10 @@ def _dec_skip_list_plan_entry(data: object, owner: str) -> list[PlanEntry]:
     return out
 
 
-def _dec_skip_list_role(data: object, owner: str) -> list[Role]:
+def _dec_skip_list_role(data: object, owner: str) -> _list[Role]:
     if type(data) is not list:
         raise expected("an array", data)
-    out: list[Role] = []
+    out: _list[Role] = []
     for index, item in enumerate(data):
         try:
             out.append(_dec_role(item))
@@ -15154,10 +15241,10 @@ def _dec_skip_list_role(data: object, owner: str) -> list[Role]:
     return out
 
 
-def _dec_skip_list_session_config_option(data: object, owner: str) -> list[SessionConfigOption]:
+def _dec_skip_list_session_config_option(data: object, owner: str) -> _list[SessionConfigOption]:
     if type(data) is not list:
         raise expected("an array", data)
-    out: list[SessionConfigOption] = []
+    out: _list[SessionConfigOption] = []
     for index, item in enumerate(data):
         try:
             out.append(_dec_session_config_option(item))
@@ -15168,10 +15255,10 @@ def _dec_skip_list_session_config_option(data: object, owner: str) -> list[Sessi
 
 def _dec_skip_list_session_config_select_option(
     data: object, owner: str
-) -> list[SessionConfigSelectOption]:
+) -> _list[SessionConfigSelectOption]:
     if type(data) is not list:
         raise expected("an array", data)
-    out: list[SessionConfigSelectOption] = []
+    out: _list[SessionConfigSelectOption] = []
     for index, item in enumerate(data):
         try:
             out.append(SessionConfigSelectOption.from_dict(item))
@@ -15180,10 +15267,10 @@ def _dec_skip_list_session_config_select_option(
     return out
 
 
-def _dec_skip_list_session_info(data: object, owner: str) -> list[SessionInfo]:
+def _dec_skip_list_session_info(data: object, owner: str) -> _list[SessionInfo]:
     if type(data) is not list:
         raise expected("an array", data)
-    out: list[SessionInfo] = []
+    out: _list[SessionInfo] = []
     for index, item in enumerate(data):
         try:
             out.append(SessionInfo.from_dict(item))
@@ -15192,10 +15279,10 @@ def _dec_skip_list_session_info(data: object, owner: str) -> list[SessionInfo]:
     return out
 
 
-def _dec_skip_list_session_mode(data: object, owner: str) -> list[SessionMode]:
+def _dec_skip_list_session_mode(data: object, owner: str) -> _list[SessionMode]:
     if type(data) is not list:
         raise expected("an array", data)
-    out: list[SessionMode] = []
+    out: _list[SessionMode] = []
     for index, item in enumerate(data):
         try:
             out.append(SessionMode.from_dict(item))
@@ -15204,10 +15291,10 @@ def _dec_skip_list_session_mode(data: object, owner: str) -> list[SessionMode]:
     return out
 
 
-def _dec_skip_list_str(data: object, owner: str) -> list[str]:
+def _dec_skip_list_str(data: object, owner: str) -> _list[str]:
     if type(data) is not list:
         raise expected("an array", data)
-    out: list[str] = []
+    out: _list[str] = []
     for index, item in enumerate(data):
         if type(item) is not str:
             report_skipped(owner, index, expected("a string", item))
@@ -15216,10 +15303,10 @@ def _dec_skip_list_str(data: object, owner: str) -> list[str]:
     return out
 
 
-def _dec_skip_list_tool_call_content(data: object, owner: str) -> list[ToolCallContent]:
+def _dec_skip_list_tool_call_content(data: object, owner: str) -> _list[ToolCallContent]:
     if type(data) is not list:
         raise expected("an array", data)
-    out: list[ToolCallContent] = []
+    out: _list[ToolCallContent] = []
     for index, item in enumerate(data):
         try:
             out.append(_dec_tool_call_content(item))
@@ -15228,10 +15315,10 @@ def _dec_skip_list_tool_call_content(data: object, owner: str) -> list[ToolCallC
     return out
 
 
-def _dec_skip_list_tool_call_location(data: object, owner: str) -> list[ToolCallLocation]:
+def _dec_skip_list_tool_call_location(data: object, owner: str) -> _list[ToolCallLocation]:
     if type(data) is not list:
         raise expected("an array", data)
-    out: list[ToolCallLocation] = []
+    out: _list[ToolCallLocation] = []
     for index, item in enumerate(data):
         try:
             out.append(ToolCallLocation.from_dict(item))
@@ -15251,9 +15338,6 @@ __all__ = [
     "AgentRequest",
     "AgentRequestParams",
     "AgentResponse",
-    "AgentResponseError",
-    "AgentResponseResult",
-    "AgentResponseResultResult",
     "AgentThoughtChunkSessionUpdate",
     "Annotations",
     "ArchiveSessionRequest",
@@ -15295,9 +15379,6 @@ __all__ = [
     "ClientRequest",
     "ClientRequestParams",
     "ClientResponse",
-    "ClientResponseError",
-    "ClientResponseResult",
-    "ClientResponseResultResult",
     "ClientSessionCapabilities",
     "CloseSessionRequest",
     "CloseSessionResponse",
@@ -15348,8 +15429,12 @@ __all__ = [
     "EnumOption",
     "EnvVariable",
     "Error",
+    "ErrorAgentResponse",
+    "ErrorClientResponse",
     "ErrorCode",
     "ErrorIdleStateUpdate",
+    "ErrorMessageMcpResponse",
+    "ErrorProxyResponse",
     "ErrorStopReason",
     "ExtNotification",
     "ExtRequest",
@@ -15362,6 +15447,7 @@ __all__ = [
     "HttpHeader",
     "HttpMcpServer",
     "IdleStateUpdate",
+    "IdleStateUpdateVariant",
     "ImageContent",
     "ImageContentBlock",
     "Implementation",
@@ -15400,10 +15486,7 @@ __all__ = [
     "MessageMcpNotification",
     "MessageMcpRequest",
     "MessageMcpResponse",
-    "MessageMcpResponseError",
-    "MessageMcpResponseResult",
     "MultiSelectItems",
-    "MultiSelectItemsString",
     "MultiSelectPropertySchema",
     "NewSessionRequest",
     "NewSessionResponse",
@@ -15454,9 +15537,6 @@ __all__ = [
     "ProxyRequest",
     "ProxyRequestParams",
     "ProxyResponse",
-    "ProxyResponseError",
-    "ProxyResponseResult",
-    "ProxyResponseResultResult",
     "ProxySuccessorNotification",
     "ProxySuccessorRequest",
     "ProxySuccessorResponse",
@@ -15472,13 +15552,22 @@ __all__ = [
     "RequestPermissionRequest",
     "RequestPermissionResponse",
     "RequiresActionStateUpdate",
+    "RequiresActionStateUpdateVariant",
     "ResourceContentBlock",
     "ResourceLink",
     "ResourceLinkContentBlock",
+    "ResultAgentResponse",
+    "ResultAgentResponseResult",
+    "ResultClientResponse",
+    "ResultClientResponseResult",
+    "ResultMessageMcpResponse",
+    "ResultProxyResponse",
+    "ResultProxyResponseResult",
     "ResumeSessionRequest",
     "ResumeSessionResponse",
     "Role",
     "RunningStateUpdate",
+    "RunningStateUpdateVariant",
     "SelectSessionConfigOption",
     "SelectedPermissionOutcome",
     "SelectedRequestPermissionOutcome",
@@ -15536,14 +15625,11 @@ __all__ = [
     "SetSessionTitleResponse",
     "SseMcpServer",
     "StateUpdate",
-    "StateUpdateIdle",
-    "StateUpdateRequiresAction",
-    "StateUpdateRunning",
-    "StateUpdateUnknown",
     "StopReason",
     "StringElicitationPropertySchema",
     "StringFormat",
     "StringMultiSelectItems",
+    "StringMultiSelectItemsVariant",
     "StringPropertySchema",
     "SubagentCapabilities",
     "SubagentSessionCapabilities",
@@ -15574,6 +15660,7 @@ __all__ = [
     "UnarchiveSessionRequest",
     "UnarchiveSessionResponse",
     "UnknownStateUpdate",
+    "UnknownStateUpdateVariant",
     "UnstructuredCommandInput",
     "UrlCreateElicitationRequest",
     "Usage",

@@ -204,9 +204,9 @@ def state_update_running(
     background: list[models.BackgroundWork] | Unset | None = UNSET,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
 ) -> models.StateUpdateSessionUpdate:
-    """Build `sessionUpdate: state_update` / `state: running`: `StateUpdateRunning` in `StateUpdateSessionUpdate`."""
+    """Build `sessionUpdate: state_update` / `state: running`: `RunningStateUpdateVariant` in `StateUpdateSessionUpdate`."""
     return models.StateUpdateSessionUpdate(
-        state_update=models.StateUpdateRunning(
+        state_update=models.RunningStateUpdateVariant(
             background=background,
             meta=meta,
         )
@@ -216,9 +216,9 @@ def state_update_running(
 def state_update_idle(
     idle_state_update: models.IdleStateUpdate,
 ) -> models.StateUpdateSessionUpdate:
-    """Build `sessionUpdate: state_update` / `state: idle`: `StateUpdateIdle` in `StateUpdateSessionUpdate`."""
+    """Build `sessionUpdate: state_update` / `state: idle`: `IdleStateUpdateVariant` in `StateUpdateSessionUpdate`."""
     return models.StateUpdateSessionUpdate(
-        state_update=models.StateUpdateIdle(
+        state_update=models.IdleStateUpdateVariant(
             idle_state_update=idle_state_update,
         )
     )
@@ -230,9 +230,9 @@ def state_update_idle_end_turn(
     background: list[models.BackgroundWork] | Unset | None = UNSET,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
 ) -> models.StateUpdateSessionUpdate:
-    """Build `sessionUpdate: state_update` / `state: idle` / `stopReason: end_turn`: `EndTurnIdleStateUpdate` in `StateUpdateIdle` in `StateUpdateSessionUpdate`."""
+    """Build `sessionUpdate: state_update` / `state: idle` / `stopReason: end_turn`: `EndTurnIdleStateUpdate` in `IdleStateUpdateVariant` in `StateUpdateSessionUpdate`."""
     return models.StateUpdateSessionUpdate(
-        state_update=models.StateUpdateIdle(
+        state_update=models.IdleStateUpdateVariant(
             idle_state_update=models.EndTurnIdleStateUpdate(
                 usage=usage,
                 background=background,
@@ -248,9 +248,9 @@ def state_update_idle_max_tokens(
     background: list[models.BackgroundWork] | Unset | None = UNSET,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
 ) -> models.StateUpdateSessionUpdate:
-    """Build `sessionUpdate: state_update` / `state: idle` / `stopReason: max_tokens`: `MaxTokensIdleStateUpdate` in `StateUpdateIdle` in `StateUpdateSessionUpdate`."""
+    """Build `sessionUpdate: state_update` / `state: idle` / `stopReason: max_tokens`: `MaxTokensIdleStateUpdate` in `IdleStateUpdateVariant` in `StateUpdateSessionUpdate`."""
     return models.StateUpdateSessionUpdate(
-        state_update=models.StateUpdateIdle(
+        state_update=models.IdleStateUpdateVariant(
             idle_state_update=models.MaxTokensIdleStateUpdate(
                 usage=usage,
                 background=background,
@@ -266,9 +266,9 @@ def state_update_idle_max_turn_requests(
     background: list[models.BackgroundWork] | Unset | None = UNSET,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
 ) -> models.StateUpdateSessionUpdate:
-    """Build `sessionUpdate: state_update` / `state: idle` / `stopReason: max_turn_requests`: `MaxTurnRequestsIdleStateUpdate` in `StateUpdateIdle` in `StateUpdateSessionUpdate`."""
+    """Build `sessionUpdate: state_update` / `state: idle` / `stopReason: max_turn_requests`: `MaxTurnRequestsIdleStateUpdate` in `IdleStateUpdateVariant` in `StateUpdateSessionUpdate`."""
     return models.StateUpdateSessionUpdate(
-        state_update=models.StateUpdateIdle(
+        state_update=models.IdleStateUpdateVariant(
             idle_state_update=models.MaxTurnRequestsIdleStateUpdate(
                 usage=usage,
                 background=background,
@@ -284,9 +284,9 @@ def state_update_idle_refusal(
     background: list[models.BackgroundWork] | Unset | None = UNSET,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
 ) -> models.StateUpdateSessionUpdate:
-    """Build `sessionUpdate: state_update` / `state: idle` / `stopReason: refusal`: `RefusalIdleStateUpdate` in `StateUpdateIdle` in `StateUpdateSessionUpdate`."""
+    """Build `sessionUpdate: state_update` / `state: idle` / `stopReason: refusal`: `RefusalIdleStateUpdate` in `IdleStateUpdateVariant` in `StateUpdateSessionUpdate`."""
     return models.StateUpdateSessionUpdate(
-        state_update=models.StateUpdateIdle(
+        state_update=models.IdleStateUpdateVariant(
             idle_state_update=models.RefusalIdleStateUpdate(
                 usage=usage,
                 background=background,
@@ -302,9 +302,9 @@ def state_update_idle_cancelled(
     background: list[models.BackgroundWork] | Unset | None = UNSET,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
 ) -> models.StateUpdateSessionUpdate:
-    """Build `sessionUpdate: state_update` / `state: idle` / `stopReason: cancelled`: `CancelledIdleStateUpdate` in `StateUpdateIdle` in `StateUpdateSessionUpdate`."""
+    """Build `sessionUpdate: state_update` / `state: idle` / `stopReason: cancelled`: `CancelledIdleStateUpdate` in `IdleStateUpdateVariant` in `StateUpdateSessionUpdate`."""
     return models.StateUpdateSessionUpdate(
-        state_update=models.StateUpdateIdle(
+        state_update=models.IdleStateUpdateVariant(
             idle_state_update=models.CancelledIdleStateUpdate(
                 usage=usage,
                 background=background,
@@ -321,9 +321,9 @@ def state_update_idle_error(
     background: list[models.BackgroundWork] | Unset | None = UNSET,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
 ) -> models.StateUpdateSessionUpdate:
-    """Build `sessionUpdate: state_update` / `state: idle` / `stopReason: error`: `ErrorIdleStateUpdate` in `StateUpdateIdle` in `StateUpdateSessionUpdate`."""
+    """Build `sessionUpdate: state_update` / `state: idle` / `stopReason: error`: `ErrorIdleStateUpdate` in `IdleStateUpdateVariant` in `StateUpdateSessionUpdate`."""
     return models.StateUpdateSessionUpdate(
-        state_update=models.StateUpdateIdle(
+        state_update=models.IdleStateUpdateVariant(
             idle_state_update=models.ErrorIdleStateUpdate(
                 error=error,
                 usage=usage,
@@ -339,9 +339,9 @@ def state_update_requires_action(
     background: list[models.BackgroundWork] | Unset | None = UNSET,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
 ) -> models.StateUpdateSessionUpdate:
-    """Build `sessionUpdate: state_update` / `state: requires_action`: `StateUpdateRequiresAction` in `StateUpdateSessionUpdate`."""
+    """Build `sessionUpdate: state_update` / `state: requires_action`: `RequiresActionStateUpdateVariant` in `StateUpdateSessionUpdate`."""
     return models.StateUpdateSessionUpdate(
-        state_update=models.StateUpdateRequiresAction(
+        state_update=models.RequiresActionStateUpdateVariant(
             background=background,
             meta=meta,
         )
@@ -353,9 +353,9 @@ def state_update_unknown(
     background: list[models.BackgroundWork] | Unset | None = UNSET,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
 ) -> models.StateUpdateSessionUpdate:
-    """Build `sessionUpdate: state_update` / `state: unknown`: `StateUpdateUnknown` in `StateUpdateSessionUpdate`."""
+    """Build `sessionUpdate: state_update` / `state: unknown`: `UnknownStateUpdateVariant` in `StateUpdateSessionUpdate`."""
     return models.StateUpdateSessionUpdate(
-        state_update=models.StateUpdateUnknown(
+        state_update=models.UnknownStateUpdateVariant(
             background=background,
             meta=meta,
         )
@@ -860,9 +860,9 @@ def running(
     *,
     background: list[models.BackgroundWork] | Unset | None = UNSET,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
-) -> models.StateUpdateRunning:
-    """Build `state: running`: `StateUpdateRunning`."""
-    return models.StateUpdateRunning(
+) -> models.RunningStateUpdateVariant:
+    """Build `state: running`: `RunningStateUpdateVariant`."""
+    return models.RunningStateUpdateVariant(
         background=background,
         meta=meta,
     )
@@ -870,9 +870,9 @@ def running(
 
 def idle(
     idle_state_update: models.IdleStateUpdate,
-) -> models.StateUpdateIdle:
-    """Build `state: idle`: `StateUpdateIdle`."""
-    return models.StateUpdateIdle(
+) -> models.IdleStateUpdateVariant:
+    """Build `state: idle`: `IdleStateUpdateVariant`."""
+    return models.IdleStateUpdateVariant(
         idle_state_update=idle_state_update,
     )
 
@@ -882,9 +882,9 @@ def idle_end_turn(
     usage: models.Usage | Unset | None = UNSET,
     background: list[models.BackgroundWork] | Unset | None = UNSET,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
-) -> models.StateUpdateIdle:
-    """Build `state: idle` / `stopReason: end_turn`: `EndTurnIdleStateUpdate` in `StateUpdateIdle`."""
-    return models.StateUpdateIdle(
+) -> models.IdleStateUpdateVariant:
+    """Build `state: idle` / `stopReason: end_turn`: `EndTurnIdleStateUpdate` in `IdleStateUpdateVariant`."""
+    return models.IdleStateUpdateVariant(
         idle_state_update=models.EndTurnIdleStateUpdate(
             usage=usage,
             background=background,
@@ -898,9 +898,9 @@ def idle_max_tokens(
     usage: models.Usage | Unset | None = UNSET,
     background: list[models.BackgroundWork] | Unset | None = UNSET,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
-) -> models.StateUpdateIdle:
-    """Build `state: idle` / `stopReason: max_tokens`: `MaxTokensIdleStateUpdate` in `StateUpdateIdle`."""
-    return models.StateUpdateIdle(
+) -> models.IdleStateUpdateVariant:
+    """Build `state: idle` / `stopReason: max_tokens`: `MaxTokensIdleStateUpdate` in `IdleStateUpdateVariant`."""
+    return models.IdleStateUpdateVariant(
         idle_state_update=models.MaxTokensIdleStateUpdate(
             usage=usage,
             background=background,
@@ -914,9 +914,9 @@ def idle_max_turn_requests(
     usage: models.Usage | Unset | None = UNSET,
     background: list[models.BackgroundWork] | Unset | None = UNSET,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
-) -> models.StateUpdateIdle:
-    """Build `state: idle` / `stopReason: max_turn_requests`: `MaxTurnRequestsIdleStateUpdate` in `StateUpdateIdle`."""
-    return models.StateUpdateIdle(
+) -> models.IdleStateUpdateVariant:
+    """Build `state: idle` / `stopReason: max_turn_requests`: `MaxTurnRequestsIdleStateUpdate` in `IdleStateUpdateVariant`."""
+    return models.IdleStateUpdateVariant(
         idle_state_update=models.MaxTurnRequestsIdleStateUpdate(
             usage=usage,
             background=background,
@@ -930,9 +930,9 @@ def idle_refusal(
     usage: models.Usage | Unset | None = UNSET,
     background: list[models.BackgroundWork] | Unset | None = UNSET,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
-) -> models.StateUpdateIdle:
-    """Build `state: idle` / `stopReason: refusal`: `RefusalIdleStateUpdate` in `StateUpdateIdle`."""
-    return models.StateUpdateIdle(
+) -> models.IdleStateUpdateVariant:
+    """Build `state: idle` / `stopReason: refusal`: `RefusalIdleStateUpdate` in `IdleStateUpdateVariant`."""
+    return models.IdleStateUpdateVariant(
         idle_state_update=models.RefusalIdleStateUpdate(
             usage=usage,
             background=background,
@@ -946,9 +946,9 @@ def idle_cancelled(
     usage: models.Usage | Unset | None = UNSET,
     background: list[models.BackgroundWork] | Unset | None = UNSET,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
-) -> models.StateUpdateIdle:
-    """Build `state: idle` / `stopReason: cancelled`: `CancelledIdleStateUpdate` in `StateUpdateIdle`."""
-    return models.StateUpdateIdle(
+) -> models.IdleStateUpdateVariant:
+    """Build `state: idle` / `stopReason: cancelled`: `CancelledIdleStateUpdate` in `IdleStateUpdateVariant`."""
+    return models.IdleStateUpdateVariant(
         idle_state_update=models.CancelledIdleStateUpdate(
             usage=usage,
             background=background,
@@ -963,9 +963,9 @@ def idle_error(
     usage: models.Usage | Unset | None = UNSET,
     background: list[models.BackgroundWork] | Unset | None = UNSET,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
-) -> models.StateUpdateIdle:
-    """Build `state: idle` / `stopReason: error`: `ErrorIdleStateUpdate` in `StateUpdateIdle`."""
-    return models.StateUpdateIdle(
+) -> models.IdleStateUpdateVariant:
+    """Build `state: idle` / `stopReason: error`: `ErrorIdleStateUpdate` in `IdleStateUpdateVariant`."""
+    return models.IdleStateUpdateVariant(
         idle_state_update=models.ErrorIdleStateUpdate(
             error=error,
             usage=usage,
@@ -979,9 +979,9 @@ def requires_action(
     *,
     background: list[models.BackgroundWork] | Unset | None = UNSET,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
-) -> models.StateUpdateRequiresAction:
-    """Build `state: requires_action`: `StateUpdateRequiresAction`."""
-    return models.StateUpdateRequiresAction(
+) -> models.RequiresActionStateUpdateVariant:
+    """Build `state: requires_action`: `RequiresActionStateUpdateVariant`."""
+    return models.RequiresActionStateUpdateVariant(
         background=background,
         meta=meta,
     )
@@ -991,9 +991,9 @@ def unknown(
     *,
     background: list[models.BackgroundWork] | Unset | None = UNSET,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
-) -> models.StateUpdateUnknown:
-    """Build `state: unknown`: `StateUpdateUnknown`."""
-    return models.StateUpdateUnknown(
+) -> models.UnknownStateUpdateVariant:
+    """Build `state: unknown`: `UnknownStateUpdateVariant`."""
+    return models.UnknownStateUpdateVariant(
         background=background,
         meta=meta,
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
-from typing import TYPE_CHECKING, Final, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, ClassVar, Final, Literal, TypeAlias, cast
 
 from ._codec import (
     UNSET,
@@ -485,6 +485,8 @@ class ToolKind(str, Enum):
 class AcceptCreateElicitationResponse(Model):
     """The user accepted and provided content."""
 
+    tag: ClassVar[Literal["accept"]] = "accept"
+
     content: dict[str, ElicitationContentValue] | Unset | None = UNSET
     """The user-provided content, if any, as an object matching the requested schema.
 
@@ -532,6 +534,8 @@ class AcceptCreateElicitationResponse(Model):
 
 class AddDiffChange(Model):
     """A file was added."""
+
+    tag: ClassVar[Literal["add"]] = "add"
 
     path: AbsolutePath
     """Absolute path for the operation."""
@@ -894,85 +898,6 @@ class AgentRequest(Model):
         }
         if (params := self.params) is not UNSET:
             out["params"] = None if params is None else encode_value(params)
-        return out
-
-
-class AgentResponseError(Model):
-    """A failed JSON-RPC response."""
-
-    id: AgentResponseErrorId | None
-    """The id of the request this response answers.
-
-    Required. `null` only when the request's id could not be determined, such as
-    for a parse error or an invalid request."""
-
-    error: Error
-    """Method-specific error data."""
-
-    @classmethod
-    def from_dict(cls, data: object) -> Self:
-        if not isinstance(data, dict):
-            raise expected("an object", data)
-        try:
-            id = data["id"]
-            if id is not None:
-                try:
-                    id = _dec_agent_response_error_id(id)
-                except ValidationError as e:
-                    raise e.at("id") from None
-            try:
-                error = Error.from_dict(data["error"])
-            except ValidationError as e:
-                raise e.at("error") from None
-        except KeyError as e:
-            raise missing(e.args[0]) from None
-        self = object.__new__(cls)
-        self.id = id
-        self.error = error
-        return self
-
-    def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "id": None if self.id is None else encode_value(self.id),
-            "error": self.error.to_dict(),
-        }
-        return out
-
-
-class AgentResponseResult(Model):
-    """A successful JSON-RPC response."""
-
-    id: RequestId
-    """The id of the request this response answers."""
-
-    result: AgentResponseResultResult
-    """Method-specific response data."""
-
-    @classmethod
-    def from_dict(cls, data: object) -> Self:
-        if not isinstance(data, dict):
-            raise expected("an object", data)
-        try:
-            try:
-                id = _dec_request_id(data["id"])
-            except ValidationError as e:
-                raise e.at("id") from None
-            try:
-                result = _dec_agent_response_result_result(data["result"])
-            except ValidationError as e:
-                raise e.at("result") from None
-        except KeyError as e:
-            raise missing(e.args[0]) from None
-        self = object.__new__(cls)
-        self.id = id
-        self.result = result
-        return self
-
-    def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "id": encode_value(self.id),
-            "result": encode_value(self.result),
-        }
         return out
 
 
@@ -2027,6 +1952,8 @@ class BooleanPropertySchema(Model):
 class BooleanSessionConfigOption(Model):
     """Boolean on/off toggle."""
 
+    tag: ClassVar[Literal["boolean"]] = "boolean"
+
     current_value: bool
     """The current value of the boolean option."""
 
@@ -2123,6 +2050,8 @@ class BooleanSessionConfigOption(Model):
 class BooleanSetSessionConfigOptionRequest(Model):
     """A boolean value (`type: "boolean"`)."""
 
+    tag: ClassVar[Literal["boolean"]] = "boolean"
+
     value: bool
     """The boolean value."""
 
@@ -2181,6 +2110,8 @@ class BooleanSetSessionConfigOptionRequest(Model):
 
 class CancelCreateElicitationResponse(Model):
     """The elicitation was cancelled."""
+
+    tag: ClassVar[Literal["cancel"]] = "cancel"
 
     meta: dict[str, JsonValue] | Unset | None = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -2484,6 +2415,8 @@ class CancelledIdleStateUpdate(Model):
     exceptions. Agents MUST catch these errors and report `cancelled`, not
     `error`."""
 
+    tag: ClassVar[Literal["cancelled"]] = "cancelled"
+
     usage: Usage | Unset | None = UNSET
     """**UNSTABLE**
 
@@ -2782,85 +2715,6 @@ class ClientRequest(Model):
         }
         if (params := self.params) is not UNSET:
             out["params"] = None if params is None else encode_value(params)
-        return out
-
-
-class ClientResponseError(Model):
-    """A failed JSON-RPC response."""
-
-    id: ClientResponseErrorId | None
-    """The id of the request this response answers.
-
-    Required. `null` only when the request's id could not be determined, such as
-    for a parse error or an invalid request."""
-
-    error: Error
-    """Method-specific error data."""
-
-    @classmethod
-    def from_dict(cls, data: object) -> Self:
-        if not isinstance(data, dict):
-            raise expected("an object", data)
-        try:
-            id = data["id"]
-            if id is not None:
-                try:
-                    id = _dec_client_response_error_id(id)
-                except ValidationError as e:
-                    raise e.at("id") from None
-            try:
-                error = Error.from_dict(data["error"])
-            except ValidationError as e:
-                raise e.at("error") from None
-        except KeyError as e:
-            raise missing(e.args[0]) from None
-        self = object.__new__(cls)
-        self.id = id
-        self.error = error
-        return self
-
-    def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "id": None if self.id is None else encode_value(self.id),
-            "error": self.error.to_dict(),
-        }
-        return out
-
-
-class ClientResponseResult(Model):
-    """A successful JSON-RPC response."""
-
-    id: RequestId
-    """The id of the request this response answers."""
-
-    result: ClientResponseResultResult
-    """Method-specific response data."""
-
-    @classmethod
-    def from_dict(cls, data: object) -> Self:
-        if not isinstance(data, dict):
-            raise expected("an object", data)
-        try:
-            try:
-                id = _dec_request_id(data["id"])
-            except ValidationError as e:
-                raise e.at("id") from None
-            try:
-                result = _dec_client_response_result_result(data["result"])
-            except ValidationError as e:
-                raise e.at("result") from None
-        except KeyError as e:
-            raise missing(e.args[0]) from None
-        self = object.__new__(cls)
-        self.id = id
-        self.result = result
-        return self
-
-    def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "id": encode_value(self.id),
-            "result": encode_value(self.result),
-        }
         return out
 
 
@@ -3406,6 +3260,8 @@ class ContentChunk(Model):
 class CopyDiffChange(Model):
     """A file was copied."""
 
+    tag: ClassVar[Literal["copy"]] = "copy"
+
     old_path: AbsolutePath
     """Absolute path before the operation."""
 
@@ -3535,6 +3391,8 @@ class Cost(Model):
 class DeclineCreateElicitationResponse(Model):
     """The user declined the elicitation."""
 
+    tag: ClassVar[Literal["decline"]] = "decline"
+
     meta: dict[str, JsonValue] | Unset | None = UNSET
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3566,6 +3424,8 @@ class DeclineCreateElicitationResponse(Model):
 
 class DeleteDiffChange(Model):
     """A file was deleted."""
+
+    tag: ClassVar[Literal["delete"]] = "delete"
 
     path: AbsolutePath
     """Absolute path for the operation."""
@@ -4338,6 +4198,8 @@ class EndTurnIdleStateUpdate(Model):
     """The active work ended successfully.
     Includes locally handled commands that required no model call."""
 
+    tag: ClassVar[Literal["end_turn"]] = "end_turn"
+
     usage: Usage | Unset | None = UNSET
     """**UNSTABLE**
 
@@ -4580,12 +4442,98 @@ class Error(Model):
         return out
 
 
+class ErrorAgentResponse(Model):
+    """A failed JSON-RPC response."""
+
+    id: ErrorAgentResponseId | None
+    """The id of the request this response answers.
+
+    Required. `null` only when the request's id could not be determined, such as
+    for a parse error or an invalid request."""
+
+    error: Error
+    """Method-specific error data."""
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        try:
+            id = data["id"]
+            if id is not None:
+                try:
+                    id = _dec_error_agent_response_id(id)
+                except ValidationError as e:
+                    raise e.at("id") from None
+            try:
+                error = Error.from_dict(data["error"])
+            except ValidationError as e:
+                raise e.at("error") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
+        self = object.__new__(cls)
+        self.id = id
+        self.error = error
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "id": None if self.id is None else encode_value(self.id),
+            "error": self.error.to_dict(),
+        }
+        return out
+
+
+class ErrorClientResponse(Model):
+    """A failed JSON-RPC response."""
+
+    id: ErrorClientResponseId | None
+    """The id of the request this response answers.
+
+    Required. `null` only when the request's id could not be determined, such as
+    for a parse error or an invalid request."""
+
+    error: Error
+    """Method-specific error data."""
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        try:
+            id = data["id"]
+            if id is not None:
+                try:
+                    id = _dec_error_client_response_id(id)
+                except ValidationError as e:
+                    raise e.at("id") from None
+            try:
+                error = Error.from_dict(data["error"])
+            except ValidationError as e:
+                raise e.at("error") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
+        self = object.__new__(cls)
+        self.id = id
+        self.error = error
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "id": None if self.id is None else encode_value(self.id),
+            "error": self.error.to_dict(),
+        }
+        return out
+
+
 class ErrorIdleStateUpdate(Model):
     """The active work ended because something failed.
 
     This includes pre-insertion foreground work. A prompt failure before
     insertion also requires an error response to `session/prompt`. After
     insertion, the prompt's response remains successful."""
+
+    tag: ClassVar[Literal["error"]] = "error"
 
     error: Error | Unset | None = UNSET
     """The failure, as a JSON-RPC error object.
@@ -4670,6 +4618,94 @@ class ErrorIdleStateUpdate(Model):
             )
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
+        return out
+
+
+class ErrorMessageMcpResponse(Model):
+    """Unstable: only in the unstable schema; it may change or go away.
+
+    A structured inner MCP error."""
+
+    error: McpError
+    """Required, non-null MCP error object."""
+
+    meta: dict[str, JsonValue] | Unset | None = UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+    This is ACP metadata, not the inner MCP message's `_meta`.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        try:
+            try:
+                error = McpError.from_dict(data["error"])
+            except ValidationError as e:
+                raise e.at("error") from None
+            meta = data.get("_meta", UNSET)
+            if meta is not UNSET and meta is not None and (not isinstance(meta, dict)):
+                meta = None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
+        self = object.__new__(cls)
+        self.error = error
+        self.meta = meta
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "error": self.error.to_dict(),
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
+
+class ErrorProxyResponse(Model):
+    """Unstable: only in the unstable schema; it may change or go away.
+
+    A failed JSON-RPC response."""
+
+    id: ErrorProxyResponseId | None
+    """The id of the request this response answers.
+
+    Required. `null` only when the request's id could not be determined, such as
+    for a parse error or an invalid request."""
+
+    error: Error
+    """Method-specific error data."""
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        try:
+            id = data["id"]
+            if id is not None:
+                try:
+                    id = _dec_error_proxy_response_id(id)
+                except ValidationError as e:
+                    raise e.at("id") from None
+            try:
+                error = Error.from_dict(data["error"])
+            except ValidationError as e:
+                raise e.at("error") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
+        self = object.__new__(cls)
+        self.id = id
+        self.error = error
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "id": None if self.id is None else encode_value(self.id),
+            "error": self.error.to_dict(),
+        }
         return out
 
 
@@ -4901,6 +4937,8 @@ class ForkSessionResponse(Model):
 class FormCreateElicitationRequest(Model):
     """Form-based elicitation where the client renders a form from the provided schema."""
 
+    tag: ClassVar[Literal["form"]] = "form"
+
     elicitation_form_mode: ElicitationFormMode
     """Form-based elicitation mode where the client renders a form from the provided schema."""
 
@@ -5087,6 +5125,8 @@ class Icon(Model):
 class IdSetSessionConfigOptionRequest(Model):
     """A `SessionConfigValueId` string value (`type: "id"`)."""
 
+    tag: ClassVar[Literal["id"]] = "id"
+
     value: SessionConfigValueId
     """The value ID."""
 
@@ -5140,6 +5180,40 @@ class IdSetSessionConfigOptionRequest(Model):
         }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
+        return out
+
+
+class IdleStateUpdateVariant(Model):
+    """No foreground work is active. Background activity may continue."""
+
+    tag: ClassVar[Literal["idle"]] = "idle"
+
+    idle_state_update: IdleStateUpdate
+    """No foreground work is active. Background activity may continue.
+
+    Agents SHOULD include a `stopReason` when the idle transition ends foreground
+    work. An idle update that does not end foreground work need not include one.
+    Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
+    reporting one.
+    Repeated or resume snapshots may carry the last stop reason for context.
+    They MUST NOT be counted as new completions, cancellations, or additional usage."""
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        if data.get("state") != "idle":
+            raise ValidationError("expected 'idle'", "state")
+        idle_state_update = _dec_idle_state_update(data)
+        self = object.__new__(cls)
+        self.idle_state_update = idle_state_update
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "state": "idle",
+        }
+        out.update(self.idle_state_update.to_dict())
         return out
 
 
@@ -5898,6 +5972,8 @@ class LogoutAuthResponse(Model):
 class MaxTokensIdleStateUpdate(Model):
     """The active work ended because the agent reached the maximum number of tokens."""
 
+    tag: ClassVar[Literal["max_tokens"]] = "max_tokens"
+
     usage: Usage | Unset | None = UNSET
     """**UNSTABLE**
 
@@ -5972,6 +6048,8 @@ class MaxTokensIdleStateUpdate(Model):
 class MaxTurnRequestsIdleStateUpdate(Model):
     """The active work ended because the agent reached the maximum number of
     model requests for the foreground work."""
+
+    tag: ClassVar[Literal["max_turn_requests"]] = "max_turn_requests"
 
     usage: Usage | Unset | None = UNSET
     """**UNSTABLE**
@@ -6602,93 +6680,10 @@ class MessageMcpRequest(Model):
         return out
 
 
-class MessageMcpResponseError(Model):
-    """Unstable: only in the unstable schema; it may change or go away.
-
-    A structured inner MCP error."""
-
-    error: McpError
-    """Required, non-null MCP error object."""
-
-    meta: dict[str, JsonValue] | Unset | None = UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    This is ACP metadata, not the inner MCP message's `_meta`.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
-
-    @classmethod
-    def from_dict(cls, data: object) -> Self:
-        if not isinstance(data, dict):
-            raise expected("an object", data)
-        try:
-            try:
-                error = McpError.from_dict(data["error"])
-            except ValidationError as e:
-                raise e.at("error") from None
-            meta = data.get("_meta", UNSET)
-            if meta is not UNSET and meta is not None and (not isinstance(meta, dict)):
-                meta = None
-        except KeyError as e:
-            raise missing(e.args[0]) from None
-        self = object.__new__(cls)
-        self.error = error
-        self.meta = meta
-        return self
-
-    def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "error": self.error.to_dict(),
-        }
-        if (meta := self.meta) is not UNSET:
-            out["_meta"] = meta
-        return out
-
-
-class MessageMcpResponseResult(Model):
-    """Unstable: only in the unstable schema; it may change or go away.
-
-    An opaque inner MCP result."""
-
-    result: JsonValue
-    """Required, even if JSON null."""
-
-    meta: dict[str, JsonValue] | Unset | None = UNSET
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    This is ACP metadata, not the inner MCP message's `_meta`.
-
-    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
-
-    @classmethod
-    def from_dict(cls, data: object) -> Self:
-        if not isinstance(data, dict):
-            raise expected("an object", data)
-        try:
-            result = data["result"]
-            meta = data.get("_meta", UNSET)
-            if meta is not UNSET and meta is not None and (not isinstance(meta, dict)):
-                meta = None
-        except KeyError as e:
-            raise missing(e.args[0]) from None
-        self = object.__new__(cls)
-        self.result = result
-        self.meta = meta
-        return self
-
-    def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "result": self.result,
-        }
-        if (meta := self.meta) is not UNSET:
-            out["_meta"] = meta
-        return out
-
-
 class ModifyDiffChange(Model):
     """A file was modified in place."""
+
+    tag: ClassVar[Literal["modify"]] = "modify"
 
     path: AbsolutePath
     """Absolute path for the operation."""
@@ -6761,6 +6756,8 @@ class ModifyDiffChange(Model):
 
 class MoveDiffChange(Model):
     """A file was moved or renamed."""
+
+    tag: ClassVar[Literal["move"]] = "move"
 
     old_path: AbsolutePath
     """Absolute path before the operation."""
@@ -7133,6 +7130,8 @@ class NewSessionResponse(Model):
 
 class NoneIdleStateUpdate(Model):
     """No stop reason: `stopReason` is omitted or `null`."""
+
+    tag: ClassVar[None] = None
 
     usage: Usage | Unset | None = UNSET
     """**UNSTABLE**
@@ -9213,89 +9212,6 @@ class ProxyRequest(Model):
         return out
 
 
-class ProxyResponseError(Model):
-    """Unstable: only in the unstable schema; it may change or go away.
-
-    A failed JSON-RPC response."""
-
-    id: ProxyResponseErrorId | None
-    """The id of the request this response answers.
-
-    Required. `null` only when the request's id could not be determined, such as
-    for a parse error or an invalid request."""
-
-    error: Error
-    """Method-specific error data."""
-
-    @classmethod
-    def from_dict(cls, data: object) -> Self:
-        if not isinstance(data, dict):
-            raise expected("an object", data)
-        try:
-            id = data["id"]
-            if id is not None:
-                try:
-                    id = _dec_proxy_response_error_id(id)
-                except ValidationError as e:
-                    raise e.at("id") from None
-            try:
-                error = Error.from_dict(data["error"])
-            except ValidationError as e:
-                raise e.at("error") from None
-        except KeyError as e:
-            raise missing(e.args[0]) from None
-        self = object.__new__(cls)
-        self.id = id
-        self.error = error
-        return self
-
-    def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "id": None if self.id is None else encode_value(self.id),
-            "error": self.error.to_dict(),
-        }
-        return out
-
-
-class ProxyResponseResult(Model):
-    """Unstable: only in the unstable schema; it may change or go away.
-
-    A successful JSON-RPC response."""
-
-    id: RequestId
-    """The id of the request this response answers."""
-
-    result: ProxyResponseResultResult
-    """Method-specific response data."""
-
-    @classmethod
-    def from_dict(cls, data: object) -> Self:
-        if not isinstance(data, dict):
-            raise expected("an object", data)
-        try:
-            try:
-                id = _dec_request_id(data["id"])
-            except ValidationError as e:
-                raise e.at("id") from None
-            try:
-                result = _dec_proxy_response_result_result(data["result"])
-            except ValidationError as e:
-                raise e.at("result") from None
-        except KeyError as e:
-            raise missing(e.args[0]) from None
-        self = object.__new__(cls)
-        self.id = id
-        self.result = result
-        return self
-
-    def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "id": encode_value(self.id),
-            "result": encode_value(self.result),
-        }
-        return out
-
-
 class ProxySuccessorNotification(Model):
     """**UNSTABLE**
 
@@ -9435,6 +9351,8 @@ class ProxySuccessorRequest(Model):
 
 class RefusalIdleStateUpdate(Model):
     """The active work ended because the agent refused to continue."""
+
+    tag: ClassVar[Literal["refusal"]] = "refusal"
 
     usage: Usage | Unset | None = UNSET
     """**UNSTABLE**
@@ -9944,6 +9862,160 @@ class ResourceLink(Model):
         return out
 
 
+class ResultAgentResponse(Model):
+    """A successful JSON-RPC response."""
+
+    id: RequestId
+    """The id of the request this response answers."""
+
+    result: ResultAgentResponseResult
+    """Method-specific response data."""
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        try:
+            try:
+                id = _dec_request_id(data["id"])
+            except ValidationError as e:
+                raise e.at("id") from None
+            try:
+                result = _dec_result_agent_response_result(data["result"])
+            except ValidationError as e:
+                raise e.at("result") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
+        self = object.__new__(cls)
+        self.id = id
+        self.result = result
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "id": encode_value(self.id),
+            "result": encode_value(self.result),
+        }
+        return out
+
+
+class ResultClientResponse(Model):
+    """A successful JSON-RPC response."""
+
+    id: RequestId
+    """The id of the request this response answers."""
+
+    result: ResultClientResponseResult
+    """Method-specific response data."""
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        try:
+            try:
+                id = _dec_request_id(data["id"])
+            except ValidationError as e:
+                raise e.at("id") from None
+            try:
+                result = _dec_result_client_response_result(data["result"])
+            except ValidationError as e:
+                raise e.at("result") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
+        self = object.__new__(cls)
+        self.id = id
+        self.result = result
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "id": encode_value(self.id),
+            "result": encode_value(self.result),
+        }
+        return out
+
+
+class ResultMessageMcpResponse(Model):
+    """Unstable: only in the unstable schema; it may change or go away.
+
+    An opaque inner MCP result."""
+
+    result: JsonValue
+    """Required, even if JSON null."""
+
+    meta: dict[str, JsonValue] | Unset | None = UNSET
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
+    Implementations MUST NOT assign meaning to keys they do not recognize.
+    This is ACP metadata, not the inner MCP message's `_meta`.
+
+    See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        try:
+            result = data["result"]
+            meta = data.get("_meta", UNSET)
+            if meta is not UNSET and meta is not None and (not isinstance(meta, dict)):
+                meta = None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
+        self = object.__new__(cls)
+        self.result = result
+        self.meta = meta
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "result": self.result,
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
+
+class ResultProxyResponse(Model):
+    """Unstable: only in the unstable schema; it may change or go away.
+
+    A successful JSON-RPC response."""
+
+    id: RequestId
+    """The id of the request this response answers."""
+
+    result: ResultProxyResponseResult
+    """Method-specific response data."""
+
+    @classmethod
+    def from_dict(cls, data: object) -> Self:
+        if not isinstance(data, dict):
+            raise expected("an object", data)
+        try:
+            try:
+                id = _dec_request_id(data["id"])
+            except ValidationError as e:
+                raise e.at("id") from None
+            try:
+                result = _dec_result_proxy_response_result(data["result"])
+            except ValidationError as e:
+                raise e.at("result") from None
+        except KeyError as e:
+            raise missing(e.args[0]) from None
+        self = object.__new__(cls)
+        self.id = id
+        self.result = result
+        return self
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "id": encode_value(self.id),
+            "result": encode_value(self.result),
+        }
+        return out
+
+
 class ResumeSessionRequest(Model):
     """Request parameters for resuming an existing session.
 
@@ -10209,6 +10281,8 @@ class RunningStateUpdate(Model):
 
 class SelectSessionConfigOption(Model):
     """Single-value selector (dropdown)."""
+
+    tag: ClassVar[Literal["select"]] = "select"
 
     current_value: SessionConfigValueId
     """The currently selected value. MUST be one of the `value`s in `options`."""
@@ -11998,40 +12072,10 @@ class SetSessionTitleResponse(Model):
         return out
 
 
-class StateUpdateIdle(Model):
-    """No foreground work is active. Background activity may continue."""
-
-    idle_state_update: IdleStateUpdate
-    """No foreground work is active. Background activity may continue.
-
-    Agents SHOULD include a `stopReason` when the idle transition ends foreground
-    work. An idle update that does not end foreground work need not include one.
-    Receivers treat an omitted, `null`, or malformed `stopReason` as the agent not
-    reporting one.
-    Repeated or resume snapshots may carry the last stop reason for context.
-    They MUST NOT be counted as new completions, cancellations, or additional usage."""
-
-    @classmethod
-    def from_dict(cls, data: object) -> Self:
-        if not isinstance(data, dict):
-            raise expected("an object", data)
-        if data.get("state") != "idle":
-            raise ValidationError("expected 'idle'", "state")
-        idle_state_update = _dec_idle_state_update(data)
-        self = object.__new__(cls)
-        self.idle_state_update = idle_state_update
-        return self
-
-    def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "state": "idle",
-        }
-        out.update(self.idle_state_update.to_dict())
-        return out
-
-
 class StateUpdateSessionUpdate(Model):
     """A snapshot of the session's aggregate foreground activity."""
+
+    tag: ClassVar[Literal["state_update"]] = "state_update"
 
     state_update: StateUpdate
     """A snapshot of the session's aggregate foreground activity.
@@ -13195,6 +13239,8 @@ class TextResourceContents(Model):
 class TitledMultiSelectItems(Model):
     """Items definition for titled multi-select enum properties."""
 
+    tag: ClassVar[None] = None
+
     any_of: list[EnumOption]
     """Titled enum options. Must contain at least one option."""
 
@@ -13900,6 +13946,8 @@ class UpdateSessionNotification(Model):
 class UrlCreateElicitationRequest(Model):
     """URL-based elicitation where the client directs the user to a URL."""
 
+    tag: ClassVar[Literal["url"]] = "url"
+
     elicitation_url_mode: ElicitationUrlMode
     """URL-based elicitation mode where the client directs the user to a URL."""
 
@@ -14524,7 +14572,8 @@ class AcpMcpServer(Tagged, McpServerAcp):
     The MCP server is provided by an ACP component and communicates over the ACP channel."""
 
     __slots__ = ()
-    TAG = ("type", "acp")
+    _tag_key = "type"
+    tag: ClassVar[Literal["acp"]] = "acp"
 
 
 class AgentAuthMethod(Tagged, AuthMethodAgent):
@@ -14533,14 +14582,16 @@ class AgentAuthMethod(Tagged, AuthMethodAgent):
     The `type` discriminator value is `agent`."""
 
     __slots__ = ()
-    TAG = ("type", "agent")
+    _tag_key = "type"
+    tag: ClassVar[Literal["agent"]] = "agent"
 
 
 class AgentMessageChunkSessionUpdate(Tagged, ContentChunk):
     """A chunk of the agent's response being streamed."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "agent_message_chunk")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["agent_message_chunk"]] = "agent_message_chunk"
 
 
 class AgentMessageSessionUpdate(Tagged, AgentMessage):
@@ -14551,14 +14602,16 @@ class AgentMessageSessionUpdate(Tagged, AgentMessage):
     fields in the new update patch the previous fields for that message."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "agent_message")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["agent_message"]] = "agent_message"
 
 
 class AgentThoughtChunkSessionUpdate(Tagged, ContentChunk):
     """A chunk of the agent's internal reasoning being streamed."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "agent_thought_chunk")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["agent_thought_chunk"]] = "agent_thought_chunk"
 
 
 class AgentThoughtSessionUpdate(Tagged, AgentThought):
@@ -14569,14 +14622,16 @@ class AgentThoughtSessionUpdate(Tagged, AgentThought):
     fields in the new update patch the previous fields for that message."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "agent_thought")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["agent_thought"]] = "agent_thought"
 
 
 class ArrayElicitationPropertySchema(Tagged, MultiSelectPropertySchema):
     """Multi-select array property."""
 
     __slots__ = ()
-    TAG = ("type", "array")
+    _tag_key = "type"
+    tag: ClassVar[Literal["array"]] = "array"
 
 
 class AudioContentBlock(Tagged, AudioContent):
@@ -14585,21 +14640,24 @@ class AudioContentBlock(Tagged, AudioContent):
     Requires the `audio` prompt capability when included in prompts."""
 
     __slots__ = ()
-    TAG = ("type", "audio")
+    _tag_key = "type"
+    tag: ClassVar[Literal["audio"]] = "audio"
 
 
 class AvailableCommandsUpdateSessionUpdate(Tagged, AvailableCommandsUpdate):
     """Available commands are ready or have changed"""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "available_commands_update")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["available_commands_update"]] = "available_commands_update"
 
 
 class BooleanElicitationPropertySchema(Tagged, BooleanPropertySchema):
     """Boolean property."""
 
     __slots__ = ()
-    TAG = ("type", "boolean")
+    _tag_key = "type"
+    tag: ClassVar[Literal["boolean"]] = "boolean"
 
 
 class CancelledRequestPermissionOutcome(Tagged, CancelledPermissionOutcome):
@@ -14615,56 +14673,64 @@ class CancelledRequestPermissionOutcome(Tagged, CancelledPermissionOutcome):
     See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/draft/prompt-lifecycle#cancellation)"""
 
     __slots__ = ()
-    TAG = ("outcome", "cancelled")
+    _tag_key = "outcome"
+    tag: ClassVar[Literal["cancelled"]] = "cancelled"
 
 
 class CommandAvailableCommand(Tagged, Command):
     """A slash command the user can invoke by including it in a prompt."""
 
     __slots__ = ()
-    TAG = ("type", "command")
+    _tag_key = "type"
+    tag: ClassVar[Literal["command"]] = "command"
 
 
 class CommandRequestPermissionSubject(Tagged, CommandPermissionSubject):
     """Permission is requested before running a command."""
 
     __slots__ = ()
-    TAG = ("type", "command")
+    _tag_key = "type"
+    tag: ClassVar[Literal["command"]] = "command"
 
 
 class CompactionSummaryChunkSessionUpdate(Tagged, CompactionSummaryChunk):
     """A content block appended to a context compaction's retained summary."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "compaction_summary_chunk")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["compaction_summary_chunk"]] = "compaction_summary_chunk"
 
 
 class CompactionUpdateSessionUpdate(Tagged, CompactionUpdate):
     """A context compaction has been created or updated."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "compaction_update")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["compaction_update"]] = "compaction_update"
 
 
 class ConfigOptionUpdateSessionUpdate(Tagged, ConfigOptionUpdate):
     """Session configuration options have been updated."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "config_option_update")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["config_option_update"]] = "config_option_update"
 
 
 class ContentToolCallContent(Tagged, Content):
     """Standard content block (text, images, resources)."""
 
     __slots__ = ()
-    TAG = ("type", "content")
+    _tag_key = "type"
+    tag: ClassVar[Literal["content"]] = "content"
 
 
 class DiffToolCallContent(Tagged, Diff):
     """File modification shown as a diff."""
 
     __slots__ = ()
-    TAG = ("type", "diff")
+    _tag_key = "type"
+    tag: ClassVar[Literal["diff"]] = "diff"
 
 
 class FilePlanUpdateContent(Tagged, PlanFile):
@@ -14675,7 +14741,8 @@ class FilePlanUpdateContent(Tagged, PlanFile):
     A URI pointing to a file containing the plan."""
 
     __slots__ = ()
-    TAG = ("type", "file")
+    _tag_key = "type"
+    tag: ClassVar[Literal["file"]] = "file"
 
 
 class HttpMcpServer(Tagged, McpServerHttp):
@@ -14684,7 +14751,8 @@ class HttpMcpServer(Tagged, McpServerHttp):
     Only available when the Agent capabilities include `session.mcp.http`."""
 
     __slots__ = ()
-    TAG = ("type", "http")
+    _tag_key = "type"
+    tag: ClassVar[Literal["http"]] = "http"
 
 
 class ImageContentBlock(Tagged, ImageContent):
@@ -14693,21 +14761,24 @@ class ImageContentBlock(Tagged, ImageContent):
     Requires the `image` prompt capability when included in prompts."""
 
     __slots__ = ()
-    TAG = ("type", "image")
+    _tag_key = "type"
+    tag: ClassVar[Literal["image"]] = "image"
 
 
 class IntegerElicitationPropertySchema(Tagged, IntegerPropertySchema):
     """Integer property."""
 
     __slots__ = ()
-    TAG = ("type", "integer")
+    _tag_key = "type"
+    tag: ClassVar[Literal["integer"]] = "integer"
 
 
 class ItemsPlanUpdateContent(Tagged, PlanItems):
     """Structured plan entries."""
 
     __slots__ = ()
-    TAG = ("type", "items")
+    _tag_key = "type"
+    tag: ClassVar[Literal["items"]] = "items"
 
 
 class MarkdownPlanUpdateContent(Tagged, PlanMarkdown):
@@ -14718,14 +14789,8 @@ class MarkdownPlanUpdateContent(Tagged, PlanMarkdown):
     Raw markdown content for the plan."""
 
     __slots__ = ()
-    TAG = ("type", "markdown")
-
-
-class MultiSelectItemsString(Tagged, StringMultiSelectItems):
-    """Multi-select string items with plain string values."""
-
-    __slots__ = ()
-    TAG = ("type", "string")
+    _tag_key = "type"
+    tag: ClassVar[Literal["markdown"]] = "markdown"
 
 
 class NoticeSessionUpdate(Tagged, Notice):
@@ -14735,14 +14800,16 @@ class NoticeSessionUpdate(Tagged, Notice):
     present notices may ignore them."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "notice")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["notice"]] = "notice"
 
 
 class NumberElicitationPropertySchema(Tagged, NumberPropertySchema):
     """Number (floating-point) property."""
 
     __slots__ = ()
-    TAG = ("type", "number")
+    _tag_key = "type"
+    tag: ClassVar[Literal["number"]] = "number"
 
 
 class PlanRemovedSessionUpdate(Tagged, PlanRemoved):
@@ -14753,7 +14820,8 @@ class PlanRemovedSessionUpdate(Tagged, PlanRemoved):
     Removal notice for a plan identified by ID."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "plan_removed")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["plan_removed"]] = "plan_removed"
 
 
 class PlanUpdateSessionUpdate(Tagged, PlanUpdate):
@@ -14761,7 +14829,16 @@ class PlanUpdateSessionUpdate(Tagged, PlanUpdate):
     See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/draft/agent-plan)"""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "plan_update")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["plan_update"]] = "plan_update"
+
+
+class RequiresActionStateUpdateVariant(Tagged, RequiresActionStateUpdate):
+    """Foreground work is blocked on user action."""
+
+    __slots__ = ()
+    _tag_key = "state"
+    tag: ClassVar[Literal["requires_action"]] = "requires_action"
 
 
 class ResourceContentBlock(Tagged, EmbeddedResource):
@@ -14772,7 +14849,8 @@ class ResourceContentBlock(Tagged, EmbeddedResource):
     Requires the `embeddedContext` prompt capability when included in prompts."""
 
     __slots__ = ()
-    TAG = ("type", "resource")
+    _tag_key = "type"
+    tag: ClassVar[Literal["resource"]] = "resource"
 
 
 class ResourceLinkContentBlock(Tagged, ResourceLink):
@@ -14781,7 +14859,16 @@ class ResourceLinkContentBlock(Tagged, ResourceLink):
     All agents MUST support resource links in prompts."""
 
     __slots__ = ()
-    TAG = ("type", "resource_link")
+    _tag_key = "type"
+    tag: ClassVar[Literal["resource_link"]] = "resource_link"
+
+
+class RunningStateUpdateVariant(Tagged, RunningStateUpdate):
+    """Foreground work is in progress."""
+
+    __slots__ = ()
+    _tag_key = "state"
+    tag: ClassVar[Literal["running"]] = "running"
 
 
 class SelectedRequestPermissionOutcome(Tagged, SelectedPermissionOutcome):
@@ -14791,14 +14878,16 @@ class SelectedRequestPermissionOutcome(Tagged, SelectedPermissionOutcome):
     approved."""
 
     __slots__ = ()
-    TAG = ("outcome", "selected")
+    _tag_key = "outcome"
+    tag: ClassVar[Literal["selected"]] = "selected"
 
 
 class SessionInfoUpdateSessionUpdate(Tagged, SessionInfoUpdate):
     """Session metadata has been updated (title, timestamps, custom metadata)"""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "session_info_update")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["session_info_update"]] = "session_info_update"
 
 
 class SessionMessageChunkSessionUpdate(Tagged, SessionMessageChunk):
@@ -14809,7 +14898,8 @@ class SessionMessageChunkSessionUpdate(Tagged, SessionMessageChunk):
     One content block appended to a sent or received session message."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "session_message_chunk")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["session_message_chunk"]] = "session_message_chunk"
 
 
 class SessionMessageSessionUpdate(Tagged, SessionMessage):
@@ -14821,40 +14911,16 @@ class SessionMessageSessionUpdate(Tagged, SessionMessage):
     received from another session."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "session_message")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["session_message"]] = "session_message"
 
 
 class StartReplayFrom(Tagged, ReplayFromStart):
     """Replay all retained conversation history from its first replayable entry."""
 
     __slots__ = ()
-    TAG = ("type", "start")
-
-
-class StateUpdateRequiresAction(Tagged, RequiresActionStateUpdate):
-    """Foreground work is blocked on user action."""
-
-    __slots__ = ()
-    TAG = ("state", "requires_action")
-
-
-class StateUpdateRunning(Tagged, RunningStateUpdate):
-    """Foreground work is in progress."""
-
-    __slots__ = ()
-    TAG = ("state", "running")
-
-
-class StateUpdateUnknown(Tagged, UnknownStateUpdate):
-    """**UNSTABLE**
-
-    This capability is not part of the spec yet, and may be removed or changed at any point.
-
-    The Agent cannot currently determine foreground activity.
-    This replaces previously confirmed activity without ending the work or session."""
-
-    __slots__ = ()
-    TAG = ("state", "unknown")
+    _tag_key = "type"
+    tag: ClassVar[Literal["start"]] = "start"
 
 
 class StdioMcpServer(Tagged, McpServerStdio):
@@ -14863,14 +14929,24 @@ class StdioMcpServer(Tagged, McpServerStdio):
     Only available when the Agent capabilities include `session.mcp.stdio`."""
 
     __slots__ = ()
-    TAG = ("type", "stdio")
+    _tag_key = "type"
+    tag: ClassVar[Literal["stdio"]] = "stdio"
 
 
 class StringElicitationPropertySchema(Tagged, StringPropertySchema):
     """String property (or single-select enum when `enum`/`oneOf` is set)."""
 
     __slots__ = ()
-    TAG = ("type", "string")
+    _tag_key = "type"
+    tag: ClassVar[Literal["string"]] = "string"
+
+
+class StringMultiSelectItemsVariant(Tagged, StringMultiSelectItems):
+    """Multi-select string items with plain string values."""
+
+    __slots__ = ()
+    _tag_key = "type"
+    tag: ClassVar[Literal["string"]] = "string"
 
 
 class SubagentBackgroundWork(Tagged, BackgroundSubagent):
@@ -14882,7 +14958,8 @@ class SubagentBackgroundWork(Tagged, BackgroundSubagent):
     its own `background` list is non-empty or not reported."""
 
     __slots__ = ()
-    TAG = ("type", "subagent")
+    _tag_key = "type"
+    tag: ClassVar[Literal["subagent"]] = "subagent"
 
 
 class SubagentUpdateSessionUpdate(Tagged, SubagentUpdate):
@@ -14894,7 +14971,8 @@ class SubagentUpdateSessionUpdate(Tagged, SubagentUpdate):
     that ownership association's metadata."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "subagent_update")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["subagent_update"]] = "subagent_update"
 
 
 class TerminalAuthMethod(Tagged, AuthMethodTerminal):
@@ -14902,7 +14980,8 @@ class TerminalAuthMethod(Tagged, AuthMethodTerminal):
     process, without passing this method to `auth/login`."""
 
     __slots__ = ()
-    TAG = ("type", "terminal")
+    _tag_key = "type"
+    tag: ClassVar[Literal["terminal"]] = "terminal"
 
 
 class TerminalBackgroundWork(Tagged, BackgroundTerminal):
@@ -14910,35 +14989,40 @@ class TerminalBackgroundWork(Tagged, BackgroundTerminal):
     Live until its `terminal_update` reports `exitStatus`."""
 
     __slots__ = ()
-    TAG = ("type", "terminal")
+    _tag_key = "type"
+    tag: ClassVar[Literal["terminal"]] = "terminal"
 
 
 class TerminalOutputChunkSessionUpdate(Tagged, TerminalOutputChunk):
     """A chunk of bytes appended to an agent-owned terminal's output."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "terminal_output_chunk")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["terminal_output_chunk"]] = "terminal_output_chunk"
 
 
 class TerminalToolCallContent(Tagged, Terminal):
     """A display-only reference to an agent-owned terminal."""
 
     __slots__ = ()
-    TAG = ("type", "terminal")
+    _tag_key = "type"
+    tag: ClassVar[Literal["terminal"]] = "terminal"
 
 
 class TerminalUpdateSessionUpdate(Tagged, TerminalUpdate):
     """An agent-owned terminal has been created or updated."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "terminal_update")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["terminal_update"]] = "terminal_update"
 
 
 class TextAvailableCommandInput(Tagged, TextCommandInput):
     """All text after the command name and the whitespace following it is provided as input."""
 
     __slots__ = ()
-    TAG = ("type", "text")
+    _tag_key = "type"
+    tag: ClassVar[Literal["text"]] = "text"
 
 
 class TextContentBlock(Tagged, TextContent):
@@ -14949,7 +15033,8 @@ class TextContentBlock(Tagged, TextContent):
     extensions."""
 
     __slots__ = ()
-    TAG = ("type", "text")
+    _tag_key = "type"
+    tag: ClassVar[Literal["text"]] = "text"
 
 
 class ToolCallBackgroundWork(Tagged, BackgroundToolCall):
@@ -14958,42 +15043,61 @@ class ToolCallBackgroundWork(Tagged, BackgroundToolCall):
     stay listed."""
 
     __slots__ = ()
-    TAG = ("type", "tool_call")
+    _tag_key = "type"
+    tag: ClassVar[Literal["tool_call"]] = "tool_call"
 
 
 class ToolCallContentChunkSessionUpdate(Tagged, ToolCallContentChunk):
     """A chunk of tool-call content being streamed."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "tool_call_content_chunk")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["tool_call_content_chunk"]] = "tool_call_content_chunk"
 
 
 class ToolCallRequestPermissionSubject(Tagged, ToolCallPermissionSubject):
     """Permission is requested before executing a tool call."""
 
     __slots__ = ()
-    TAG = ("type", "tool_call")
+    _tag_key = "type"
+    tag: ClassVar[Literal["tool_call"]] = "tool_call"
 
 
 class ToolCallUpdateSessionUpdate(Tagged, ToolCallUpdate):
     """A tool call has been created or updated."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "tool_call_update")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["tool_call_update"]] = "tool_call_update"
+
+
+class UnknownStateUpdateVariant(Tagged, UnknownStateUpdate):
+    """**UNSTABLE**
+
+    This capability is not part of the spec yet, and may be removed or changed at any point.
+
+    The Agent cannot currently determine foreground activity.
+    This replaces previously confirmed activity without ending the work or session."""
+
+    __slots__ = ()
+    _tag_key = "state"
+    tag: ClassVar[Literal["unknown"]] = "unknown"
 
 
 class UsageUpdateSessionUpdate(Tagged, UsageUpdate):
     """Context window and cost update for the session."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "usage_update")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["usage_update"]] = "usage_update"
 
 
 class UserMessageChunkSessionUpdate(Tagged, ContentChunk):
     """A chunk of the user's message being streamed."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "user_message_chunk")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["user_message_chunk"]] = "user_message_chunk"
 
 
 class UserMessageSessionUpdate(Tagged, UserMessage):
@@ -15004,7 +15108,8 @@ class UserMessageSessionUpdate(Tagged, UserMessage):
     fields in the new update patch the previous fields for that message."""
 
     __slots__ = ()
-    TAG = ("sessionUpdate", "user_message")
+    _tag_key = "sessionUpdate"
+    tag: ClassVar[Literal["user_message"]] = "user_message"
 
 
 AbsolutePath: TypeAlias = str
@@ -15052,23 +15157,8 @@ protocol compatibility.
 See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
 
-AgentResponse: TypeAlias = AgentResponseResult | AgentResponseError
+AgentResponse: TypeAlias = ResultAgentResponse | ErrorAgentResponse
 """A JSON-RPC response object."""
-
-
-AgentResponseErrorId: TypeAlias = int | str
-"""The id of the request this response answers.
-
-Required. `null` only when the request's id could not be determined, such as
-for a parse error or an invalid request."""
-
-
-ExtResponse: TypeAlias = JsonValue
-"""Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
-Extension methods provide a way to add custom functionality while maintaining
-protocol compatibility.
-
-See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
 
 AuthMethod: TypeAlias = TerminalAuthMethod | AgentAuthMethod | OtherAuthMethod
@@ -15118,37 +15208,8 @@ configuration unchanged.
 See protocol docs: [Session Config Options](https://agentclientprotocol.com/protocol/v2/draft/session-config-options#setting-a-config-option)"""
 
 
-ClientResponse: TypeAlias = ClientResponseResult | ClientResponseError
+ClientResponse: TypeAlias = ResultClientResponse | ErrorClientResponse
 """A JSON-RPC response object."""
-
-
-ClientResponseErrorId: TypeAlias = int | str
-"""The id of the request this response answers.
-
-Required. `null` only when the request's id could not be determined, such as
-for a parse error or an invalid request."""
-
-
-CreateElicitationResponse: TypeAlias = (
-    AcceptCreateElicitationResponse
-    | DeclineCreateElicitationResponse
-    | CancelCreateElicitationResponse
-    | OtherCreateElicitationResponse
-)
-"""Response from the client to an elicitation request."""
-
-
-MessageMcpResponse: TypeAlias = MessageMcpResponseResult | MessageMcpResponseError
-"""**UNSTABLE**
-
-The successful outer ACP `mcp/message` response carries exactly one
-inner MCP outcome: an opaque result (including JSON null), or an MCP error.
-Outer ACP errors are reserved for binding and runtime failures.
-
-Both branches require their carrier key. An error must be a non-null object.
-Unknown outer fields are ignored. Inner result and error fields are preserved.
-Carrier `_meta` is optional. Null or invalid values are treated as absent.
-Senders must include exactly one outcome. Receivers prefer `result` if both are present."""
 
 
 CompactionId: TypeAlias = str
@@ -15175,6 +15236,15 @@ This structure is compatible with the Model Context Protocol (MCP), so agents ca
 forward content from MCP tool outputs without transformation.
 
 See protocol docs: [Content](https://agentclientprotocol.com/protocol/v2/draft/content)"""
+
+
+CreateElicitationResponse: TypeAlias = (
+    AcceptCreateElicitationResponse
+    | DeclineCreateElicitationResponse
+    | CancelCreateElicitationResponse
+    | OtherCreateElicitationResponse
+)
+"""Response from the client to an elicitation request."""
 
 
 DiffChange: TypeAlias = (
@@ -15226,8 +15296,39 @@ EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContent
 """Resource content that can be embedded in a message."""
 
 
+ErrorAgentResponseId: TypeAlias = int | str
+"""The id of the request this response answers.
+
+Required. `null` only when the request's id could not be determined, such as
+for a parse error or an invalid request."""
+
+
+ErrorClientResponseId: TypeAlias = int | str
+"""The id of the request this response answers.
+
+Required. `null` only when the request's id could not be determined, such as
+for a parse error or an invalid request."""
+
+
 ErrorData: TypeAlias = UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | JsonValue
 """Schema for [`Error::data`]: the shapes ACP defines, or any other value."""
+
+
+ErrorProxyResponseId: TypeAlias = int | str
+"""Unstable: only in the unstable schema; it may change or go away.
+
+The id of the request this response answers.
+
+Required. `null` only when the request's id could not be determined, such as
+for a parse error or an invalid request."""
+
+
+ExtResponse: TypeAlias = JsonValue
+"""Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
+Extension methods provide a way to add custom functionality while maintaining
+protocol compatibility.
+
+See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v2/draft/extensibility)"""
 
 
 IdleStateUpdate: TypeAlias = (
@@ -15320,8 +15421,21 @@ has its own ID space: messages of different types may share an ID and remain
 distinct messages."""
 
 
+MessageMcpResponse: TypeAlias = ResultMessageMcpResponse | ErrorMessageMcpResponse
+"""**UNSTABLE**
+
+The successful outer ACP `mcp/message` response carries exactly one
+inner MCP outcome: an opaque result (including JSON null), or an MCP error.
+Outer ACP errors are reserved for binding and runtime failures.
+
+Both branches require their carrier key. An error must be a non-null object.
+Unknown outer fields are ignored. Inner result and error fields are preserved.
+Carrier `_meta` is optional. Null or invalid values are treated as absent.
+Senders must include exactly one outcome. Receivers prefer `result` if both are present."""
+
+
 MultiSelectItems: TypeAlias = (
-    MultiSelectItemsString | OtherMultiSelectItems | TitledMultiSelectItems
+    StringMultiSelectItemsVariant | OtherMultiSelectItems | TitledMultiSelectItems
 )
 """Items for a multi-select (array) property schema.
 
@@ -15370,19 +15484,10 @@ This capability is not part of the spec yet, and may be removed or changed at an
 Notifications exchanged between a conductor and its proxies."""
 
 
-ProxyResponse: TypeAlias = ProxyResponseResult | ProxyResponseError
+ProxyResponse: TypeAlias = ResultProxyResponse | ErrorProxyResponse
 """Unstable: only in the unstable schema; it may change or go away.
 
 A JSON-RPC response object."""
-
-
-ProxyResponseErrorId: TypeAlias = int | str
-"""Unstable: only in the unstable schema; it may change or go away.
-
-The id of the request this response answers.
-
-Required. `null` only when the request's id could not be determined, such as
-for a parse error or an invalid request."""
 
 
 ProxySuccessorResponse: TypeAlias = JsonValue
@@ -15494,10 +15599,10 @@ See protocol docs: [Agent Reports Output](https://agentclientprotocol.com/protoc
 
 
 StateUpdate: TypeAlias = (
-    StateUpdateRunning
-    | StateUpdateIdle
-    | StateUpdateRequiresAction
-    | StateUpdateUnknown
+    RunningStateUpdateVariant
+    | IdleStateUpdateVariant
+    | RequiresActionStateUpdateVariant
+    | UnknownStateUpdateVariant
     | OtherStateUpdate
 )
 """A snapshot of the session's aggregate foreground activity.
@@ -15597,33 +15702,6 @@ to use this directly.
 This enum encompasses all method calls from agent to client."""
 
 
-AgentResponseResultResult: TypeAlias = (
-    InitializeResponse
-    | LoginAuthResponse
-    | ListProvidersResponse
-    | SetProviderResponse
-    | DisableProviderResponse
-    | LogoutAuthResponse
-    | AuthStatusResponse
-    | NewSessionResponse
-    | ListSessionsResponse
-    | DeleteSessionResponse
-    | ForkSessionResponse
-    | ArchiveSessionResponse
-    | UnarchiveSessionResponse
-    | SessionStatusResponse
-    | SetSessionTitleResponse
-    | ResumeSessionResponse
-    | CloseSessionResponse
-    | CancelToolCallResponse
-    | CancelTerminalResponse
-    | SetSessionConfigOptionResponse
-    | PromptResponse
-    | ExtResponse
-)
-"""Method-specific response data."""
-
-
 ClientRequestParams: TypeAlias = (
     InitializeRequest
     | LoginAuthRequest
@@ -15656,8 +15734,29 @@ to use this directly.
 This enum encompasses all method calls from client to agent."""
 
 
-ClientResponseResultResult: TypeAlias = (
-    RequestPermissionResponse | CreateElicitationResponse | MessageMcpResponse | ExtResponse
+ResultAgentResponseResult: TypeAlias = (
+    InitializeResponse
+    | LoginAuthResponse
+    | ListProvidersResponse
+    | SetProviderResponse
+    | DisableProviderResponse
+    | LogoutAuthResponse
+    | AuthStatusResponse
+    | NewSessionResponse
+    | ListSessionsResponse
+    | DeleteSessionResponse
+    | ForkSessionResponse
+    | ArchiveSessionResponse
+    | UnarchiveSessionResponse
+    | SessionStatusResponse
+    | SetSessionTitleResponse
+    | ResumeSessionResponse
+    | CloseSessionResponse
+    | CancelToolCallResponse
+    | CancelTerminalResponse
+    | SetSessionConfigOptionResponse
+    | PromptResponse
+    | ExtResponse
 )
 """Method-specific response data."""
 
@@ -15673,7 +15772,13 @@ A conductor sends `proxy/initialize` and `proxy/successor` to a proxy. A proxy s
 `proxy/successor` to its conductor."""
 
 
-ProxyResponseResultResult: TypeAlias = InitializeProxyResponse | ProxySuccessorResponse
+ResultClientResponseResult: TypeAlias = (
+    RequestPermissionResponse | CreateElicitationResponse | MessageMcpResponse | ExtResponse
+)
+"""Method-specific response data."""
+
+
+ResultProxyResponseResult: TypeAlias = InitializeProxyResponse | ProxySuccessorResponse
 """Unstable: only in the unstable schema; it may change or go away.
 
 Method-specific response data."""
@@ -15781,145 +15886,16 @@ def _dec_agent_request_params(data: object) -> AgentRequestParams:
     raise ValidationError("matches no variant of AgentRequestParams (" + "; ".join(errors) + ")")
 
 
-_AGENT_RESPONSE_ENCODERS: Final = variant_encoders(AgentResponseResult, AgentResponseError)
+_AGENT_RESPONSE_ENCODERS: Final = variant_encoders(ResultAgentResponse, ErrorAgentResponse)
 
 _AGENT_RESPONSE_VARIANTS: Final = (
-    ("AgentResponseResult", AgentResponseResult.from_dict, frozenset(("id", "result"))),
-    ("AgentResponseError", AgentResponseError.from_dict, frozenset(("error", "id"))),
+    ("ResultAgentResponse", ResultAgentResponse.from_dict, frozenset(("id", "result"))),
+    ("ErrorAgentResponse", ErrorAgentResponse.from_dict, frozenset(("error", "id"))),
 )
 
 
 def _dec_agent_response(data: object) -> AgentResponse:
     return cast("AgentResponse", widest_variant(data, _AGENT_RESPONSE_VARIANTS, "AgentResponse"))
-
-
-def _dec_agent_response_error_id(data: object) -> AgentResponseErrorId:
-    if type(data) is int and -9223372036854775808 <= data <= 9223372036854775807:
-        return data
-    if type(data) is str:
-        return data
-    # Only now that every variant failed: the messages cost more than the checks.
-    errors = [
-        "int: "
-        + str(expected("an integer from -9223372036854775808 to 9223372036854775807", data)),
-        "str: " + str(expected("a string", data)),
-    ]
-    raise ValidationError("matches no variant of AgentResponseErrorId (" + "; ".join(errors) + ")")
-
-
-def _dec_agent_response_result_result(data: object) -> AgentResponseResultResult:
-    try:
-        return InitializeResponse.from_dict(data)
-    except ValidationError as e:
-        error_1 = str(e)
-    try:
-        return LoginAuthResponse.from_dict(data)
-    except ValidationError as e:
-        error_2 = str(e)
-    try:
-        return ListProvidersResponse.from_dict(data)
-    except ValidationError as e:
-        error_3 = str(e)
-    try:
-        return SetProviderResponse.from_dict(data)
-    except ValidationError as e:
-        error_4 = str(e)
-    try:
-        return DisableProviderResponse.from_dict(data)
-    except ValidationError as e:
-        error_5 = str(e)
-    try:
-        return LogoutAuthResponse.from_dict(data)
-    except ValidationError as e:
-        error_6 = str(e)
-    try:
-        return AuthStatusResponse.from_dict(data)
-    except ValidationError as e:
-        error_7 = str(e)
-    try:
-        return NewSessionResponse.from_dict(data)
-    except ValidationError as e:
-        error_8 = str(e)
-    try:
-        return ListSessionsResponse.from_dict(data)
-    except ValidationError as e:
-        error_9 = str(e)
-    try:
-        return DeleteSessionResponse.from_dict(data)
-    except ValidationError as e:
-        error_10 = str(e)
-    try:
-        return ForkSessionResponse.from_dict(data)
-    except ValidationError as e:
-        error_11 = str(e)
-    try:
-        return ArchiveSessionResponse.from_dict(data)
-    except ValidationError as e:
-        error_12 = str(e)
-    try:
-        return UnarchiveSessionResponse.from_dict(data)
-    except ValidationError as e:
-        error_13 = str(e)
-    try:
-        return SessionStatusResponse.from_dict(data)
-    except ValidationError as e:
-        error_14 = str(e)
-    try:
-        return SetSessionTitleResponse.from_dict(data)
-    except ValidationError as e:
-        error_15 = str(e)
-    try:
-        return ResumeSessionResponse.from_dict(data)
-    except ValidationError as e:
-        error_16 = str(e)
-    try:
-        return CloseSessionResponse.from_dict(data)
-    except ValidationError as e:
-        error_17 = str(e)
-    try:
-        return CancelToolCallResponse.from_dict(data)
-    except ValidationError as e:
-        error_18 = str(e)
-    try:
-        return CancelTerminalResponse.from_dict(data)
-    except ValidationError as e:
-        error_19 = str(e)
-    try:
-        return SetSessionConfigOptionResponse.from_dict(data)
-    except ValidationError as e:
-        error_20 = str(e)
-    try:
-        return PromptResponse.from_dict(data)
-    except ValidationError as e:
-        error_21 = str(e)
-    return data  # type: ignore[return-value]
-    # Only now that every variant failed: the messages cost more than the checks.
-    errors = [
-        "InitializeResponse: " + error_1,
-        "LoginAuthResponse: " + error_2,
-        "ListProvidersResponse: " + error_3,
-        "SetProviderResponse: " + error_4,
-        "DisableProviderResponse: " + error_5,
-        "LogoutAuthResponse: " + error_6,
-        "AuthStatusResponse: " + error_7,
-        "NewSessionResponse: " + error_8,
-        "ListSessionsResponse: " + error_9,
-        "DeleteSessionResponse: " + error_10,
-        "ForkSessionResponse: " + error_11,
-        "ArchiveSessionResponse: " + error_12,
-        "UnarchiveSessionResponse: " + error_13,
-        "SessionStatusResponse: " + error_14,
-        "SetSessionTitleResponse: " + error_15,
-        "ResumeSessionResponse: " + error_16,
-        "CloseSessionResponse: " + error_17,
-        "CancelToolCallResponse: " + error_18,
-        "CancelTerminalResponse: " + error_19,
-        "SetSessionConfigOptionResponse: " + error_20,
-        "PromptResponse: " + error_21,
-    ]
-    raise ValidationError(
-        "matches no variant of AgentResponseResultResult (" + "; ".join(errors) + ")"
-    )
 
 
 _AUTH_METHOD_ENCODERS: Final = variant_encoders(
@@ -16110,55 +16086,16 @@ def _dec_client_request_params(data: object) -> ClientRequestParams:
     raise ValidationError("matches no variant of ClientRequestParams (" + "; ".join(errors) + ")")
 
 
-_CLIENT_RESPONSE_ENCODERS: Final = variant_encoders(ClientResponseResult, ClientResponseError)
+_CLIENT_RESPONSE_ENCODERS: Final = variant_encoders(ResultClientResponse, ErrorClientResponse)
 
 _CLIENT_RESPONSE_VARIANTS: Final = (
-    ("ClientResponseResult", ClientResponseResult.from_dict, frozenset(("id", "result"))),
-    ("ClientResponseError", ClientResponseError.from_dict, frozenset(("error", "id"))),
+    ("ResultClientResponse", ResultClientResponse.from_dict, frozenset(("id", "result"))),
+    ("ErrorClientResponse", ErrorClientResponse.from_dict, frozenset(("error", "id"))),
 )
 
 
 def _dec_client_response(data: object) -> ClientResponse:
     return cast("ClientResponse", widest_variant(data, _CLIENT_RESPONSE_VARIANTS, "ClientResponse"))
-
-
-def _dec_client_response_error_id(data: object) -> ClientResponseErrorId:
-    if type(data) is int and -9223372036854775808 <= data <= 9223372036854775807:
-        return data
-    if type(data) is str:
-        return data
-    # Only now that every variant failed: the messages cost more than the checks.
-    errors = [
-        "int: "
-        + str(expected("an integer from -9223372036854775808 to 9223372036854775807", data)),
-        "str: " + str(expected("a string", data)),
-    ]
-    raise ValidationError("matches no variant of ClientResponseErrorId (" + "; ".join(errors) + ")")
-
-
-def _dec_client_response_result_result(data: object) -> ClientResponseResultResult:
-    try:
-        return RequestPermissionResponse.from_dict(data)
-    except ValidationError as e:
-        error_1 = str(e)
-    try:
-        return _dec_create_elicitation_response(data)
-    except ValidationError as e:
-        error_2 = str(e)
-    try:
-        return _dec_message_mcp_response(data)
-    except ValidationError as e:
-        error_3 = str(e)
-    return data  # type: ignore[return-value]
-    # Only now that every variant failed: the messages cost more than the checks.
-    errors = [
-        "RequestPermissionResponse: " + error_1,
-        "CreateElicitationResponse: " + error_2,
-        "MessageMcpResponse: " + error_3,
-    ]
-    raise ValidationError(
-        "matches no variant of ClientResponseResultResult (" + "; ".join(errors) + ")"
-    )
 
 
 _CONTENT_BLOCK_ENCODERS: Final = variant_encoders(
@@ -16370,6 +16307,34 @@ def _dec_embedded_resource_resource(data: object) -> EmbeddedResourceResource:
     )
 
 
+def _dec_error_agent_response_id(data: object) -> ErrorAgentResponseId:
+    if type(data) is int and -9223372036854775808 <= data <= 9223372036854775807:
+        return data
+    if type(data) is str:
+        return data
+    # Only now that every variant failed: the messages cost more than the checks.
+    errors = [
+        "int: "
+        + str(expected("an integer from -9223372036854775808 to 9223372036854775807", data)),
+        "str: " + str(expected("a string", data)),
+    ]
+    raise ValidationError("matches no variant of ErrorAgentResponseId (" + "; ".join(errors) + ")")
+
+
+def _dec_error_client_response_id(data: object) -> ErrorClientResponseId:
+    if type(data) is int and -9223372036854775808 <= data <= 9223372036854775807:
+        return data
+    if type(data) is str:
+        return data
+    # Only now that every variant failed: the messages cost more than the checks.
+    errors = [
+        "int: "
+        + str(expected("an integer from -9223372036854775808 to 9223372036854775807", data)),
+        "str: " + str(expected("a string", data)),
+    ]
+    raise ValidationError("matches no variant of ErrorClientResponseId (" + "; ".join(errors) + ")")
+
+
 def _dec_error_data(data: object) -> ErrorData:
     try:
         return UnsupportedProtocolVersionErrorData.from_dict(data)
@@ -16386,6 +16351,20 @@ def _dec_error_data(data: object) -> ErrorData:
         "SessionNotFoundErrorData: " + error_2,
     ]
     raise ValidationError("matches no variant of ErrorData (" + "; ".join(errors) + ")")
+
+
+def _dec_error_proxy_response_id(data: object) -> ErrorProxyResponseId:
+    if type(data) is int and -9223372036854775808 <= data <= 9223372036854775807:
+        return data
+    if type(data) is str:
+        return data
+    # Only now that every variant failed: the messages cost more than the checks.
+    errors = [
+        "int: "
+        + str(expected("an integer from -9223372036854775808 to 9223372036854775807", data)),
+        "str: " + str(expected("a string", data)),
+    ]
+    raise ValidationError("matches no variant of ErrorProxyResponseId (" + "; ".join(errors) + ")")
 
 
 _IDLE_STATE_UPDATE_ENCODERS: Final = variant_encoders(
@@ -16432,16 +16411,16 @@ _dec_mcp_server: Final[Callable[[object], McpServer]] = tagged_decoder(
 
 
 _MESSAGE_MCP_RESPONSE_ENCODERS: Final = variant_encoders(
-    MessageMcpResponseResult, MessageMcpResponseError
+    ResultMessageMcpResponse, ErrorMessageMcpResponse
 )
 
 _MESSAGE_MCP_RESPONSE_VARIANTS: Final = (
     (
-        "MessageMcpResponseResult",
-        MessageMcpResponseResult.from_dict,
+        "ResultMessageMcpResponse",
+        ResultMessageMcpResponse.from_dict,
         frozenset(("_meta", "result")),
     ),
-    ("MessageMcpResponseError", MessageMcpResponseError.from_dict, frozenset(("_meta", "error"))),
+    ("ErrorMessageMcpResponse", ErrorMessageMcpResponse.from_dict, frozenset(("_meta", "error"))),
 )
 
 
@@ -16453,13 +16432,13 @@ def _dec_message_mcp_response(data: object) -> MessageMcpResponse:
 
 
 _MULTI_SELECT_ITEMS_ENCODERS: Final = variant_encoders(
-    MultiSelectItemsString, OtherMultiSelectItems, TitledMultiSelectItems
+    StringMultiSelectItemsVariant, OtherMultiSelectItems, TitledMultiSelectItems
 )
 
 _dec_multi_select_items: Final[Callable[[object], MultiSelectItems]] = tagged_decoder(
     "type",
     {
-        "string": MultiSelectItemsString._decode_untagged,
+        "string": StringMultiSelectItemsVariant._decode_untagged,
     },
     default=TitledMultiSelectItems.from_dict,
     other=OtherMultiSelectItems.from_dict,
@@ -16521,45 +16500,16 @@ def _dec_proxy_request_params(data: object) -> ProxyRequestParams:
     )
 
 
-_PROXY_RESPONSE_ENCODERS: Final = variant_encoders(ProxyResponseResult, ProxyResponseError)
+_PROXY_RESPONSE_ENCODERS: Final = variant_encoders(ResultProxyResponse, ErrorProxyResponse)
 
 _PROXY_RESPONSE_VARIANTS: Final = (
-    ("ProxyResponseResult", ProxyResponseResult.from_dict, frozenset(("id", "result"))),
-    ("ProxyResponseError", ProxyResponseError.from_dict, frozenset(("error", "id"))),
+    ("ResultProxyResponse", ResultProxyResponse.from_dict, frozenset(("id", "result"))),
+    ("ErrorProxyResponse", ErrorProxyResponse.from_dict, frozenset(("error", "id"))),
 )
 
 
 def _dec_proxy_response(data: object) -> ProxyResponse:
     return cast("ProxyResponse", widest_variant(data, _PROXY_RESPONSE_VARIANTS, "ProxyResponse"))
-
-
-def _dec_proxy_response_error_id(data: object) -> ProxyResponseErrorId:
-    if type(data) is int and -9223372036854775808 <= data <= 9223372036854775807:
-        return data
-    if type(data) is str:
-        return data
-    # Only now that every variant failed: the messages cost more than the checks.
-    errors = [
-        "int: "
-        + str(expected("an integer from -9223372036854775808 to 9223372036854775807", data)),
-        "str: " + str(expected("a string", data)),
-    ]
-    raise ValidationError("matches no variant of ProxyResponseErrorId (" + "; ".join(errors) + ")")
-
-
-def _dec_proxy_response_result_result(data: object) -> ProxyResponseResultResult:
-    try:
-        return InitializeResponse.from_dict(data)
-    except ValidationError as e:
-        error_1 = str(e)
-    return data  # type: ignore[return-value]
-    # Only now that every variant failed: the messages cost more than the checks.
-    errors = [
-        "InitializeProxyResponse: " + error_1,
-    ]
-    raise ValidationError(
-        "matches no variant of ProxyResponseResultResult (" + "; ".join(errors) + ")"
-    )
 
 
 _REPLAY_FROM_ENCODERS: Final = variant_encoders(StartReplayFrom, OtherReplayFrom)
@@ -16619,6 +16569,161 @@ _dec_request_permission_subject: Final[Callable[[object], RequestPermissionSubje
         other=OtherRequestPermissionSubject.from_dict,
     )
 )
+
+
+def _dec_result_agent_response_result(data: object) -> ResultAgentResponseResult:
+    try:
+        return InitializeResponse.from_dict(data)
+    except ValidationError as e:
+        error_1 = str(e)
+    try:
+        return LoginAuthResponse.from_dict(data)
+    except ValidationError as e:
+        error_2 = str(e)
+    try:
+        return ListProvidersResponse.from_dict(data)
+    except ValidationError as e:
+        error_3 = str(e)
+    try:
+        return SetProviderResponse.from_dict(data)
+    except ValidationError as e:
+        error_4 = str(e)
+    try:
+        return DisableProviderResponse.from_dict(data)
+    except ValidationError as e:
+        error_5 = str(e)
+    try:
+        return LogoutAuthResponse.from_dict(data)
+    except ValidationError as e:
+        error_6 = str(e)
+    try:
+        return AuthStatusResponse.from_dict(data)
+    except ValidationError as e:
+        error_7 = str(e)
+    try:
+        return NewSessionResponse.from_dict(data)
+    except ValidationError as e:
+        error_8 = str(e)
+    try:
+        return ListSessionsResponse.from_dict(data)
+    except ValidationError as e:
+        error_9 = str(e)
+    try:
+        return DeleteSessionResponse.from_dict(data)
+    except ValidationError as e:
+        error_10 = str(e)
+    try:
+        return ForkSessionResponse.from_dict(data)
+    except ValidationError as e:
+        error_11 = str(e)
+    try:
+        return ArchiveSessionResponse.from_dict(data)
+    except ValidationError as e:
+        error_12 = str(e)
+    try:
+        return UnarchiveSessionResponse.from_dict(data)
+    except ValidationError as e:
+        error_13 = str(e)
+    try:
+        return SessionStatusResponse.from_dict(data)
+    except ValidationError as e:
+        error_14 = str(e)
+    try:
+        return SetSessionTitleResponse.from_dict(data)
+    except ValidationError as e:
+        error_15 = str(e)
+    try:
+        return ResumeSessionResponse.from_dict(data)
+    except ValidationError as e:
+        error_16 = str(e)
+    try:
+        return CloseSessionResponse.from_dict(data)
+    except ValidationError as e:
+        error_17 = str(e)
+    try:
+        return CancelToolCallResponse.from_dict(data)
+    except ValidationError as e:
+        error_18 = str(e)
+    try:
+        return CancelTerminalResponse.from_dict(data)
+    except ValidationError as e:
+        error_19 = str(e)
+    try:
+        return SetSessionConfigOptionResponse.from_dict(data)
+    except ValidationError as e:
+        error_20 = str(e)
+    try:
+        return PromptResponse.from_dict(data)
+    except ValidationError as e:
+        error_21 = str(e)
+    return data  # type: ignore[return-value]
+    # Only now that every variant failed: the messages cost more than the checks.
+    errors = [
+        "InitializeResponse: " + error_1,
+        "LoginAuthResponse: " + error_2,
+        "ListProvidersResponse: " + error_3,
+        "SetProviderResponse: " + error_4,
+        "DisableProviderResponse: " + error_5,
+        "LogoutAuthResponse: " + error_6,
+        "AuthStatusResponse: " + error_7,
+        "NewSessionResponse: " + error_8,
+        "ListSessionsResponse: " + error_9,
+        "DeleteSessionResponse: " + error_10,
+        "ForkSessionResponse: " + error_11,
+        "ArchiveSessionResponse: " + error_12,
+        "UnarchiveSessionResponse: " + error_13,
+        "SessionStatusResponse: " + error_14,
+        "SetSessionTitleResponse: " + error_15,
+        "ResumeSessionResponse: " + error_16,
+        "CloseSessionResponse: " + error_17,
+        "CancelToolCallResponse: " + error_18,
+        "CancelTerminalResponse: " + error_19,
+        "SetSessionConfigOptionResponse: " + error_20,
+        "PromptResponse: " + error_21,
+    ]
+    raise ValidationError(
+        "matches no variant of ResultAgentResponseResult (" + "; ".join(errors) + ")"
+    )
+
+
+def _dec_result_client_response_result(data: object) -> ResultClientResponseResult:
+    try:
+        return RequestPermissionResponse.from_dict(data)
+    except ValidationError as e:
+        error_1 = str(e)
+    try:
+        return _dec_create_elicitation_response(data)
+    except ValidationError as e:
+        error_2 = str(e)
+    try:
+        return _dec_message_mcp_response(data)
+    except ValidationError as e:
+        error_3 = str(e)
+    return data  # type: ignore[return-value]
+    # Only now that every variant failed: the messages cost more than the checks.
+    errors = [
+        "RequestPermissionResponse: " + error_1,
+        "CreateElicitationResponse: " + error_2,
+        "MessageMcpResponse: " + error_3,
+    ]
+    raise ValidationError(
+        "matches no variant of ResultClientResponseResult (" + "; ".join(errors) + ")"
+    )
+
+
+def _dec_result_proxy_response_result(data: object) -> ResultProxyResponseResult:
+    try:
+        return InitializeResponse.from_dict(data)
+    except ValidationError as e:
+        error_1 = str(e)
+    return data  # type: ignore[return-value]
+    # Only now that every variant failed: the messages cost more than the checks.
+    errors = [
+        "InitializeProxyResponse: " + error_1,
+    ]
+    raise ValidationError(
+        "matches no variant of ResultProxyResponseResult (" + "; ".join(errors) + ")"
+    )
 
 
 _SESSION_CONFIG_OPTION_ENCODERS: Final = variant_encoders(
@@ -16731,20 +16836,20 @@ _dec_set_session_config_option_request: Final[Callable[[object], SetSessionConfi
 
 
 _STATE_UPDATE_ENCODERS: Final = variant_encoders(
-    StateUpdateRunning,
-    StateUpdateIdle,
-    StateUpdateRequiresAction,
-    StateUpdateUnknown,
+    RunningStateUpdateVariant,
+    IdleStateUpdateVariant,
+    RequiresActionStateUpdateVariant,
+    UnknownStateUpdateVariant,
     OtherStateUpdate,
 )
 
 _dec_state_update: Final[Callable[[object], StateUpdate]] = tagged_decoder(
     "state",
     {
-        "running": StateUpdateRunning._decode_untagged,
-        "idle": StateUpdateIdle.from_dict,
-        "requires_action": StateUpdateRequiresAction._decode_untagged,
-        "unknown": StateUpdateUnknown._decode_untagged,
+        "running": RunningStateUpdateVariant._decode_untagged,
+        "idle": IdleStateUpdateVariant.from_dict,
+        "requires_action": RequiresActionStateUpdateVariant._decode_untagged,
+        "unknown": UnknownStateUpdateVariant._decode_untagged,
     },
     other=OtherStateUpdate.from_dict,
 )
@@ -17194,10 +17299,6 @@ __all__ = [
     "AgentRequest",
     "AgentRequestParams",
     "AgentResponse",
-    "AgentResponseError",
-    "AgentResponseErrorId",
-    "AgentResponseResult",
-    "AgentResponseResultResult",
     "AgentThought",
     "AgentThoughtChunkSessionUpdate",
     "AgentThoughtSessionUpdate",
@@ -17247,10 +17348,6 @@ __all__ = [
     "ClientRequest",
     "ClientRequestParams",
     "ClientResponse",
-    "ClientResponseError",
-    "ClientResponseErrorId",
-    "ClientResponseResult",
-    "ClientResponseResultResult",
     "CloseSessionRequest",
     "CloseSessionResponse",
     "Command",
@@ -17307,9 +17404,16 @@ __all__ = [
     "EnumOption",
     "EnvVariable",
     "Error",
+    "ErrorAgentResponse",
+    "ErrorAgentResponseId",
+    "ErrorClientResponse",
+    "ErrorClientResponseId",
     "ErrorCode",
     "ErrorData",
     "ErrorIdleStateUpdate",
+    "ErrorMessageMcpResponse",
+    "ErrorProxyResponse",
+    "ErrorProxyResponseId",
     "ErrorStopReason",
     "ExtNotification",
     "ExtRequest",
@@ -17324,6 +17428,7 @@ __all__ = [
     "IconTheme",
     "IdSetSessionConfigOptionRequest",
     "IdleStateUpdate",
+    "IdleStateUpdateVariant",
     "ImageContent",
     "ImageContentBlock",
     "Implementation",
@@ -17362,12 +17467,9 @@ __all__ = [
     "MessageMcpNotification",
     "MessageMcpRequest",
     "MessageMcpResponse",
-    "MessageMcpResponseError",
-    "MessageMcpResponseResult",
     "ModifyDiffChange",
     "MoveDiffChange",
     "MultiSelectItems",
-    "MultiSelectItemsString",
     "MultiSelectPropertySchema",
     "NewSessionRequest",
     "NewSessionResponse",
@@ -17429,10 +17531,6 @@ __all__ = [
     "ProxyRequest",
     "ProxyRequestParams",
     "ProxyResponse",
-    "ProxyResponseError",
-    "ProxyResponseErrorId",
-    "ProxyResponseResult",
-    "ProxyResponseResultResult",
     "ProxySuccessorNotification",
     "ProxySuccessorRequest",
     "ProxySuccessorResponse",
@@ -17447,13 +17545,22 @@ __all__ = [
     "RequestPermissionResponse",
     "RequestPermissionSubject",
     "RequiresActionStateUpdate",
+    "RequiresActionStateUpdateVariant",
     "ResourceContentBlock",
     "ResourceLink",
     "ResourceLinkContentBlock",
+    "ResultAgentResponse",
+    "ResultAgentResponseResult",
+    "ResultClientResponse",
+    "ResultClientResponseResult",
+    "ResultMessageMcpResponse",
+    "ResultProxyResponse",
+    "ResultProxyResponseResult",
     "ResumeSessionRequest",
     "ResumeSessionResponse",
     "Role",
     "RunningStateUpdate",
+    "RunningStateUpdateVariant",
     "SelectSessionConfigOption",
     "SelectedPermissionOutcome",
     "SelectedRequestPermissionOutcome",
@@ -17503,15 +17610,12 @@ __all__ = [
     "SetSessionTitleResponse",
     "StartReplayFrom",
     "StateUpdate",
-    "StateUpdateIdle",
-    "StateUpdateRequiresAction",
-    "StateUpdateRunning",
     "StateUpdateSessionUpdate",
-    "StateUpdateUnknown",
     "StdioMcpServer",
     "StringElicitationPropertySchema",
     "StringFormat",
     "StringMultiSelectItems",
+    "StringMultiSelectItemsVariant",
     "StringPropertySchema",
     "SubagentBackgroundWork",
     "SubagentSessionCapabilities",
@@ -17557,6 +17661,7 @@ __all__ = [
     "UnarchiveSessionRequest",
     "UnarchiveSessionResponse",
     "UnknownStateUpdate",
+    "UnknownStateUpdateVariant",
     "UnsupportedProtocolVersionErrorData",
     "UpdateSessionNotification",
     "UrlCreateElicitationRequest",

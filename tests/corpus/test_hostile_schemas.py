@@ -153,7 +153,7 @@ RECURSIVE = {
 }
 NAMES = {
     "Awkward": {"type": "object", "required": ["class"], "properties": {
-        **dict.fromkeys(["class", "from", "list", "type", "id", "self", "data", "cls", "1st", "a b", "", "match", "None", "True", "__init__", "__slots__", "to_dict", "from_dict", "unknown_fields", "out", "UNSET", "e", "object", "print", "naïve", "日本"], S),
+        **dict.fromkeys(["class", "from", "list", "type", "id", "self", "data", "cls", "1st", "a b", "", "match", "None", "True", "__init__", "__slots__", "to_dict", "from_dict", "unknown_fields", "out", "UNSET", "e", "object", "print", "naïve", "日本", "str", "dict", "int", "tag"], S),
     }},
     "None": S,
     "KeyError": {"type": "object", "properties": {"key": S}, "required": ["key"]},
@@ -182,7 +182,10 @@ def test_keyword_builtin_unicode_and_odd_names_work(tmp_path: Path, monkeypatch:
     pkg, out = generate(tmp_path, {**RECURSIVE, **NAMES}, monkeypatch)
     wire = {k: f"v-{k}" for k in NAMES["Awkward"]["properties"]}
     value = pkg.decode("Awkward", wire)
-    assert (value.class_, value.from_, value.field_, value.f_1st, value.a_b) == ("v-class", "v-from", "v-", "v-1st", "v-a b")
+    assert (value.class_, value.from_, value.field, value.f_1st, value.a_b) == ("v-class", "v-from", "v-", "v-1st", "v-a b")
+    # Builtins are attributes as they are (the class bodies alias them); `tag` is escaped.
+    assert (value.list, value.str, value.dict, value.object, value.type, value.id, value.tag_) == (
+        "v-list", "v-str", "v-dict", "v-object", "v-type", "v-id", "v-tag")
     assert pkg.encode(value) == wire
     assert pkg.TYPES["None"] is str and pkg.TYPES["日本語"] is str
     assert pkg.TYPES["KeyError"].__name__ == "KeyError_"

@@ -444,11 +444,11 @@ def test_a_union_inside_an_object_is_honoured(tmp_path: Path) -> None:
                  {"jsonrpc": "2.0", "id": 3, "error": {"code": -1, "message": "no"}}):
         assert pkg.encode(pkg.decode("Message", wire)) == wire
     response = pkg.decode("Message", {"jsonrpc": "2.0", "id": 3, "error": {"code": -1, "message": "no"}})
-    assert type(response.one_of).__name__ == "ResponseMessageOneOfError" and response.one_of.error.code == -1
+    assert type(response.one_of).__name__ == "ErrorResponseMessageOneOf" and response.one_of.error.code == -1
     # Message's inner `oneOf` makes it a checked definition: its schema judges the value first.
     with pytest.raises(pkg.ValidationError, match=r"matches none of the `oneOf` alternatives .*result: a required key"):
         pkg.decode("Message", {"jsonrpc": "2.0", "id": 4})
-    built = pkg.models.ResponseMessage(id=5, jsonrpc="2.0", one_of=pkg.models.ResponseMessageOneOfResult(result=None))
+    built = pkg.models.ResponseMessage(id=5, jsonrpc="2.0", one_of=pkg.models.ResultResponseMessageOneOf(result=None))
     assert pkg.encode(built) == {"jsonrpc": "2.0", "id": 5, "result": None}
     for wire in ({"name": "c", "color": "red", "kind": "circle", "radius": 1.5}, {"name": "s", "kind": "square", "side": 2}):
         assert pkg.encode(pkg.decode("Shape", wire)) == wire

@@ -95,16 +95,38 @@ def test_a_derived_name_that_is_taken_gets_a_suffix_and_a_warning_naming_both_po
             {"type": "object", "properties": {"kind": {"const": "square"}}, "required": ["kind"]},
         ]},
         "CircleShape": {"type": "object", "properties": {"r": {"type": "number"}}},
-        "ShapeCircle": {"type": "object", "properties": {"r": {"type": "number"}}},
+        "CircleShapeVariant": {"type": "object", "properties": {"r": {"type": "number"}}},
     }}))
     result = run(["build", str(schema), "-o", str(tmp_path / "o"), "--package", "o"], cwd=tmp_path)
-    # Both candidate names (CircleShape, ShapeCircle) are $defs keys: the variant, whose name the
-    # generator derives, gets the first free suffix; the schema's own names are untouched.
+    # Both candidate names (CircleShape, CircleShapeVariant) are $defs keys: the variant, whose name
+    # the generator derives, gets the first free suffix; the schema's own names are untouched.
     assert result.returncode == 0, result.stderr
     assert ("schema.json#/$defs/Shape/oneOf/0: warning[name-suffixed]: the derived name 'CircleShape' is taken "
             "by /$defs/CircleShape; this type is named 'CircleShape2'") in result.stderr
     assert 'rename = { "/$defs/Shape/oneOf/0" = "NewName" }' in result.stderr
     assert "class CircleShape2" in (tmp_path / "o" / "models.py").read_text(encoding="utf-8")
+
+
+def test_a_variant_name_never_flips_its_words(tmp_path: Path) -> None:
+    """`<Label><Union>`, then `<Label><Union>Variant` when a `$defs` key holds it: never
+    `<Union><Label>`, even where that name is free (the old rule took `ShapeCircle` here)."""
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"$defs": {
+        "Shape": {"oneOf": [
+            {"type": "object", "properties": {"kind": {"const": "circle"}}, "required": ["kind"],
+             "allOf": [{"$ref": "#/$defs/CircleShape"}]},
+            {"type": "object", "properties": {"kind": {"const": "square"}, "side": {"type": "number"}},
+             "required": ["kind"]},
+        ]},
+        "CircleShape": {"type": "object", "properties": {"r": {"type": "number"}}},
+    }}))
+    result = run(["build", str(schema), "-o", str(tmp_path / "o"), "--package", "o"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    models = (tmp_path / "o" / "models.py").read_text(encoding="utf-8")
+    assert "class CircleShapeVariant(Tagged, CircleShape):" in models
+    assert "class SquareShape(Model):" in models
+    assert "ShapeCircle" not in models and "ShapeSquare" not in models
+    assert "Shape: TypeAlias = CircleShapeVariant | SquareShape" in models
 
 
 def test_a_failed_write_leaves_the_previous_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

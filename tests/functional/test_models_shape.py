@@ -160,8 +160,9 @@ def test_a_ref_variant_is_its_defs_class_or_a_subclass_adding_only_the_tag(name:
     for cls in tagged:
         payload = next(c for c in cls.__mro__ if not issubclass(c, codec.Tagged))
         assert dataclasses.fields(cls) == dataclasses.fields(payload)
-        assert "__annotations__" not in vars(cls)  # no field of its own
-        key, tag = cls.TAG
+        # No field of its own: the one annotation is the `tag` ClassVar.
+        assert set(vars(cls).get("__annotations__", {})) == {"tag"}
+        key, tag = cls._tag_key, cls.tag
         value = instance(cls, pkg)
         wire = pkg.encode(value)
         assert wire[key] == tag
@@ -387,3 +388,59 @@ def test_every_description_is_a_docstring_of_models_py(name: str) -> None:
     text = words((GENERATED / name / "models.py").read_text(encoding="utf-8"))
     missing = [d[:80] for d in ir_descriptions(name) if words(docstring(d)) not in text]
     assert not missing, missing
+
+
+def tagged_unions(name: str) -> list[tuple[str, str, list[type], type | None, type | None]]:
+    """(union, tag wire name, known variant classes, default class, other class) of each tagged
+    union of a built package, read from the IR the package was built from."""
+    from acpgen.config import load_config
+    from acpgen.diagnostics import Diagnostics
+    from acpgen.ir.model import Union_
+    from acpgen.pipeline import load_ir
+
+    target = next(t for t in load_config(GENERATED.parent / "pyproject.toml", Diagnostics("pyproject.toml"))
+                  if t.name == name)
+    ir, _ = load_ir(target)
+    assert ir is not None
+    models = importlib.import_module(f"{name}.models")
+    out = []
+    for u in (n for n in ir.nodes if isinstance(n, Union_) and n.tag):
+        known = [getattr(models, v.type.name) for v in u.variants if v.tag_value is not None]
+        default = getattr(models, u.default) if u.default else None
+        other = getattr(models, u.other) if u.other else None
+        out.append((u.name, u.tag, known, default, other))
+    return out
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_every_variant_of_a_tagged_union_reads_its_tag_as_tag(name: str) -> None:
+    pkg = package(name)
+    unions = tagged_unions(name)
+    assert unions
+    for union, key, known, default, other in unions:
+        for cls in known:
+            value = instance(cls, pkg)
+            wire = pkg.encode(value)
+            # One way on the class and on an instance, equal to what the wire carries.
+            assert cls.tag == value.tag == wire[key], (union, cls)
+            assert "tag" not in {f.name for f in dataclasses.fields(cls)}  # a ClassVar, no field
+            # Typed as its own Literal (what lets mypy narrow a closed union on `x.tag == ...`).
+            assert vars(cls)["__annotations__"]["tag"] == f"ClassVar[Literal[{cls.tag!r}]]", (union, cls)
+        if default is not None:
+            assert default.tag is None, (union, default)
+        if other is not None:
+            assert other(raw={key: "_not_a_known_tag"}).tag == "_not_a_known_tag"
+            assert isinstance(vars(other)["tag"], property)  # the unknown value, read from `raw`
+
+
+def test_the_v1_and_v2_state_and_content_variants_follow_label_union() -> None:
+    import acp_v1
+    import acp_v2
+
+    for pkg in (acp_v1, acp_v2):
+        assert pkg.RunningStateUpdateVariant.tag == "running"
+        assert issubclass(pkg.RunningStateUpdateVariant, pkg.RunningStateUpdate)
+        assert pkg.OtherStateUpdate.__name__ == "OtherStateUpdate"
+        assert not hasattr(pkg, "StateUpdateRunning") and not hasattr(pkg, "MultiSelectItemsString")
+    assert acp_v1.SessionCapabilities(list=acp_v1.SessionListCapabilities()).to_dict() == {"list": {}}
+    assert acp_v1.SessionCapabilities.from_dict({"list": {}}).list == acp_v1.SessionListCapabilities()

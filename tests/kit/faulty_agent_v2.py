@@ -54,11 +54,11 @@ class FaultyV2Agent(example.ExampleV2Agent):  # type: ignore[misc, name-defined]
         await super().update(session_id, update)
 
     async def state(self, session_id: str, state: acp.StateUpdate) -> None:
-        if FAULT == "no_running" and isinstance(state, (acp.StateUpdateRunning, acp.StateUpdateRequiresAction)):
+        if FAULT == "no_running" and isinstance(state, (acp.RunningStateUpdateVariant, acp.RequiresActionStateUpdateVariant)):
             return
-        if FAULT == "no_idle" and isinstance(state, acp.StateUpdateIdle):
+        if FAULT == "no_idle" and isinstance(state, acp.IdleStateUpdateVariant):
             return
-        if (FAULT == "cancel_end_turn" and isinstance(state, acp.StateUpdateIdle)
+        if (FAULT == "cancel_end_turn" and isinstance(state, acp.IdleStateUpdateVariant)
                 and isinstance(state.idle_state_update, acp.CancelledIdleStateUpdate)):
             state = example.idle(acp.EndTurnIdleStateUpdate())
         await super().state(session_id, state)

@@ -41,7 +41,7 @@ def test_v1_builders_encode_like_the_nested_models() -> None:
 def test_v2_idle_cancelled_is_one_call() -> None:
     built = h2.state_update_idle_cancelled()
     nested = acp_v2.StateUpdateSessionUpdate(
-        state_update=acp_v2.StateUpdateIdle(idle_state_update=acp_v2.CancelledIdleStateUpdate()))
+        state_update=acp_v2.IdleStateUpdateVariant(idle_state_update=acp_v2.CancelledIdleStateUpdate()))
     assert built.to_dict() == nested.to_dict() == {
         "sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"}
     # v2 has both `agent_message_chunk` and `agent_message`: the chunk keeps its full tag

@@ -104,14 +104,14 @@ def test_untagged_to_tagged_is_read_variant_by_variant() -> None:
     r = pair_report("1.0.0-to-1.3.0")
     (tag,) = find(r, "union-tag-changed", "MultiSelectItems")
     assert (tag.breaks, tag.classification) == ("nobody", "source-breaking")
-    assert "`UntitledMultiSelectItems` -> `MultiSelectItemsString`" in tag.detail
+    assert "`UntitledMultiSelectItems` -> `StringMultiSelectItemsVariant`" in tag.detail
     # the tagless default variant is the `$defs` class itself (one class per schema type)
     assert "`TitledMultiSelectItems` -> the default variant `TitledMultiSelectItems`" in tag.detail
     (openness,) = find(r, "union-openness-changed", "MultiSelectItems")
     assert (openness.breaks, openness.detail.split(" (")[0]) == ("old clients", "closed -> open")
     assert outcome_set(openness) == {("old clients", REJECTS, ("elicitation/create params",))}
     renamed = {c.detail.split(":")[0] for c in find(r, "variant-renamed", "MultiSelectItems")}
-    assert renamed == {"variant `UntitledMultiSelectItems` -> `MultiSelectItemsString`"}
+    assert renamed == {"variant `UntitledMultiSelectItems` -> `StringMultiSelectItemsVariant`"}
 
 
 def test_a_removed_variant_is_read_by_the_schema_as_the_default_and_kept_whole_by_ours() -> None:

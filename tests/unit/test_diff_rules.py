@@ -508,7 +508,7 @@ def test_untagged_to_tagged_reads_each_old_variant_with_the_new_union(tmp_path: 
     assert ("union-tag-changed", "nobody") in kinds and ("union-openness-changed", "old clients") in kinds
     tag = only(report, "union-tag-changed")
     assert tag.classification == "source-breaking"
-    assert "`AuthPicks` -> `StringAuth`" in tag.detail and "`AuthTitled` -> the default variant `TitledAuth`" in tag.detail
+    assert "`PicksAuth` -> `StringAuth`" in tag.detail and "`TitledAuth` -> the default variant `TitledAuth`" in tag.detail
     assert outcomes(only(report, "union-openness-changed")) == [("old clients", "rejects", ("ping result",))]
 
 

@@ -21,10 +21,17 @@ from acpgen.render.codegen import Emitter, Imports, annotation
     ("agent_message_chunk", "agent_message_chunk", "AgentMessageChunk"),
     ("class", "class_", "Class"),
     ("type", "type", "Type"),
-    ("list", "list_", "List"),
-    ("field", "field_", "Field"),
+    ("list", "list", "List"),  # builtins are attributes as they are (class bodies alias them)
+    ("str", "str", "Str"),
+    ("id", "id", "Id"),
+    ("field", "field", "Field"),  # dataclasses' `field` is aliased in class bodies as well
+    ("from", "from_", "From"),  # the one escape: keywords ...
+    ("match", "match_", "Match"),  # ... soft keywords ...
+    ("toDict", "to_dict_", "ToDict"),  # ... and the members every class has
+    ("tag", "tag_", "Tag"),
+    ("self", "self_", "Self"),
     ("1st", "f_1st", "Value1st"),
-    ("", "field_", ""),  # "field" (the fallback) is reserved: dataclasses' `field` in class bodies
+    ("", "field", ""),  # the placeholder for a name with no letters or digits
 ])
 def test_snake_and_pascal(text: str, snake: str, pascal: str) -> None:
     assert naming.snake(text) == snake
