@@ -1,6 +1,7 @@
 """Runs a page's python blocks in one interpreter, in order, sharing their names: reads one JSON
-line per block ({"code", "name", "cwd"}) on stdin and answers one JSON line ({"error": text or
-null}) on the stdout it was started with; what a block prints goes to stderr."""
+line per block ({"code", "name", "cwd"}) on the stdin it was started with and answers one JSON
+line ({"error": text or null}) on its stdout; the blocks themselves see stdin at its end and
+write to stderr."""
 
 from __future__ import annotations
 
@@ -15,11 +16,15 @@ import traceback
 
 
 def main() -> None:
+    requests = os.fdopen(os.dup(0), "r", encoding="utf-8")
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)  # a block that serves stdin (run_agent) reads its end at once
+    sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - open for the process's life
     os.dup2(2, 1)  # a block's print(), and its child processes, write to stderr
     sys.stdout = sys.stderr
     namespace: dict[str, object] = {"__name__": "__main__"}
-    for line in sys.stdin:
+    for line in requests:
         request = json.loads(line)
         error = None
         try:
@@ -33,6 +38,9 @@ def main() -> None:
         with contextlib.suppress(BrokenPipeError):
             answers.write(json.dumps({"error": error}) + "\n")
             answers.flush()
+    # A block may leave threads behind (run_agent's stdin reader): they must not keep the page's
+    # interpreter alive once the page is done.
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -80,7 +80,7 @@ class Reader:
         if self.python is not None:
             assert self.python.stdin is not None
             self.python.stdin.close()
-            self.python.wait(TIMEOUT)
+            assert self.python.wait(TIMEOUT) == 0, "the interpreter running the page's python blocks failed"
 
     def run(self, block: Block) -> None:
         if block.file is not None:
