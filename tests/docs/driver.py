@@ -33,7 +33,7 @@ def main() -> None:
             result = eval(code, namespace)
             if inspect.iscoroutine(result):
                 asyncio.run(result)
-        except BaseException:  # noqa: BLE001 - reported to the test, which fails with it
+        except BaseException:
             error = traceback.format_exc()
         with contextlib.suppress(BrokenPipeError):
             answers.write(json.dumps({"error": error}) + "\n")

@@ -10,10 +10,10 @@ import os
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from tests.docs.blocks import PAGES, PARSED, ROOT, RUN, SHOWN, Block, blocks, console_steps
 
