@@ -18,9 +18,10 @@ import traceback
 def main() -> None:
     requests = os.fdopen(os.dup(0), "r", encoding="utf-8")
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)  # a block that serves stdin (run_agent) reads its end at once
-    sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - open for the process's life
+    empty, writer = os.pipe()
+    os.close(writer)
+    os.dup2(empty, 0)  # a block that serves stdin (run_agent) reads its end at once (a pipe: epoll sees it)
+    sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - the empty pipe, for the process's life
     os.dup2(2, 1)  # a block's print(), and its child processes, write to stderr
     sys.stdout = sys.stderr
     namespace: dict[str, object] = {"__name__": "__main__"}
