@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from acpgen import __version__
-from acpgen.config import Target, load_config, schema_target
+from acpgen.config import Target, default_package, load_config, schema_target
 from acpgen.diagnostics import Diagnostic, Diagnostics
 from acpgen.ir.naming import package_name_problem
 from acpgen.write import real_folder
@@ -68,13 +68,13 @@ def resolve_targets(
                    f"--unstable {unstable.as_posix()} and --no-unstable contradict each other", "give one of them")
     if schema is not None:
         pkg = package if package is not None else (
-            real_folder(output).name if output else schema.stem.replace(".", "_"))
+            real_folder(output).name if output else default_package(schema, meta, protocol_version))
         problem = package_name_problem(pkg)
         if problem:
+            # The default (no --package, no --output) is always a valid name.
             where, source = (
-                ("option --package", "the package name") if package is not None
-                else (output.as_posix(), "the package name taken from the output folder's name") if output
-                else (schema.as_posix(), "the package name taken from the schema file's name"))
+                ("option --package", "the package name") if package is not None or output is None
+                else (output.as_posix(), "the package name taken from the output folder's name"))
             raise fail(where, "bad-package", f"{source} {pkg!r} cannot name a package: {problem}",
                        "pass --package NAME, e.g. --package acp_v1")
         target = schema_target(
@@ -117,7 +117,7 @@ def resolve_targets(
 
 SchemaArg = Annotated[Path | None, typer.Argument(help="schema.json to build; omit to build the targets of the tool.acpgen table.")]
 OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Folder of the generated package.")]
-PackageOpt = Annotated[str | None, typer.Option("--package", help="Package name (default: output folder name).")]
+PackageOpt = Annotated[str | None, typer.Option("--package", help="Package name (default: the output folder's name; without --output acp_v<N> for a known protocol version, else acp_generated).")]
 UnstableOpt = Annotated[Path | None, typer.Option("--unstable", help="The unstable companion (default: found beside SCHEMA).")]
 NoUnstableOpt = Annotated[bool, typer.Option("--no-unstable", help="Build the stable schema only.")]
 MetaOpt = Annotated[Path | None, typer.Option("--meta", help="meta.json to check the method table against.")]
@@ -153,7 +153,8 @@ def build(
             failed = True
             typer.echo(f"[{index}/{len(targets)}] {t.name}: failed; {t.output} left as it was", err=True)
         elif not quiet:
-            typer.echo(f"[{index}/{len(targets)}] {t.name}: wrote {len(result.files or {})} files to {t.output}")
+            # The generated files and the manifest beside them (write.MANIFEST): what the folder holds.
+            typer.echo(f"[{index}/{len(targets)}] {t.name}: wrote {len(result.files or {}) + 1} files to {t.output}")
     raise typer.Exit(EXIT_ERROR if failed else EXIT_OK)
 
 

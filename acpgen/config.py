@@ -4,6 +4,7 @@ that name the key."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import shlex
@@ -40,6 +41,27 @@ class Target:
     error_codes: dict[str, int] = field(default_factory=dict)
     allow_foreign: bool = False
     command: str = ""
+
+
+# The package name `acpgen build SCHEMA` uses when neither --package nor --output names one: the
+# schema file's name would be `schema` for every release (a PyPI package of that name exists), so
+# it is `acp_v<N>` when the protocol version is known and DEFAULT_PACKAGE otherwise.
+DEFAULT_PACKAGE = "acp_generated"
+
+
+def default_package(schema: Path, meta: Path | None, protocol_version: int | None) -> str:
+    """`acp_v<N>` for the version `--protocol-version` gives, else the `version` of the meta file
+    (given, or `meta.json` beside the schema); else DEFAULT_PACKAGE. An unreadable meta file only
+    loses the version here: the build itself reports it."""
+    if protocol_version is None:
+        meta_file = meta if meta is not None else schema.parent / "meta.json"
+        try:
+            version = json.loads(meta_file.read_text(encoding="utf-8")).get("version")
+        except (OSError, ValueError, AttributeError):
+            version = None
+        if isinstance(version, int) and not isinstance(version, bool) and version >= 0:
+            protocol_version = version
+    return f"acp_v{protocol_version}" if protocol_version is not None else DEFAULT_PACKAGE
 
 
 def schema_target(

@@ -109,7 +109,7 @@ MiB: Final = 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Caps, each with its default and its answer (the README's table has them all).
+    """Caps, each with its default and its answer (docs/remote.md's table has them all).
 
     Counts: past `max_connections` a new connection is refused (HTTP 503, or the WebSocket upgrade
     refused with 503); past `max_sessions` on one connection (sessions held plus session/new,

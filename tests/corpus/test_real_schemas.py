@@ -1,7 +1,7 @@
 """Real JSON-RPC and configuration schemas nobody here wrote (tests/corpus/real/, provenance in its
 SOURCES.json): every dated MCP schema, A2A v0.2.6 and v0.3.0, four SchemaStore schemas. Each builds
 with no configuration (or is refused with a located diagnostic, listed in REFUSED with the reason,
-as the README's corpus section says), imports, and all of them pass one `mypy --strict` run. The
+as docs/development.md's corpus section says), imports, and all of them pass one `mypy --strict` run. The
 examples MCP ships beside a schema (examples/<Type>/*.json) decode exactly when `jsonschema` says
 they are valid, and the valid ones round-trip.
 

@@ -199,3 +199,30 @@ def test_warnings_are_printed_by_default_and_quiet_hides_them(tmp_path: Path) ->
     assert re.search(r"wrote \d+ files to ", plain.stdout) and plain.stdout.endswith(f"{tmp_path / 'out' / 'p'}\n")
     verbose = run(["build", str(schema), "-o", str(tmp_path / "out" / "v"), "-v", "-q"], tmp_path)
     assert "schema.json#/$defs/Name" in verbose.stderr and "patern" in verbose.stderr
+
+
+def test_build_reports_the_number_of_files_it_wrote(tmp_path: Path) -> None:
+    result = run(["build", str(ROOT / "schema/v0_4/schema.json"), "-o", "out/pkg"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    written = [p for p in (tmp_path / "out" / "pkg").rglob("*") if p.is_file()]
+    assert f"wrote {len(written)} files to out/pkg" in result.stdout, (result.stdout, sorted(map(str, written)))
+
+
+@pytest.mark.parametrize(("extra", "meta", "package"), [
+    ([], None, "acp_generated"),                          # no version known: the fixed default
+    (["--protocol-version", "3"], None, "acp_v3"),         # the option's version
+    ([], {"version": 1}, "acp_v1"),                       # meta.json beside the schema
+    (["--protocol-version", "2"], {"version": 1}, "acp_v2"),  # the option wins, as in the build
+    ([], {"version": "1"}, "acp_generated"),              # not an integer: no version
+])
+def test_a_schema_named_schema_json_does_not_name_the_package_schema(
+    tmp_path: Path, extra: list[str], meta: dict[str, object] | None, package: str,
+) -> None:
+    folder = tmp_path / "rel"
+    folder.mkdir()
+    shutil.copy(ROOT / "schema/v0_4/schema.json", folder / "schema.json")
+    if meta is not None:
+        (folder / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    result = run(["build", "rel/schema.json", *extra], cwd=tmp_path)
+    assert f"wrote 17 files to generated/{package}\n" in result.stdout, result.stdout + result.stderr
+    assert (tmp_path / "generated" / package / "__init__.py").is_file()

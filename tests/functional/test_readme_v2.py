@@ -1,4 +1,4 @@
-"""README's "v1 -> v2" table: every change its last column names is in `acpgen diff acp_v1 acp_v2`,
+"""docs/v2.md's "v1 -> v2" table (moved there from the README): every change its last column names is in `acpgen diff acp_v1 acp_v2`,
 and the v2 rules the prose states are the ones the generated packages have."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from acp_v1 import rpc as rpc1
 from acp_v2 import rpc as rpc2
 
 ROOT = Path(__file__).resolve().parents[2]
-HEADING = "### v1 -> v2: what an agent author must change"
+HEADING = "## v1 -> v2: what an agent author must change"
 
 
 def table_rows() -> list[list[str]]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "v2.md").read_text(encoding="utf-8")
     section = text[text.index(HEADING):]
     rows = []
     for line in section.splitlines()[1:]:
@@ -39,7 +39,7 @@ def test_every_row_names_changes_acpgen_diff_reports() -> None:
         named = re.findall(r"`([a-z-]+) ([^`]+)`", row[2])
         assert named, f"row without diff changes: {row}"
         for kind, path in named:
-            assert (kind, path) in reported, f"README says `{kind} {path}`; acpgen diff does not report it"
+            assert (kind, path) in reported, f"docs/v2.md says `{kind} {path}`; acpgen diff does not report it"
 
 
 def test_the_prose_rules_hold_in_the_generated_packages() -> None:

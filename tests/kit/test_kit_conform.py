@@ -22,7 +22,7 @@ FAULTY_CLIENT = [sys.executable, str(KIT / "faulty_client.py")]
 FAULTY_AGENT_V2 = [sys.executable, str(KIT / "faulty_agent_v2.py")]
 FAULTY_CLIENT_V2 = [sys.executable, str(KIT / "faulty_client_v2.py")]
 PEERS = ROOT / "tests" / "peers"
-# What the official SDKs' peers (tests/peers) fail, as README.md reports it.
+# What the official SDKs' peers (tests/peers) fail, as docs/kit.md reports it.
 SDK_FAILURES = {
     "ts-agent": {"cancel_request.honoured"},
     "py-agent": {"rpc.parse_error", "init.version.invalid", "cancel_request.honoured"},

@@ -1,5 +1,5 @@
 """The scale story on loopback: two agent processes (examples/remote_agent.py, started with the
-README's Hypercorn and Uvicorn commands), a sticky router that sends a client back to the node named
+docs/remote.md's Hypercorn and Uvicorn commands), a sticky router that sends a client back to the node named
 by its `acp-node` cookie, and a session resumed with session/load after the connection dropped."""
 
 from __future__ import annotations

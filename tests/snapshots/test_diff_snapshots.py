@@ -154,8 +154,8 @@ def test_cli_bad_schema_exits_2_with_file_and_pointer(tmp_path: Path) -> None:
     assert "nothing compared" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_readme_excerpt_is_real_output() -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_docs_excerpt_is_real_output() -> None:
+    readme = (ROOT / "docs" / "diff.md").read_text()
     excerpt = readme.split("the whole output is `tests/snapshots/__snapshots__/test_diff_snapshots/test_real_pair[v1-to-v2-text].txt`):", 1)[1]
     excerpt = excerpt.split("```text\n", 1)[1].split("```", 1)[0]
     output = RENDERERS["text"](report("v1-to-v2")).splitlines()

@@ -1,4 +1,4 @@
-"""The README's interop matrix is generated from tests/interop/matrix.py, and each row names tests that
+"""docs/interop.md's interop matrix is generated from tests/interop/matrix.py, and each row names tests that
 exist (so "pass" in a row is what those tests assert, in the run CI makes)."""
 
 from __future__ import annotations
@@ -6,14 +6,14 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tests.interop.matrix import README, ROWS, readme_table, render
+from tests.interop.matrix import PAGE, ROWS, readme_table, render
 
 TESTS = Path(__file__).resolve().parents[1]
 
 
 def test_the_readme_table_is_the_generated_one() -> None:
-    assert readme_table(README.read_text(encoding="utf-8")) == render(), (
-        "the README's interop matrix differs from tests/interop/matrix.py: run `python -m tests.interop.matrix --write`")
+    assert readme_table(PAGE.read_text(encoding="utf-8")) == render(), (
+        "docs/interop.md's interop matrix differs from tests/interop/matrix.py: run `python -m tests.interop.matrix --write`")
 
 
 def test_every_row_names_tests_that_exist() -> None:
