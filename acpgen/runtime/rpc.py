@@ -29,7 +29,8 @@ import re
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Final, Literal, Protocol, TypeVar
 
@@ -67,6 +68,7 @@ __all__ = [
     "READ_CHUNK_BYTES",
     "REQUEST_CANCELLED",
     "SERVER_BUSY",
+    "CallTimeoutError",
     "Connection",
     "ConnectionClosedError",
     "ConnectionLimits",
@@ -74,6 +76,7 @@ __all__ = [
     "LineReader",
     "LineWriter",
     "MemoryTransport",
+    "MessageObserver",
     "MessageTooLargeError",
     "MessageTransport",
     "NonJsonLines",
@@ -106,6 +109,14 @@ common), or close the connection with an error."""
 
 T = TypeVar("T")
 
+Direction = Literal["in", "out"]
+"""Which way a message went: read from the peer, or written to it."""
+MessageObserver = Callable[[Direction, JsonValue, "bytes | str"], None]
+"""Sees every message a connection reads or writes, on every transport: `observer(direction,
+message, raw)` with the parsed JSON-RPC message (None for a line that is not JSON) and its text as
+read or written. Called after a message was read (before it is dispatched) and after it was
+written; it must not block. An observer that raises is logged and kept."""
+
 
 @dataclass(frozen=True, slots=True)
 class ConnectionLimits:
@@ -126,6 +137,11 @@ class ConnectionLimits:
     """Notifications waiting for their handler; past that reading pauses (see `Connection`)."""
     shutdown_grace: float = 2.0
     """Seconds notification handlers get to finish after the input ends before they are cancelled."""
+    receive_timeout: float | None = None
+    """Seconds a call waits for the peer's answer (None: no limit); past them the call raises
+    CallTimeoutError and the request is cancelled on the peer (`$/cancel_request`, when the schema
+    has it and `send_cancel_requests` is on). `Connection.timeout(seconds)` overrides it for the
+    calls made inside a `with` block."""
 
 
 class ProtocolError(RequestError):
@@ -142,6 +158,35 @@ class MessageTooLargeError(ValueError):
 
 class ConnectionClosedError(ConnectionError):
     """The connection ended before the peer answered."""
+
+
+class CallTimeoutError(TimeoutError):
+    """The peer did not answer a call in time (`ConnectionLimits.receive_timeout`,
+    `Connection.timeout`): the call stopped waiting, and the request was cancelled on the peer when
+    the schema has `$/cancel_request`. A late answer is ignored."""
+
+    def __init__(
+        self, method: str, request_id: int, seconds: float, cancelled_on_peer: bool
+    ) -> None:
+        told = (
+            f"the request was cancelled on the peer with {CANCEL_REQUEST}"
+            if cancelled_on_peer
+            else "the peer was not told (no cancel request in this protocol, or send_cancel_requests=False)"
+        )
+        super().__init__(
+            f"no answer to {method!r} (id {request_id}) within {seconds:g} s; {told}. Raise the "
+            "limit with ConnectionLimits(receive_timeout=...) or `with conn.timeout(seconds):`"
+        )
+        self.method = method
+        self.request_id = request_id
+        self.seconds = seconds
+        self.cancelled_on_peer = cancelled_on_peer
+
+
+# (connection, seconds) set by `Connection.timeout` for the calls made in its block.
+_CALL_TIMEOUT: ContextVar[tuple[object, float | None] | None] = ContextVar(
+    "acp_call_timeout", default=None
+)
 
 
 class LineReader(Protocol):
@@ -439,7 +484,8 @@ class Connection:
     connection is closed with an error rather than deadlock).
 
     `send_cancel_requests`: when a call is cancelled, tell the peer with `$/cancel_request` (if the
-    schema has it). `non_json_lines`: see `NonJsonLines`.
+    schema has it). `non_json_lines`: see `NonJsonLines`. `observers`: see `MessageObserver` (more
+    can be added with `add_observer`).
 
     It starts reading at once, so create it inside a running event loop. `await wait_closed()`
     returns when the input ends (or `close()` is called); calls still pending then raise
@@ -457,8 +503,10 @@ class Connection:
         limits: ConnectionLimits | None = None,
         send_cancel_requests: bool = True,
         non_json_lines: NonJsonLines = "answer",
+        observers: tuple[MessageObserver, ...] = (),
     ) -> None:
         self.limits = limits or ConnectionLimits()
+        self._observers: list[MessageObserver] = list(observers)
         self._handler = handler
         self._send_cancel_requests = send_cancel_requests
         self._non_json_lines = non_json_lines
@@ -535,6 +583,31 @@ class Connection:
         for task in list(self._session_tasks.get(session_id, ())):
             task.cancel()
 
+    def add_observer(self, observer: MessageObserver) -> Callable[[], None]:
+        """Have `observer` see every message read and written from now on (see `MessageObserver`);
+        returns a function that removes it."""
+        self._observers.append(observer)
+
+        def remove() -> None:
+            with contextlib.suppress(ValueError):
+                self._observers.remove(observer)
+
+        return remove
+
+    @contextlib.contextmanager
+    def timeout(self, seconds: float | None) -> Iterator[None]:
+        """Calls to the peer made on this connection inside the `with` block wait at most `seconds`
+        for their answer (None: no limit), instead of `ConnectionLimits.receive_timeout`:
+
+            with conn.timeout(5):
+                await conn.initialize(...)   # CallTimeoutError after 5 s without an answer
+        """
+        token = _CALL_TIMEOUT.set((self, seconds))
+        try:
+            yield
+        finally:
+            _CALL_TIMEOUT.reset(token)
+
     async def ext_method(self, method: str, params: JsonValue) -> JsonValue:
         """Call the peer's extension method (its name starts with `_`); the result is raw JSON."""
         if not method.startswith("_"):
@@ -564,9 +637,13 @@ class Connection:
         if self._closing:
             raise ConnectionClosedError(f"cannot call {method!r}: the connection is closed")
         request_id = self._next_id
-        data = _dumps(
-            {"jsonrpc": "2.0", "id": request_id, "method": method, "params": encode_value(params)}
-        )
+        message = {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": method,
+            "params": encode_value(params),
+        }
+        data = _dumps(message)
         self._check_size(data, f"the {method!r} request")
         self._next_id += 1
         future: asyncio.Future[JsonValue] = asyncio.get_running_loop().create_future()
@@ -575,17 +652,20 @@ class Connection:
         if from_worker:
             self._worker_calls += 1
             self._backlog.room.set()
+        timeout = self._call_timeout()
         try:
-            await self._write(data)
-            del data
-            raw = await future
+            await self._write(data, message)
+            del data, message
+            if timeout is None:
+                raw = await future
+            else:
+                try:
+                    raw = await asyncio.wait_for(future, timeout)
+                except asyncio.TimeoutError:
+                    told = self._cancel_on_peer(request_id)
+                    raise CallTimeoutError(method, request_id, timeout, told) from None
         except asyncio.CancelledError:
-            if (
-                self._pending.pop(request_id, None) is not None
-                and self._send_cancel_requests
-                and CANCEL_REQUEST in self._peer_methods
-            ):
-                self._spawn(self._notify_quietly(CANCEL_REQUEST, {"requestId": request_id}))
+            self._cancel_on_peer(request_id)
             raise
         finally:
             self._pending.pop(request_id, None)
@@ -593,12 +673,44 @@ class Connection:
                 self._worker_calls -= 1
         return decode(raw)
 
+    def _call_timeout(self) -> float | None:
+        scoped = _CALL_TIMEOUT.get()
+        if scoped is not None and scoped[0] is self:
+            return scoped[1]
+        return self.limits.receive_timeout
+
+    def _cancel_on_peer(self, request_id: int) -> bool:
+        """Stop waiting for `request_id` and tell the peer (`$/cancel_request`) if we may."""
+        if (
+            self._pending.pop(request_id, None) is not None
+            and self._send_cancel_requests
+            and CANCEL_REQUEST in self._peer_methods
+        ):
+            self._spawn(self._notify_quietly(CANCEL_REQUEST, {CANCEL_REQUEST_FIELD: request_id}))
+            return True
+        return False
+
     async def _notify(self, method: str, params: object) -> None:
         if self._closing:
             raise ConnectionClosedError(f"cannot send {method!r}: the connection is closed")
-        data = _dumps({"jsonrpc": "2.0", "method": method, "params": encode_value(params)})
+        message = {"jsonrpc": "2.0", "method": method, "params": encode_value(params)}
+        data = _dumps(message)
         self._check_size(data, f"the {method!r} notification")
-        await self._write(data)
+        await self._write(data, message)
+        if method == SESSION_CANCEL:
+            self._withdraw_for_session(message["params"])
+
+    def _withdraw_for_session(self, params: object) -> None:
+        """After we sent `session/cancel`: the peer's requests for that session that our handler
+        has not answered yet and whose result can say they were withdrawn (`WITHDRAWN_RESULTS`, as
+        `session/request_permission`'s `cancelled` outcome) are answered so now, their handlers
+        cancelled: a handler that forgets cannot wedge the session."""
+        session_id = params.get(SESSION_FIELD) if isinstance(params, dict) else None
+        if session_id is None:
+            return
+        for rid, entry in [*self._in_flight.items(), *self._waiting.items()]:
+            if entry.method in WITHDRAWN_RESULTS and entry.session_id == session_id:
+                self._cancel_entry(rid, entry, True)
 
     async def _notify_quietly(self, method: str, params: JsonValue) -> None:
         with contextlib.suppress(ConnectionError):
@@ -606,12 +718,21 @@ class Connection:
 
     # -- writing ------------------------------------------------------------------------------
 
-    async def _write(self, data: bytes) -> None:
+    async def _write(self, data: bytes, message: Mapping[str, object]) -> None:
         async with self._write_lock:
             try:
                 await self._transport.send(data)
             except (ConnectionError, RuntimeError) as exc:
                 raise ConnectionClosedError(f"the peer stopped reading: {exc}") from exc
+        if self._observers:
+            self._observe("out", message, data)
+
+    def _observe(self, direction: Direction, message: object, raw: bytes | str) -> None:
+        for observer in tuple(self._observers):
+            try:
+                observer(direction, message, raw)  # type: ignore[arg-type]
+            except Exception:
+                logger.exception("message observer %r failed", observer)
 
     def _check_size(self, data: bytes, what: str) -> None:
         """Raise MessageTooLargeError if one message is over the peer's limit."""
@@ -623,8 +744,9 @@ class Connection:
             )
 
     async def _reply(self, request_id: RequestId, result: object) -> None:
+        message = {"jsonrpc": "2.0", "id": request_id, "result": result}
         try:
-            data = _dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
+            data = _dumps(message)
             self._check_size(data, f"the result of request {request_id!r}")
         except (TypeError, ValueError) as exc:  # not JSON, or too large for the peer
             logger.error("cannot answer request %r with its result: %s", request_id, exc)
@@ -634,26 +756,26 @@ class Connection:
             )
             return
         try:
-            await self._write(data)
+            await self._write(data, message)
         except ConnectionClosedError as exc:
             logger.debug("could not answer request %r: %s", request_id, exc)
 
     async def _reply_error(self, request_id: RequestId, error: RequestError) -> None:
         try:
-            data = _dumps({"jsonrpc": "2.0", "id": request_id, "error": error.to_json()})
+            message = {"jsonrpc": "2.0", "id": request_id, "error": error.to_json()}
+            data = _dumps(message)
             if len(data) > self.limits.peer_max_line_bytes:
                 logger.warning(
                     "error data for request %r is over the peer's line limit; sent without it",
                     request_id,
                 )
-                data = _dumps(
-                    {
-                        "jsonrpc": "2.0",
-                        "id": request_id,
-                        "error": {"code": error.code, "message": error.message},
-                    }
-                )
-            await self._write(data)
+                message = {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "error": {"code": error.code, "message": error.message},
+                }
+                data = _dumps(message)
+            await self._write(data, message)
         except (ConnectionClosedError, TypeError, ValueError) as exc:
             logger.debug("could not send error for request %r: %s", request_id, exc)
 
@@ -738,8 +860,12 @@ class Connection:
         try:
             message = self._parse(line)
         except (ValueError, RecursionError) as exc:
+            if self._observers:
+                self._observe("in", None, line)
             await self._reply_error(None, RequestError.parse_error({"message": str(exc)}))
             return
+        if self._observers:
+            self._observe("in", None if message is _SKIP else message, line)
         if message is _SKIP:
             return
         if isinstance(message, list):

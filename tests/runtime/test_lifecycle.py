@@ -1,0 +1,228 @@
+"""The protocol's lifecycle by construction (issue 24): a client's `session/cancel` answers that
+session's pending permission requests itself, responses and requests reach handlers after the
+notifications sent before them, updates for a session being created are held until its creator
+returns, capability gates, observers on every transport, receive timeouts and trace context. Real
+connections: stdio-like pipes (`duplex`, a `StreamTransport`) and `memory_pair`, acp_v1 and acp_v2."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from tests.runtime_support import RawPeer, duplex
+
+VERSIONS = ["acp_v1", "acp_v2"]
+MESSAGES = Path(__file__).resolve().parents[1] / "fixtures" / "messages"
+UPDATE_FIXTURE = {"acp_v1": "SessionNotification", "acp_v2": "UpdateSessionNotification"}
+
+
+def fixture(version: str, name: str, **changes: Any) -> dict[str, Any]:
+    """The first example of `name` in the version's message fixtures, with `changes` applied."""
+    value = json.loads((MESSAGES / version.removeprefix("acp_") / f"{name}.json").read_text())[0]
+    return {**value, **changes}
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, 10))
+
+
+def package(version: str) -> ModuleType:
+    return importlib.import_module(version)
+
+
+def client_over_pipes(pkg: ModuleType, client: Any, **options: Any) -> tuple[Any, RawPeer]:
+    """A ClientSideConnection over a stdio-like pipe pair, and the raw agent at the other end."""
+    ours, theirs = duplex()
+    conn = pkg.ClientSideConnection(client, ours[0], ours[1], **options)
+    return conn, RawPeer(*theirs)
+
+
+def agent_over_pipes(pkg: ModuleType, agent: Any, **options: Any) -> tuple[Any, RawPeer]:
+    ours, theirs = duplex()
+    conn = pkg.AgentSideConnection(agent, ours[0], ours[1], **options)
+    return conn, RawPeer(*theirs)
+
+
+# -- 1. session/cancel answers the session's pending permission requests ------------------------
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_session_cancel_answers_pending_permission_requests_with_cancelled(version: str) -> None:
+    pkg = package(version)
+
+    class ForgetfulClient(pkg.Client):  # type: ignore[name-defined, misc]
+        def __init__(self) -> None:
+            self.asked: list[str] = []
+            self.stopped: list[str] = []
+
+        async def session_request_permission(self, params: Any) -> Any:
+            self.asked.append(params.session_id)
+            try:
+                await asyncio.Event().wait()  # never answers by itself
+            except asyncio.CancelledError:
+                self.stopped.append(params.session_id)
+                raise
+
+    async def main() -> None:
+        client = ForgetfulClient()
+        conn, agent = client_over_pipes(pkg, client)
+        agent.send({"jsonrpc": "2.0", "id": 7, "method": "session/request_permission",
+                    "params": fixture(version, "RequestPermissionRequest", sessionId="s1")})
+        agent.send({"jsonrpc": "2.0", "id": 8, "method": "session/request_permission",
+                    "params": fixture(version, "RequestPermissionRequest", sessionId="other")})
+        while len(client.asked) < 2:
+            await asyncio.sleep(0.01)
+        await conn.session_cancel(session_id="s1")
+        first = await agent.recv()
+        assert first == {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}}
+        answer = await agent.recv()
+        assert answer == {"jsonrpc": "2.0", "id": 7, "result": {"outcome": {"outcome": "cancelled"}}}
+        assert client.stopped == ["s1"]
+        # the other session's request is still the handler's to answer
+        with pytest.raises(asyncio.TimeoutError):
+            await agent.recv(timeout=0.2)
+        await conn.close()
+
+    run(main())
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_permission_answer_given_before_the_cancel_is_kept(version: str) -> None:
+    pkg = package(version)
+    chosen = fixture(version, "RequestPermissionRequest")["options"][0]["optionId"]
+
+    class PromptClient(pkg.Client):  # type: ignore[name-defined, misc]
+        async def session_request_permission(self, params: Any) -> Any:
+            return pkg.decode("RequestPermissionResponse",
+                              {"outcome": {"outcome": "selected", "optionId": chosen}})
+
+    async def main() -> None:
+        conn, agent = client_over_pipes(pkg, PromptClient())
+        agent.send({"jsonrpc": "2.0", "id": 1, "method": "session/request_permission",
+                    "params": fixture(version, "RequestPermissionRequest", sessionId="s1")})
+        answer = await agent.recv()
+        await conn.session_cancel(session_id="s1")
+        assert answer["result"]["outcome"] == {"outcome": "selected", "optionId": chosen}
+        assert (await agent.recv())["method"] == "session/cancel"
+        with pytest.raises(asyncio.TimeoutError):
+            await agent.recv(timeout=0.2)
+        await conn.close()
+
+    run(main())
+
+
+# -- 5. observers and receive timeouts -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_observers_see_every_message_in_and_out_over_pipes(version: str) -> None:
+    pkg = package(version)
+    seen: list[tuple[str, Any, bytes | str]] = []
+
+    async def main() -> None:
+        conn, agent = client_over_pipes(
+            pkg, pkg.Client(), observers=(lambda d, m, raw: seen.append((d, m, raw)),))
+        call = asyncio.ensure_future(conn.call_raw("_vendor/ping", {"n": 1}))
+        request = await agent.recv()
+        agent.send_line("not json\n")
+        agent.send({"jsonrpc": "2.0", "id": request["id"], "result": {"pong": True}})
+        assert await call == {"pong": True}
+        update = fixture(version, UPDATE_FIXTURE[version])
+        agent.send({"jsonrpc": "2.0", "method": "session/update", "params": update})
+        await asyncio.sleep(0.05)
+        await conn.close()
+
+    run(main())
+    assert [(d, m and m.get("method", m.get("id"))) for d, m, _ in seen] == [
+        ("out", "_vendor/ping"), ("in", None), ("in", 0), ("in", "session/update")]
+    out_raw = seen[0][2]
+    assert isinstance(out_raw, bytes) and json.loads(out_raw) == seen[0][1]
+    assert seen[1][2] in ("not json", b"not json")
+    assert seen[3][1]["params"] == fixture(version, UPDATE_FIXTURE[version])
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_observers_on_memory_pair_and_add_observer_removal(version: str) -> None:
+    pkg = package(version)
+    seen: list[tuple[str, Any]] = []
+    agent_side: list[tuple[str, Any]] = []
+
+    class Agent(pkg.Agent):  # type: ignore[name-defined, misc]
+        async def initialize(self, params: Any) -> Any:
+            return pkg.decode("InitializeResponse", fixture(version, "InitializeResponse"))
+
+    async def main() -> None:
+        async with pkg.memory_pair(Agent(), pkg.Client(),
+                                   observers=(lambda d, m, raw: seen.append((d, m)),)) as (a, c):
+            remove = a.add_observer(lambda d, m, raw: agent_side.append((d, m)))
+            init = pkg.decode("InitializeRequest", fixture(version, "InitializeRequest"))
+            await c.initialize(init)
+            remove()
+            await c.initialize(init)
+
+    run(main())
+    assert [(d, "method" in m) for d, m in seen] == [("out", True), ("in", False)] * 2
+    assert [(d, m.get("method")) for d, m in agent_side] == [("in", "initialize"), ("out", None)]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_an_observer_that_raises_is_logged_and_the_message_still_goes(
+    version: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    pkg = package(version)
+
+    def broken(direction: str, message: Any, raw: bytes | str) -> None:
+        raise RuntimeError("observer bug")
+
+    async def main() -> Any:
+        conn, agent = client_over_pipes(pkg, pkg.Client(), observers=(broken,))
+        call = asyncio.ensure_future(conn.call_raw("_x", {}))
+        request = await agent.recv()
+        agent.send({"jsonrpc": "2.0", "id": request["id"], "result": {"ok": 1}})
+        result = await call
+        await conn.close()
+        return result
+
+    assert run(main()) == {"ok": 1}
+    assert "message observer" in caplog.text and "observer bug" in caplog.text
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_call_past_the_receive_timeout_raises_and_is_cancelled_on_the_peer(version: str) -> None:
+    pkg = package(version)
+
+    async def main() -> None:
+        conn, agent = client_over_pipes(
+            pkg, pkg.Client(), limits=pkg.rpc.ConnectionLimits(receive_timeout=0.1))
+        with pytest.raises(pkg.rpc.CallTimeoutError) as info:
+            await conn.session_new(**_new_session_fields(version))
+        assert info.value.method == "session/new" and info.value.cancelled_on_peer
+        assert "within 0.1 s" in str(info.value) and "receive_timeout" in str(info.value)
+        request = await agent.recv()
+        assert request["method"] == "session/new"
+        cancel = await agent.recv()
+        assert cancel == {"jsonrpc": "2.0", "method": "$/cancel_request",
+                          "params": {"requestId": request["id"]}}
+        # a late answer is ignored; the per-call override waits longer than the default
+        agent.send({"jsonrpc": "2.0", "id": request["id"], "result": {"sessionId": "late"}})
+        with conn.timeout(5):
+            call = asyncio.ensure_future(conn.call_raw("_slow", {}))
+            second = await agent.recv()
+            await asyncio.sleep(0.3)
+            agent.send({"jsonrpc": "2.0", "id": second["id"], "result": {"done": True}})
+            assert await call == {"done": True}
+        with conn.timeout(0.05), pytest.raises(TimeoutError):
+            await conn.call_raw("_slow", {})
+        await conn.close()
+
+    run(main())
+
+
+def _new_session_fields(version: str) -> dict[str, Any]:
+    return {"cwd": "/", "mcp_servers": []} if version == "acp_v1" else {"cwd": "/"}
