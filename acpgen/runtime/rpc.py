@@ -43,6 +43,7 @@ from ._protocol import (
     NEGOTIATE,
     NULL_REQUEST_ID,
     SESSION_CANCEL,
+    SESSION_CREATORS,
     SESSION_FIELD,
     WITHDRAWN_RESULTS,
     RequestError,
@@ -135,6 +136,11 @@ class ConnectionLimits:
     """Requests waiting for one of those slots; past that a request is answered -32001."""
     notification_backlog: int = 1024
     """Notifications waiting for their handler; past that reading pauses (see `Connection`)."""
+    held_updates: int = 1024
+    """Notifications naming a session that is not known yet, held while a call creating a session
+    (`session/new`, any of `SESSION_CREATORS`) waits for its answer, so that they reach the handler
+    after the caller has the new session's id. Past this many, the oldest held one is handled at
+    once (with a warning), in order: nothing is dropped."""
     shutdown_grace: float = 2.0
     """Seconds notification handlers get to finish after the input ends before they are cancelled."""
     receive_timeout: float | None = None
@@ -419,6 +425,7 @@ class _InFlight:
     params: JsonValue
     task: asyncio.Task[None] | None = None  # None while it waits for a slot
     by_session_cancel: bool = False
+    barrier: asyncio.Future[None] | None = None  # set once the notifications before it are handled
 
 
 _SKIP: Final = object()
@@ -524,6 +531,12 @@ class Connection:
         self._handled = 0  # notifications handled so far
         self._worker_calls = 0  # calls the notification handler is waiting on
         self._deferred: deque[tuple[int, Callable[[], None]]] = deque()
+        self._barriers: set[asyncio.Future[None]] = set()  # requests waiting for notifications
+        self._creating = 0  # our calls creating a session that wait for their answer
+        self._known_sessions: set[str] = set()  # sessions we named or that a creator returned
+        self._held: deque[tuple[str, JsonValue]] = deque()  # notifications for unknown sessions
+        self._released: deque[tuple[str, JsonValue]] = deque()  # held ones to handle now
+        self._warned_held = False
         self._write_lock = asyncio.Lock()
         self._closing = False
         self._close_reason = ""
@@ -652,6 +665,15 @@ class Connection:
         if from_worker:
             self._worker_calls += 1
             self._backlog.room.set()
+            for barrier in self._barriers:  # the peer may answer only after those requests
+                if not barrier.done():
+                    barrier.set_result(None)
+            self._barriers.clear()
+        creating = method in SESSION_CREATORS
+        if creating:
+            self._creating += 1
+        else:
+            self._know_session(message["params"])
         timeout = self._call_timeout()
         try:
             await self._write(data, message)
@@ -664,6 +686,8 @@ class Connection:
                 except asyncio.TimeoutError:
                     told = self._cancel_on_peer(request_id)
                     raise CallTimeoutError(method, request_id, timeout, told) from None
+            if creating:
+                self._know_session(raw)
         except asyncio.CancelledError:
             self._cancel_on_peer(request_id)
             raise
@@ -671,7 +695,35 @@ class Connection:
             self._pending.pop(request_id, None)
             if from_worker:
                 self._worker_calls -= 1
+            if creating:
+                self._creating -= 1
+                self._release_held()
         return decode(raw)
+
+    def _know_session(self, fields: object) -> None:
+        session_id = fields.get(SESSION_FIELD) if isinstance(fields, dict) else None
+        if isinstance(session_id, str):
+            self._known_sessions.add(session_id)
+
+    def _holds(self, params: JsonValue) -> bool:
+        """Whether a notification waits for a session creator's answer: it names a session that
+        we have not named and no creator has returned, while a creator waits."""
+        session_id = params.get(SESSION_FIELD) if isinstance(params, dict) else None
+        return isinstance(session_id, str) and session_id not in self._known_sessions
+
+    def _release_held(self) -> None:
+        """Called when a creator's caller has its answer: held notifications whose session is now
+        known (all of them once no creator waits) are handled next, in the order they came."""
+        if not self._held:
+            return
+        keep: deque[tuple[str, JsonValue]] = deque()
+        for item in self._held:
+            if self._creating and self._holds(item[1]):
+                keep.append(item)
+            else:
+                self._released.append(item)
+        self._held = keep
+        self._backlog.ready.set()
 
     def _call_timeout(self) -> float | None:
         scoped = _CALL_TIMEOUT.get()
@@ -697,6 +749,7 @@ class Connection:
         data = _dumps(message)
         self._check_size(data, f"the {method!r} notification")
         await self._write(data, message)
+        self._know_session(message["params"])
         if method == SESSION_CANCEL:
             self._withdraw_for_session(message["params"])
 
@@ -1011,6 +1064,10 @@ class Connection:
             params.get(SESSION_FIELD) if isinstance(params, dict) and SESSION_FIELD else None
         )
         entry = _InFlight(method, session_id, params)
+        if self._handled < self._received and self._worker_calls == 0:
+            # Handled after the notifications read before it (a permission request after the
+            # tool call update it is about), unless the notification handler waits for the peer.
+            entry.barrier = self._barrier(self._received)
         if len(self._in_flight) < self.limits.max_requests_in_flight:
             self._start(request_id, entry)
         elif len(self._waiting) < self.limits.request_backlog:
@@ -1025,6 +1082,19 @@ class Connection:
                     }
                 ),
             )
+
+    def _barrier(self, mark: int) -> asyncio.Future[None]:
+        """A future set once `mark` notifications have been handled."""
+        barrier: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._barriers.add(barrier)
+
+        def reached() -> None:
+            self._barriers.discard(barrier)
+            if not barrier.done():
+                barrier.set_result(None)
+
+        self._deferred.append((mark, reached))
+        return barrier
 
     def _start(self, request_id: RequestId, entry: _InFlight) -> None:
         params, entry.params = entry.params, None
@@ -1058,6 +1128,9 @@ class Connection:
     ) -> None:
         method = entry.method
         try:
+            if entry.barrier is not None:
+                await entry.barrier
+                entry.barrier = None
             result = await self._dispatch_request(method, params)
         except RequestError as error:
             await self._reply_error(request_id, error)
@@ -1132,14 +1205,23 @@ class Connection:
 
     async def _handle_notifications(self) -> None:
         backlog = self._backlog
+        released = self._released
         while True:
-            while not backlog.items:
+            while not backlog.items and not released:
                 if backlog.stopped:
                     return
                 backlog.ready.clear()
                 await backlog.ready.wait()
+            if released:  # counted as handled when they were held
+                await self._handle_released()
+                continue
             method, params = backlog.items.popleft()
             backlog.room.set()
+            if self._creating and SESSION_FIELD and self._holds(params):
+                self._hold(method, params)
+                del params
+                self._count_handled()
+                continue
             try:
                 await self._dispatch_notification(method, params)
             except asyncio.CancelledError:
@@ -1158,9 +1240,34 @@ class Connection:
                 logger.exception("handler of notification %r failed", method)
             finally:
                 del params
-                self._handled += 1
-                while self._deferred and self._deferred[0][0] <= self._handled:
-                    self._deferred.popleft()[1]()
+                self._count_handled()
+
+    def _count_handled(self) -> None:
+        self._handled += 1
+        while self._deferred and self._deferred[0][0] <= self._handled:
+            self._deferred.popleft()[1]()
+
+    def _hold(self, method: str, params: JsonValue) -> None:
+        self._held.append((method, params))
+        if len(self._held) > self.limits.held_updates:
+            if not self._warned_held:
+                self._warned_held = True
+                logger.warning(
+                    "more than %d notifications for sessions not created yet are held "
+                    "(ConnectionLimits.held_updates); handling the oldest without waiting",
+                    self.limits.held_updates,
+                )
+            self._released.append(self._held.popleft())
+
+    async def _handle_released(self) -> None:
+        method, params = self._released.popleft()
+        try:
+            await self._dispatch_notification(method, params)
+        except asyncio.CancelledError:
+            if self._closing:
+                raise
+        except Exception:
+            logger.exception("handler of notification %r failed", method)
 
     async def _dispatch_notification(self, method: str, params: JsonValue) -> None:
         info = self._methods.get(method)
@@ -1235,6 +1342,8 @@ class Connection:
         self._waiting.clear()
         # Notifications already received are still handled (and the responses queued behind them
         # delivered), for at most `shutdown_grace` seconds; then the worker is cancelled.
+        self._released.extend(self._held)
+        self._held.clear()
         self._backlog.stopped = True
         self._backlog.ready.set()
         try:

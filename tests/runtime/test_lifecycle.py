@@ -226,3 +226,205 @@ def test_a_call_past_the_receive_timeout_raises_and_is_cancelled_on_the_peer(ver
 
 def _new_session_fields(version: str) -> dict[str, Any]:
     return {"cwd": "/", "mcp_servers": []} if version == "acp_v1" else {"cwd": "/"}
+
+
+# -- 2. wire order: responses and requests after the notifications sent before them --------------
+
+
+def recording_client(pkg: ModuleType, log: list[str], update_delay: float = 0.0) -> Any:
+    class Recording(pkg.Client):  # type: ignore[name-defined, misc]
+        async def session_update(self, params: Any) -> None:
+            await asyncio.sleep(update_delay)  # a handler that takes time (a UI repaint)
+            log.append(f"update {params.session_id}")
+
+        async def session_request_permission(self, params: Any) -> Any:
+            log.append(f"permission {params.session_id}")
+            return pkg.decode("RequestPermissionResponse", {"outcome": {"outcome": "cancelled"}})
+
+    return Recording()
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_response_is_delivered_after_every_notification_sent_before_it(version: str) -> None:
+    pkg = package(version)
+    log: list[str] = []
+
+    async def main() -> None:
+        conn, agent = client_over_pipes(pkg, recording_client(pkg, log, 0.001))
+        call = asyncio.ensure_future(conn.call_raw("_turn", {}))
+        request = await agent.recv()
+        for _ in range(20):
+            agent.send({"jsonrpc": "2.0", "method": "session/update",
+                        "params": fixture(version, UPDATE_FIXTURE[version], sessionId="s1")})
+        agent.send({"jsonrpc": "2.0", "id": request["id"], "result": {}})
+        await call
+        log.append("answer")
+        await conn.close()
+
+    run(main())
+    assert log == ["update s1"] * 20 + ["answer"]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_request_reaches_its_handler_after_the_notifications_sent_before_it(version: str) -> None:
+    """A permission request after the update announcing its tool call: the client's permission
+    handler runs once the update was handled (before, the request ran at once, beside it)."""
+    pkg = package(version)
+    log: list[str] = []
+
+    async def main() -> None:
+        conn, agent = client_over_pipes(pkg, recording_client(pkg, log, 0.05))
+        agent.send({"jsonrpc": "2.0", "method": "session/update",
+                    "params": fixture(version, UPDATE_FIXTURE[version], sessionId="s1")})
+        agent.send({"jsonrpc": "2.0", "id": 1, "method": "session/request_permission",
+                    "params": fixture(version, "RequestPermissionRequest", sessionId="s1")})
+        answer = await agent.recv()
+        assert answer["id"] == 1 and answer["result"] == {"outcome": {"outcome": "cancelled"}}
+        await conn.close()
+
+    run(main())
+    assert log == ["update s1", "permission s1"]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_notification_handler_waiting_for_the_peer_does_not_hold_its_requests(version: str) -> None:
+    """The agent answers the update handler's call only after the client answered its permission
+    request (sent after the update): the request is not held behind that handler (no deadlock)."""
+    pkg = package(version)
+    log: list[str] = []
+
+    class Asking(pkg.Client):  # type: ignore[name-defined, misc]
+        def __init__(self) -> None:
+            self.conn: Any = None
+
+        async def session_update(self, params: Any) -> None:
+            log.append("update asks")
+            log.append(f"agent said {await self.conn.call_raw('_ask', {})}")
+
+        async def session_request_permission(self, params: Any) -> Any:
+            log.append("permission")
+            return pkg.decode("RequestPermissionResponse", {"outcome": {"outcome": "cancelled"}})
+
+    async def main() -> None:
+        client = Asking()
+        conn, agent = client_over_pipes(pkg, client)
+        client.conn = conn
+        agent.send({"jsonrpc": "2.0", "method": "session/update",
+                    "params": fixture(version, UPDATE_FIXTURE[version], sessionId="s1")})
+        agent.send({"jsonrpc": "2.0", "id": 1, "method": "session/request_permission",
+                    "params": fixture(version, "RequestPermissionRequest", sessionId="s1")})
+        ask = await agent.recv()
+        assert ask["method"] == "_ask"
+        assert (await agent.recv())["id"] == 1  # answered while the update handler waits
+        agent.send({"jsonrpc": "2.0", "id": ask["id"], "result": {"n": 1}})
+        await asyncio.sleep(0.05)
+        await conn.close()
+
+    run(main())
+    assert log == ["update asks", "permission", "agent said {'n': 1}"]
+
+
+# -- 3. updates for a session being created wait for its creator's answer ------------------------
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_updates_for_a_session_not_returned_yet_wait_for_session_new(version: str) -> None:
+    pkg = package(version)
+    log: list[str] = []
+
+    async def main() -> None:
+        conn, agent = client_over_pipes(pkg, recording_client(pkg, log))
+        call = asyncio.ensure_future(conn.session_new(**_new_session_fields(version)))
+        request = await agent.recv()
+        for sid in ("new1", "known", "new1"):
+            agent.send({"jsonrpc": "2.0", "method": "session/update",
+                        "params": fixture(version, UPDATE_FIXTURE[version], sessionId=sid)})
+        agent.send({"jsonrpc": "2.0", "id": request["id"],
+                    "result": fixture(version, "NewSessionResponse", sessionId="new1")})
+        session = await call
+        log.append(f"created {session.session_id}")  # before the held updates are handled
+        await asyncio.sleep(0.05)
+        await conn.close()
+
+    run(main())
+    # every update names a session unknown while session/new waits: all held, in order
+    assert log == ["created new1", "update new1", "update known", "update new1"]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_updates_for_a_session_we_named_are_not_held(version: str) -> None:
+    pkg = package(version)
+    log: list[str] = []
+
+    async def main() -> None:
+        conn, agent = client_over_pipes(pkg, recording_client(pkg, log))
+        await conn.session_cancel(session_id="old")  # the client named session "old"
+        await agent.recv()
+        call = asyncio.ensure_future(conn.session_new(**_new_session_fields(version)))
+        request = await agent.recv()
+        for sid in ("old", "new2"):
+            agent.send({"jsonrpc": "2.0", "method": "session/update",
+                        "params": fixture(version, UPDATE_FIXTURE[version], sessionId=sid)})
+        while not log:
+            await asyncio.sleep(0.01)
+        assert log == ["update old"]  # handled while session/new waits; new2 is held
+        agent.send({"jsonrpc": "2.0", "id": request["id"],
+                    "result": fixture(version, "NewSessionResponse", sessionId="new2")})
+        await call
+        log.append("created")
+        await asyncio.sleep(0.05)
+        await conn.close()
+
+    run(main())
+    assert log == ["update old", "created", "update new2"]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_held_updates_past_the_bound_are_handled_in_order_with_a_warning(
+    version: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    pkg = package(version)
+    log: list[str] = []
+
+    async def main() -> None:
+        conn, agent = client_over_pipes(pkg, recording_client(pkg, log),
+                                        limits=pkg.rpc.ConnectionLimits(held_updates=2))
+        call = asyncio.ensure_future(conn.session_new(**_new_session_fields(version)))
+        request = await agent.recv()
+        for sid in ("a", "b", "c", "d"):
+            agent.send({"jsonrpc": "2.0", "method": "session/update",
+                        "params": fixture(version, UPDATE_FIXTURE[version], sessionId=sid)})
+        while len(log) < 2:
+            await asyncio.sleep(0.01)
+        assert log == ["update a", "update b"]  # the two past the bound, oldest first
+        agent.send({"jsonrpc": "2.0", "id": request["id"],
+                    "result": fixture(version, "NewSessionResponse", sessionId="x")})
+        await call
+        await asyncio.sleep(0.05)
+        await conn.close()
+
+    run(main())
+    assert log == ["update a", "update b", "update c", "update d"]
+    assert "ConnectionLimits.held_updates" in caplog.text
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_failed_session_new_releases_what_it_held(version: str) -> None:
+    pkg = package(version)
+    log: list[str] = []
+
+    async def main() -> None:
+        conn, agent = client_over_pipes(pkg, recording_client(pkg, log))
+        call = asyncio.ensure_future(conn.session_new(**_new_session_fields(version)))
+        request = await agent.recv()
+        agent.send({"jsonrpc": "2.0", "method": "session/update",
+                    "params": fixture(version, UPDATE_FIXTURE[version], sessionId="z")})
+        agent.send({"jsonrpc": "2.0", "id": request["id"],
+                    "error": {"code": -32603, "message": "no"}})
+        with pytest.raises(pkg.RequestError):
+            await call
+        await asyncio.sleep(0.05)
+        await conn.close()
+
+    run(main())
+    assert log == ["update z"]
