@@ -44,6 +44,7 @@ from ._protocol import (
     CANCEL_REQUEST_FIELD,
     CANCELLED_BY_SESSION,
     CANCELLED_RESULTS,
+    INITIALIZE,
     NEGOTIATE,
     NULL_REQUEST_ID,
     SESSION_CANCEL,
@@ -74,6 +75,7 @@ __all__ = [
     "REQUEST_CANCELLED",
     "SERVER_BUSY",
     "CallTimeoutError",
+    "CapabilityError",
     "Connection",
     "ConnectionClosedError",
     "ConnectionLimits",
@@ -194,6 +196,30 @@ class CallTimeoutError(TimeoutError):
 
 
 # (connection, seconds) set by `Connection.timeout` for the calls made in its block.
+class CapabilityError(RuntimeError):
+    """A call or notification the peer did not advertise in the `initialize` exchange: nothing was
+    sent. `capability` is the path of the capability that gates `method` (from the schema)."""
+
+    def __init__(self, method: str, capability: tuple[str, ...]) -> None:
+        path = ".".join(capability)
+        super().__init__(
+            f"not sending {method!r}: the peer did not advertise {path} in the initialize "
+            f"exchange, so it need not handle it. Check the capability before calling, or set "
+            "`check_capabilities=False` on the connection to send it anyway"
+        )
+        self.method = method
+        self.capability = capability
+
+
+def advertised(init: JsonValue, path: tuple[str, ...]) -> bool:
+    """Whether the capability at `path` of an `initialize` params or result is present: `true`, or
+    an object (v2's markers, `{}` included); absent, `null` and `false` are not."""
+    value: object = init
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value is True or isinstance(value, dict)
+
+
 _CALL_TIMEOUT: ContextVar[tuple[object, float | None] | None] = ContextVar(
     "acp_call_timeout", default=None
 )
@@ -496,13 +522,23 @@ class Connection:
 
     `send_cancel_requests`: when a call is cancelled, tell the peer with `$/cancel_request` (if the
     schema has it). `non_json_lines`: see `NonJsonLines`. `observers`: see `MessageObserver` (more
-    can be added with `add_observer`).
+    can be added with `add_observer`). `check_capabilities`: after `initialize`, a call or
+    notification gated by a capability the peer did not advertise raises CapabilityError instead
+    of being sent.
 
     It starts reading at once, so create it inside a running event loop. `await wait_closed()`
     returns when the input ends (or `close()` is called); calls still pending then raise
     ConnectionClosedError. Use the side classes (`AgentSideConnection`, `ClientSideConnection`) rather
     than this class directly.
     """
+
+    _peer_gates: Mapping[str, tuple[str, ...]] = {}
+    """The peer's methods gated by its capabilities (the sides set `_protocol.py`'s tables)."""
+    _own_gates: Mapping[str, tuple[str, ...]] = {}
+    """Ours, gated by the capabilities we advertise."""
+    _interfaces: tuple[type, ...] = ()
+    """The interface classes whose own methods answer -32601 (a handler that does not override one
+    does not handle it)."""
 
     def __init__(
         self,
@@ -515,9 +551,18 @@ class Connection:
         send_cancel_requests: bool = True,
         non_json_lines: NonJsonLines = "answer",
         observers: tuple[MessageObserver, ...] = (),
+        check_capabilities: bool = True,
     ) -> None:
         self.limits = limits or ConnectionLimits()
         self._observers: list[MessageObserver] = list(observers)
+        self.check_capabilities = check_capabilities
+        """Refuse (CapabilityError) to send a method the peer did not advertise (see
+        `_protocol.py`'s AGENT_CAPABILITIES / CLIENT_CAPABILITIES); set it False to send anyway."""
+        self.peer_initialize: JsonValue = None
+        """The peer's side of the `initialize` exchange as it came (the client's params or the
+        agent's result, holding its capabilities); None until it happened."""
+        self.own_initialize: JsonValue = None
+        """Our side of it (the params we sent or the result we answered)."""
         self._handler = handler
         self._send_cancel_requests = send_cancel_requests
         self._non_json_lines = non_json_lines
@@ -600,6 +645,25 @@ class Connection:
         for task in list(self._session_tasks.get(session_id, ())):
             task.cancel()
 
+    def unhandled_capabilities(self, initialize: JsonValue = None) -> list[tuple[str, str]]:
+        """The capabilities advertised in `initialize` (default: what this end sent or answered in
+        the exchange) whose method this end's handler does not implement, as (capability path,
+        method) pairs, e.g. `[("agentCapabilities.loadSession", "session/load")]`: the peer will
+        call them and get -32601. An agent warns about them when it answers `initialize`."""
+        init = self.own_initialize if initialize is None else initialize
+        found = []
+        for method, path in self._own_gates.items():
+            info = self._methods.get(method)
+            if info is not None and advertised(init, path) and not self._implements(info.handler):
+                found.append((".".join(path), method))
+        return found
+
+    def _implements(self, name: str) -> bool:
+        own = getattr(type(self._handler), name, None)
+        if own is None:
+            return getattr(self._handler, name, None) is not None
+        return not any(own is getattr(base, name, None) for base in self._interfaces)
+
     def add_observer(self, observer: MessageObserver) -> Callable[[], None]:
         """Have `observer` see every message read and written from now on (see `MessageObserver`);
         returns a function that removes it."""
@@ -653,6 +717,8 @@ class Connection:
     async def _call(self, method: str, params: object, decode: Callable[[object], T]) -> T:
         if self._closing:
             raise ConnectionClosedError(f"cannot call {method!r}: the connection is closed")
+        if self.peer_initialize is not None and self.check_capabilities:
+            self._check_advertised(method)
         request_id = self._next_id
         message = {
             "jsonrpc": "2.0",
@@ -692,6 +758,8 @@ class Connection:
                     raise CallTimeoutError(method, request_id, timeout, told) from None
             if creating:
                 self._know_session(raw)
+            if method == INITIALIZE and INITIALIZE:
+                self.own_initialize, self.peer_initialize = _identity(encode_value(params)), raw
         except asyncio.CancelledError:
             self._cancel_on_peer(request_id)
             raise
@@ -729,6 +797,11 @@ class Connection:
         self._held = keep
         self._backlog.ready.set()
 
+    def _check_advertised(self, method: str) -> None:
+        path = self._peer_gates.get(method)
+        if path is not None and not advertised(self.peer_initialize, path):
+            raise CapabilityError(method, path)
+
     def _call_timeout(self) -> float | None:
         scoped = _CALL_TIMEOUT.get()
         if scoped is not None and scoped[0] is self:
@@ -749,6 +822,8 @@ class Connection:
     async def _notify(self, method: str, params: object) -> None:
         if self._closing:
             raise ConnectionClosedError(f"cannot send {method!r}: the connection is closed")
+        if self.peer_initialize is not None and self.check_capabilities:
+            self._check_advertised(method)
         message = {"jsonrpc": "2.0", "method": method, "params": encode_value(params)}
         data = _dumps(message)
         self._check_size(data, f"the {method!r} notification")
@@ -1185,11 +1260,27 @@ class Connection:
             raise RequestError.invalid_params(
                 {"path": "", "message": "nested too deeply"}
             ) from None
+        initialize = params if method == INITIALIZE and INITIALIZE else None
         del params
         result = await handler(value)
         if result is None and info.empty_result:
             return {}  # an empty result is `{}` on the wire, whatever the handler returned for it
-        return encode_value(result)
+        encoded = encode_value(result)
+        if initialize is not None:
+            self.peer_initialize, self.own_initialize = initialize, _identity(encoded)
+            self._warn_unhandled()
+        return encoded
+
+    def _warn_unhandled(self) -> None:
+        for path, method in self.unhandled_capabilities():
+            logger.warning(
+                "%s is advertised in the initialize answer, but %s does not implement %r (%s): "
+                "the peer will call it and get -32601; implement it or stop advertising it",
+                path,
+                type(self._handler).__name__,
+                method,
+                self._methods[method].handler,
+            )
 
     async def _enqueue_notification(self, method: str, params: JsonValue) -> None:
         backlog, cap = self._backlog, self.limits.notification_backlog

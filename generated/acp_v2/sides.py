@@ -20,8 +20,15 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Final, TypeVar
 
 from ._codec import encode_value
-from ._protocol import INITIALIZE, PROTOCOL_VERSION, VERSION_FIELD, RequestError
-from .interfaces import Agent, Client
+from ._protocol import (
+    AGENT_CAPABILITIES,
+    CLIENT_CAPABILITIES,
+    INITIALIZE,
+    PROTOCOL_VERSION,
+    VERSION_FIELD,
+    RequestError,
+)
+from .interfaces import Agent, Client, UnstableAgent, UnstableClient
 from .methods import AGENT_METHODS, CLIENT_METHODS
 from .rpc import (
     READ_CHUNK_BYTES,
@@ -113,6 +120,10 @@ def _params(cls: Callable[..., P], params: P | None, fields: dict[str, object]) 
 class AgentSide(Connection):
     """The agent's end: what the client sends goes to the `Agent`; the proxies call the client."""
 
+    _peer_gates = CLIENT_CAPABILITIES
+    _own_gates = AGENT_CAPABILITIES
+    _interfaces = (Agent, UnstableAgent)
+
     def __init__(  # noqa: PYI019, RUF100
         self: _A,
         to_agent: Callable[[_A], Agent] | Agent,
@@ -123,6 +134,7 @@ class AgentSide(Connection):
         send_cancel_requests: bool = True,
         non_json_lines: NonJsonLines = "answer",
         observers: tuple[MessageObserver, ...] = (),
+        check_capabilities: bool = True,
     ) -> None:
         """`to_agent` is the agent, or a function that makes it from this connection (so it can call
         the client). Pass a reader and a writer (stdio, pipes), or a `MessageTransport` alone (as the
@@ -137,11 +149,16 @@ class AgentSide(Connection):
             send_cancel_requests=send_cancel_requests,
             non_json_lines=non_json_lines,
             observers=observers,
+            check_capabilities=check_capabilities,
         )
 
 
 class ClientSide(Connection):
     """The client's end: what the agent sends goes to the `Client`; the proxies call the agent."""
+
+    _peer_gates = AGENT_CAPABILITIES
+    _own_gates = CLIENT_CAPABILITIES
+    _interfaces = (Client, UnstableClient)
 
     def __init__(  # noqa: PYI019, RUF100
         self: _C,
@@ -153,6 +170,7 @@ class ClientSide(Connection):
         send_cancel_requests: bool = True,
         non_json_lines: NonJsonLines = "skip",
         observers: tuple[MessageObserver, ...] = (),
+        check_capabilities: bool = True,
     ) -> None:
         """`to_client` is the client, or a function that makes it from this connection. Lines from
         the agent that are not JSON are skipped with a warning by default (`non_json_lines`)."""
@@ -166,6 +184,7 @@ class ClientSide(Connection):
             send_cancel_requests=send_cancel_requests,
             non_json_lines=non_json_lines,
             observers=observers,
+            check_capabilities=check_capabilities,
         )
 
     async def _call(self, method: str, params: object, decode: Callable[[object], T]) -> T:

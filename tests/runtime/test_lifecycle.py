@@ -428,3 +428,117 @@ def test_a_failed_session_new_releases_what_it_held(version: str) -> None:
 
     run(main())
     assert log == ["update z"]
+
+
+# -- 4. capability gates ---------------------------------------------------------------------------
+
+
+def test_the_agent_refuses_to_call_a_client_method_the_client_did_not_advertise() -> None:
+    pkg = package("acp_v1")
+
+    class Agent(pkg.Agent):  # type: ignore[name-defined, misc]
+        async def initialize(self, params: Any) -> Any:
+            return pkg.decode("InitializeResponse", {"protocolVersion": 1})
+
+    async def main() -> None:
+        conn, client = agent_over_pipes(pkg, Agent())
+        client.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": True}}}})
+        await client.recv()
+        with pytest.raises(pkg.rpc.CapabilityError) as info:
+            await conn.fs_write_text_file(session_id="s", path="/a", content="x")
+        assert info.value.capability == ("clientCapabilities", "fs", "writeTextFile")
+        assert "clientCapabilities.fs.writeTextFile" in str(info.value)
+        assert "check_capabilities=False" in str(info.value)
+        with pytest.raises(pkg.rpc.CapabilityError):
+            await conn.terminal_create(session_id="s", command="ls")
+        # the advertised one goes out; nothing was sent for the refused ones
+        read = asyncio.ensure_future(conn.fs_read_text_file(session_id="s", path="/a"))
+        request = await client.recv()
+        assert request["method"] == "fs/read_text_file"
+        client.send({"jsonrpc": "2.0", "id": request["id"], "result": {"content": "a"}})
+        assert (await read).content == "a"
+        # the opt-out
+        conn.check_capabilities = False
+        write = asyncio.ensure_future(conn.fs_write_text_file(session_id="s", path="/a", content="x"))
+        assert (await client.recv())["method"] == "fs/write_text_file"
+        write.cancel()
+        await conn.close()
+
+    run(main())
+
+
+def test_the_v2_client_refuses_agent_methods_the_agent_did_not_advertise() -> None:
+    pkg = package("acp_v2")
+
+    async def main() -> None:
+        conn, agent = client_over_pipes(pkg, pkg.Client())
+        init = asyncio.ensure_future(conn.initialize(pkg.decode("InitializeRequest", fixture("acp_v2", "InitializeRequest"))))
+        request = await agent.recv()
+        answer = fixture("acp_v2", "InitializeResponse")
+        answer["capabilities"] = {"session": {"delete": None}}  # the baseline session methods only
+        agent.send({"jsonrpc": "2.0", "id": request["id"], "result": answer})
+        await init
+        assert conn.peer_initialize["capabilities"] == {"session": {"delete": None}}
+        with pytest.raises(pkg.rpc.CapabilityError) as info:
+            await conn.session_fork(session_id="s", cwd="/")
+        assert info.value.capability == ("capabilities", "session", "fork")
+        with pytest.raises(pkg.rpc.CapabilityError):
+            await conn.session_delete(session_id="s")  # null is not advertised
+        new = asyncio.ensure_future(conn.session_new(cwd="/"))
+        assert (await agent.recv())["method"] == "session/new"  # baseline: advertised by `session`
+        new.cancel()
+        await conn.close()
+
+    run(main())
+
+
+def test_a_v2_agent_without_session_capabilities_gets_no_session_new() -> None:
+    pkg = package("acp_v2")
+
+    async def main() -> None:
+        conn, agent = client_over_pipes(pkg, pkg.Client())
+        init = asyncio.ensure_future(conn.initialize(pkg.decode("InitializeRequest", fixture("acp_v2", "InitializeRequest"))))
+        request = await agent.recv()
+        agent.send({"jsonrpc": "2.0", "id": request["id"],
+                    "result": {**fixture("acp_v2", "InitializeResponse"), "capabilities": {}}})
+        await init
+        with pytest.raises(pkg.rpc.CapabilityError, match=r"capabilities\.session"):
+            await conn.session_new(cwd="/")
+        await conn.close()
+
+    run(main())
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_unhandled_capabilities_names_what_the_agent_advertises_without_a_handler(
+    version: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    pkg = package(version)
+    advertised = fixture(version, "InitializeResponse")
+
+    class HalfAgent(pkg.Agent):  # type: ignore[name-defined, misc]
+        async def initialize(self, params: Any) -> Any:
+            return pkg.decode("InitializeResponse", advertised)
+
+        async def session_list(self, params: Any) -> Any:
+            raise pkg.RequestError.internal_error()
+
+    async def main() -> list[tuple[str, str]]:
+        async with pkg.memory_pair(HalfAgent(), pkg.Client()) as (agent_end, client_end):
+            assert agent_end.unhandled_capabilities() == []  # nothing advertised yet
+            await client_end.initialize(pkg.decode("InitializeRequest", fixture(version, "InitializeRequest")))
+            return agent_end.unhandled_capabilities()  # type: ignore[no-any-return]
+
+    found = {m: p for p, m in run(main())}
+    gates = pkg._protocol.AGENT_CAPABILITIES
+    # every gated method the fixture advertises, except the one HalfAgent implements
+    expected = {m: ".".join(p) for m, p in gates.items()
+                if pkg.rpc.advertised(advertised, p) and m != "session/list"}
+    assert found == expected and expected
+    if version == "acp_v1":
+        assert found["session/load"] == "agentCapabilities.loadSession"
+        assert "session/list" not in found  # advertised and implemented
+    for method in found:
+        assert repr(method) in caplog.text  # warned at initialize
+    assert "HalfAgent does not implement" in caplog.text
