@@ -32,7 +32,7 @@ from collections import deque
 from collections.abc import Callable, Coroutine, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Final, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Final, Literal, Protocol, TypeVar
 
 from ._codec import JsonValue, ValidationError, encode_value
 from ._protocol import (
@@ -59,6 +59,9 @@ from .errors import (
     SERVER_BUSY,
 )
 from .methods import MethodInfo
+
+if TYPE_CHECKING:
+    from .telemetry import Tracing
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -520,7 +523,7 @@ class Connection:
     schema has it). `non_json_lines`: see `NonJsonLines`. `observers`: see `MessageObserver` (more
     can be added with `add_observer`). `check_capabilities`: after `initialize`, a call or
     notification gated by a capability the peer did not advertise raises CapabilityError instead
-    of being sent.
+    of being sent. `tracing`: see `telemetry.py` (off by default).
 
     It starts reading at once, so create it inside a running event loop. `await wait_closed()`
     returns when the input ends (or `close()` is called); calls still pending then raise
@@ -548,8 +551,11 @@ class Connection:
         non_json_lines: NonJsonLines = "answer",
         observers: tuple[MessageObserver, ...] = (),
         check_capabilities: bool = True,
+        tracing: Tracing | None = None,
     ) -> None:
         self.limits = limits or ConnectionLimits()
+        self.tracing = tracing
+        """Trace context in `params._meta` and OpenTelemetry spans (`telemetry.Tracing`); None: off."""
         self._observers: list[MessageObserver] = list(observers)
         self.check_capabilities = check_capabilities
         """Refuse (CapabilityError) to send a method the peer did not advertise (see
@@ -716,12 +722,11 @@ class Connection:
         if self.peer_initialize is not None and self.check_capabilities:
             self._check_advertised(method)
         request_id = self._next_id
-        message = {
-            "jsonrpc": "2.0",
-            "id": request_id,
-            "method": method,
-            "params": encode_value(params),
-        }
+        encoded = encode_value(params)
+        finish = None
+        if self.tracing is not None:
+            encoded, finish = self.tracing.call(method, request_id, encoded)
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": encoded}
         data = _dumps(message)
         self._check_size(data, f"the {method!r} request")
         self._next_id += 1
@@ -741,6 +746,7 @@ class Connection:
         else:
             self._know_session(message["params"])
         timeout = self._call_timeout()
+        outcome = "closed"
         try:
             await self._write(data, message)
             del data, message
@@ -750,16 +756,24 @@ class Connection:
                 try:
                     raw = await asyncio.wait_for(future, timeout)
                 except asyncio.TimeoutError:
+                    outcome = "timeout"
                     told = self._cancel_on_peer(request_id)
                     raise CallTimeoutError(method, request_id, timeout, told) from None
+            outcome = "ok"
             if creating:
                 self._know_session(raw)
             if method == INITIALIZE and INITIALIZE:
                 self.own_initialize, self.peer_initialize = _identity(encode_value(params)), raw
         except asyncio.CancelledError:
+            outcome = "cancelled"
             self._cancel_on_peer(request_id)
             raise
+        except RequestError as error:
+            outcome = f"error {error.code}"
+            raise
         finally:
+            if finish is not None:
+                finish(outcome)
             self._pending.pop(request_id, None)
             if from_worker:
                 self._worker_calls -= 1
@@ -820,7 +834,10 @@ class Connection:
             raise ConnectionClosedError(f"cannot send {method!r}: the connection is closed")
         if self.peer_initialize is not None and self.check_capabilities:
             self._check_advertised(method)
-        message = {"jsonrpc": "2.0", "method": method, "params": encode_value(params)}
+        encoded = encode_value(params)
+        if self.tracing is not None:
+            encoded = self.tracing.call(method, None, encoded)[0]
+        message = {"jsonrpc": "2.0", "method": method, "params": encoded}
         data = _dumps(message)
         self._check_size(data, f"the {method!r} notification")
         await self._write(data, message)
@@ -1201,6 +1218,19 @@ class Connection:
     async def _handle_request(
         self, request_id: RequestId, entry: _InFlight, params: JsonValue
     ) -> None:
+        if self.tracing is None:
+            await self._answer(request_id, entry, params, _no_outcome)
+        else:
+            with self.tracing.handle(entry.method, request_id, params) as finish:
+                await self._answer(request_id, entry, params, finish)
+
+    async def _answer(
+        self,
+        request_id: RequestId,
+        entry: _InFlight,
+        params: JsonValue,
+        finish: Callable[[str], None],
+    ) -> None:
         method = entry.method
         try:
             if entry.barrier is not None:
@@ -1208,8 +1238,10 @@ class Connection:
                 entry.barrier = None
             result = await self._dispatch_request(method, params)
         except RequestError as error:
+            finish(f"error {error.code}")
             await self._reply_error(request_id, error)
         except asyncio.CancelledError:
+            finish("cancelled")
             if self._closing:
                 raise
             await self._answer_cancelled(request_id, entry)
@@ -1223,11 +1255,13 @@ class Connection:
                     RequestError.internal_error({"message": f"{type(exc).__name__}: {exc}"}),
                 )
         except Exception as exc:
+            finish(f"error {INTERNAL_ERROR}")
             logger.exception("handler of %r failed", method)
             await self._reply_error(
                 request_id, RequestError.internal_error({"message": f"{type(exc).__name__}: {exc}"})
             )
         else:
+            finish("ok")
             await self._reply(request_id, result)
 
     async def _dispatch_request(self, method: str, params: JsonValue) -> object:
@@ -1458,6 +1492,10 @@ class Connection:
         with contextlib.suppress(Exception):
             self._transport.close()
         self._done.set()
+
+
+def _no_outcome(outcome: str) -> None:
+    return None
 
 
 def _identity(value: object) -> JsonValue:

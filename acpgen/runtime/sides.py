@@ -42,6 +42,7 @@ from .rpc import (
 
 if TYPE_CHECKING:
     from .connections import AgentSideConnection, ClientSideConnection
+    from .telemetry import Tracing
 
 __all__ = [
     "SUPPORTED_PROTOCOL_VERSIONS",
@@ -131,6 +132,7 @@ class AgentSide(Connection):
         non_json_lines: NonJsonLines = "answer",
         observers: tuple[MessageObserver, ...] = (),
         check_capabilities: bool = True,
+        tracing: Tracing | None = None,
     ) -> None:
         """`to_agent` is the agent, or a function that makes it from this connection (so it can call
         the client). Pass a reader and a writer (stdio, pipes), or a `MessageTransport` alone (as the
@@ -146,6 +148,7 @@ class AgentSide(Connection):
             non_json_lines=non_json_lines,
             observers=observers,
             check_capabilities=check_capabilities,
+            tracing=tracing,
         )
 
 
@@ -167,6 +170,7 @@ class ClientSide(Connection):
         non_json_lines: NonJsonLines = "skip",
         observers: tuple[MessageObserver, ...] = (),
         check_capabilities: bool = True,
+        tracing: Tracing | None = None,
     ) -> None:
         """`to_client` is the client, or a function that makes it from this connection. Lines from
         the agent that are not JSON are skipped with a warning by default (`non_json_lines`)."""
@@ -181,6 +185,7 @@ class ClientSide(Connection):
             non_json_lines=non_json_lines,
             observers=observers,
             check_capabilities=check_capabilities,
+            tracing=tracing,
         )
 
     async def _call(self, method: str, params: object, decode: Callable[[object], T]) -> T:

@@ -46,6 +46,7 @@ from .rpc import (
 
 if TYPE_CHECKING:
     from .connections import AgentSideConnection, ClientSideConnection
+    from .telemetry import Tracing
 
 __all__ = [
     "SUPPORTED_PROTOCOL_VERSIONS",
@@ -135,6 +136,7 @@ class AgentSide(Connection):
         non_json_lines: NonJsonLines = "answer",
         observers: tuple[MessageObserver, ...] = (),
         check_capabilities: bool = True,
+        tracing: Tracing | None = None,
     ) -> None:
         """`to_agent` is the agent, or a function that makes it from this connection (so it can call
         the client). Pass a reader and a writer (stdio, pipes), or a `MessageTransport` alone (as the
@@ -150,6 +152,7 @@ class AgentSide(Connection):
             non_json_lines=non_json_lines,
             observers=observers,
             check_capabilities=check_capabilities,
+            tracing=tracing,
         )
 
 
@@ -171,6 +174,7 @@ class ClientSide(Connection):
         non_json_lines: NonJsonLines = "skip",
         observers: tuple[MessageObserver, ...] = (),
         check_capabilities: bool = True,
+        tracing: Tracing | None = None,
     ) -> None:
         """`to_client` is the client, or a function that makes it from this connection. Lines from
         the agent that are not JSON are skipped with a warning by default (`non_json_lines`)."""
@@ -185,6 +189,7 @@ class ClientSide(Connection):
             non_json_lines=non_json_lines,
             observers=observers,
             check_capabilities=check_capabilities,
+            tracing=tracing,
         )
 
     async def _call(self, method: str, params: object, decode: Callable[[object], T]) -> T:

@@ -33,6 +33,7 @@ def run(coro: Any) -> Any:
 
 
 def package(version: str) -> ModuleType:
+    importlib.import_module(f"{version}.telemetry")  # a submodule: `pkg.telemetry` once imported
     return importlib.import_module(version)
 
 
@@ -542,3 +543,143 @@ def test_unhandled_capabilities_names_what_the_agent_advertises_without_a_handle
     for method in found:
         assert repr(method) in caplog.text  # warned at initialize
     assert "HalfAgent does not implement" in caplog.text
+
+
+# -- 6. trace context and OpenTelemetry ------------------------------------------------------------
+
+
+def probing_pair(pkg: ModuleType, version: str, seen: dict[str, Any]) -> tuple[Any, Any]:
+    """An agent whose initialize calls the client's `_probe` extension, and a client recording
+    what reaches it."""
+
+    class Agent(pkg.Agent):  # type: ignore[name-defined, misc]
+        def __init__(self, conn: Any) -> None:
+            self.conn = conn
+
+        async def initialize(self, params: Any) -> Any:
+            seen["agent params"] = pkg.encode(params)
+            seen["agent context"] = pkg.telemetry.current_trace()
+            await self.conn.call_raw("_probe", {"n": 1})
+            return pkg.decode("InitializeResponse", fixture(version, "InitializeResponse"))
+
+        async def session_list(self, params: Any) -> Any:
+            raise pkg.RequestError.resource_not_found()
+
+    class Client(pkg.Client):  # type: ignore[name-defined, misc]
+        async def ext_method(self, method: str, params: Any) -> Any:
+            seen[method] = params
+            return {}
+
+    return Agent, Client()
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_traceparent_propagates_through_meta_with_the_stdlib_fallback(version: str) -> None:
+    pkg = package(version)
+    seen: dict[str, Any] = {}
+    agent, client = probing_pair(pkg, version, seen)
+
+    async def main() -> None:
+        async with pkg.memory_pair(agent, client) as (agent_end, client_end):
+            tracing = pkg.telemetry.Tracing(opentelemetry=False)
+            assert not tracing.uses_opentelemetry
+            agent_end.tracing = client_end.tracing = tracing
+            await client_end.initialize(pkg.decode("InitializeRequest", fixture(version, "InitializeRequest")))
+
+    run(main())
+    sent = pkg.telemetry.TraceContext.parse(seen["agent params"]["_meta"]["traceparent"])
+    assert sent is not None and sent == seen["agent context"]
+    # the agent's call made while handling continues the trace with a span of its own
+    probe = pkg.telemetry.TraceContext.parse(seen["_probe"]["_meta"]["traceparent"])
+    assert probe is not None and probe.trace_id == sent.trace_id and probe.span_id != sent.span_id
+    assert seen["_probe"]["n"] == 1
+
+
+def test_trace_context_parsing_follows_w3c() -> None:
+    parse = package("acp_v1").telemetry.TraceContext.parse
+    good = parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "k=v")
+    assert good is not None and good.trace_id == "4bf92f3577b34da6a3ce929d0e0e4736" and good.state == "k=v"
+    assert good.traceparent == "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    for bad in ("00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+                "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+                "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "00-xyz", 7, None):
+        assert parse(bad) is None
+
+
+def test_a_traceparent_the_caller_set_is_kept() -> None:
+    pkg = package("acp_v1")
+    mine = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+    async def main() -> Any:
+        conn, agent = client_over_pipes(pkg, pkg.Client(), tracing=pkg.telemetry.Tracing(opentelemetry=False))
+        call = asyncio.ensure_future(conn.call_raw("_x", {"_meta": {"traceparent": mine, "k": 1}}))
+        request = await agent.recv()
+        call.cancel()
+        await conn.close()
+        return request
+
+    assert run(main())["params"]["_meta"] == {"traceparent": mine, "k": 1}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_opentelemetry_spans_per_request_with_parents_across_the_connection(version: str) -> None:
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import SpanKind, StatusCode
+
+    pkg = package(version)
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    seen: dict[str, Any] = {}
+    agent, client = probing_pair(pkg, version, seen)
+
+    async def main() -> None:
+        async with pkg.memory_pair(agent, client) as (agent_end, client_end):
+            tracing = pkg.telemetry.Tracing(opentelemetry=True, tracer=provider.get_tracer("test"))
+            assert tracing.uses_opentelemetry
+            agent_end.tracing = client_end.tracing = tracing
+            await client_end.initialize(pkg.decode("InitializeRequest", fixture(version, "InitializeRequest")))
+            with pytest.raises(pkg.RequestError):
+                await client_end.call_raw("session/list", {})
+
+    run(main())
+    spans = {(s.name, s.kind): s for s in exporter.get_finished_spans()}
+    call, handled = spans[("initialize", SpanKind.CLIENT)], spans[("initialize", SpanKind.SERVER)]
+    probe_call, probe_handled = spans[("_probe", SpanKind.CLIENT)], spans[("_probe", SpanKind.SERVER)]
+    trace_id = call.context.trace_id
+    assert {s.context.trace_id for s in (handled, probe_call, probe_handled)} == {trace_id}
+    assert handled.parent.span_id == call.context.span_id  # across the connection, via _meta
+    assert probe_call.parent.span_id == handled.context.span_id  # the handler's own call
+    assert probe_handled.parent.span_id == probe_call.context.span_id
+    assert call.attributes["rpc.method"] == "initialize" and call.attributes["acp.outcome"] == "ok"
+    assert call.attributes["rpc.jsonrpc.request_id"] == "0"
+    failed = spans[("session/list", SpanKind.SERVER)]
+    assert failed.attributes["acp.outcome"] == "error -32002" and failed.status.status_code is StatusCode.ERROR
+    assert spans[("session/list", SpanKind.CLIENT)].attributes["acp.outcome"] == "error -32002"
+    header = seen["agent params"]["_meta"]["traceparent"]
+    assert header.split("-")[1] == format(trace_id, "032x")
+
+
+def test_without_tracing_neither_telemetry_nor_opentelemetry_is_imported() -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import GENERATED
+
+    code = (
+        "import asyncio, sys, acp_v1\n"
+        "async def main():\n"
+        "    async with acp_v1.memory_pair(acp_v1.Agent(), acp_v1.Client()) as (a, c):\n"
+        "        try:\n"
+        "            await c.initialize(protocol_version=1)\n"
+        "        except acp_v1.RequestError:\n"
+        "            pass\n"
+        "asyncio.run(main())\n"
+        "print(sorted(m for m in sys.modules if 'telemetry' in m))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(GENERATED)}, timeout=60)
+    assert out.stdout.strip() == "[]"
