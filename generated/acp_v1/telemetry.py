@@ -100,7 +100,7 @@ class Tracing:
     tracer (default `acp`); `tracer` replaces it (any `opentelemetry.trace.Tracer`)."""
 
     def __init__(
-        self, *, opentelemetry: bool | None = None, tracer_name: str = "acp", tracer: Any = None
+        self, *, opentelemetry: bool | None = None, tracer_name: str = "acp", tracer: object = None
     ) -> None:
         self._otel: Any = None
         self._tracer: Any = tracer
@@ -179,8 +179,9 @@ class Tracing:
             context.detach(token)
             finish("")  # ends it if the outcome was not recorded
 
-    def _ender(self, span: Any) -> Finish:
+    def _ender(self, started: object) -> Finish:
         trace = self._otel[0]
+        span: Any = started  # an opentelemetry Span
         ended = False
 
         def finish(outcome: str) -> None:
