@@ -237,6 +237,17 @@ class Negotiation:
 
 
 @dataclass(frozen=True)
+class CapabilityGate:
+    """A method one side handles only if it advertised a capability in the `initialize` exchange:
+    the capability field's description says so ("Whether the agent supports `session/load`")."""
+
+    method: str  # wire name of the gated method
+    side: str  # the side that handles it and advertises the capability (agent, client)
+    path: tuple[str, ...]  # wire names from the initialize params (client) or result (agent) down
+    pointer: str  # the capability field whose description names the method
+
+
+@dataclass(frozen=True)
 class CancelAnswer:
     """A request answered with a result that says it was cancelled: `{field: value}`."""
 
@@ -267,6 +278,7 @@ class Protocol:
     withdrawn_results: tuple[CancelAnswer, ...] = ()  # any cancellation answers these with their result
     cancelled_by_session: tuple[str, ...] = ()  # requests session/cancel cancels
     sessions: SessionRules = field(default_factory=lambda: SessionRules())  # how requests treat sessions
+    capabilities: tuple[CapabilityGate, ...] = ()  # methods gated by a capability of their side
     rules: tuple[Rule, ...] = ()  # everything above, with its evidence, keyed for diff
 
 

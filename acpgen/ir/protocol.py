@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -10,6 +11,7 @@ from acpgen.diagnostics import Diagnostics
 from acpgen.ir.model import (
     Alias,
     CancelAnswer,
+    CapabilityGate,
     Enum,
     ErrorCode,
     ErrorShape,
@@ -345,6 +347,52 @@ def session_rules(schema: _Schema, session_cancel: str, cancelled_by_session: Se
                         tuple(sorted(turn))), rules
 
 
+# A capability field's description names the methods it gates: "Whether the agent supports
+# `session/load`", "Whether the Client support all `terminal/*` methods", "mean the agent does not
+# support the `session/*` methods", "supports `session/archive` and `session/unarchive`".
+_GATE_SENTENCE = re.compile(
+    r"\b(?:whether|mean) the (?:agent|client) (?:does not )?supports? (?:the |all )?"
+    r"(`[\w/*$]+`(?:(?:,| and| or)+ `[\w/*$]+`)*)",
+    re.IGNORECASE,
+)
+
+
+def capability_gates(schema: _Schema, initialize: str) -> tuple[CapabilityGate, ...]:
+    """The methods each side handles only when it advertised a capability in `initialize`: the
+    client's capabilities are in its params, the agent's in its result; a capability field whose
+    description says the side supports a method (see `_GATE_SENTENCE`; `prefix/*` is every method
+    of that side under `prefix/`) gates it. A method gated at several depths keeps the deepest
+    field (`session.fork` under `session`): the deeper one present implies the others."""
+    method = next((m for m in schema.methods if m.wire == initialize and not m.notification), None)
+    if method is None:
+        return ()
+    handled_by = method.side
+    caller = "client" if handled_by == "agent" else "agent"
+    gates: dict[tuple[str, str], CapabilityGate] = {}
+    for side, root in ((caller, schema.struct(method.params)), (handled_by, schema.struct(method.result))):
+        side_methods = sorted(m.wire for m in schema.methods if m.side == side)
+
+        def visit(struct: Struct, path: tuple[str, ...], seen: frozenset[str], side: str = side,
+                  side_methods: list[str] = side_methods) -> None:
+            for f in struct.fields:
+                here = (*path, f.wire)
+                found = _GATE_SENTENCE.search(" ".join(f.description.split()))
+                for name in re.findall(r"`([^`]+)`", found.group(1)) if found else ():
+                    named = ([w for w in side_methods if w.startswith(name[:-1])] if name.endswith("/*")
+                             else [name] if name in side_methods else [])
+                    for wire in named:
+                        old = gates.get((side, wire))
+                        if old is None or len(old.path) < len(here):
+                            gates[(side, wire)] = CapabilityGate(wire, side, here, f.pointer)
+                inner = schema.node(f.type)
+                if isinstance(inner, Struct) and inner.pointer not in seen and len(here) < 6:
+                    visit(inner, here, seen | {inner.pointer})
+
+        if root is not None:
+            visit(root, (), frozenset({root.pointer}))
+    return tuple(sorted(gates.values(), key=lambda g: (g.side, g.method)))
+
+
 def _answer_key(a: CancelAnswer) -> tuple[str, str]:
     return a.method, a.field
 
@@ -404,6 +452,8 @@ def derive_protocol(nodes: Mapping[str, Node], defs: Mapping[str, TypeRef], meth
     rules += lifecycle
     # The runtime names sessions by SESSION_FIELD in any message when the schema has sessions.
     session_field = SESSION_FIELD if session or sessions.creators else ""
+    gates = capability_gates(schema, negotiated.method) if negotiated is not None else ()
+    rules += [Rule(f"capability/{g.side}/{g.method}", ".".join(g.path), (g.pointer,)) for g in gates]
     return Protocol(codes, shapes, negotiated, null_id, cancel, cancel_field, session,
-                    session_field, cancelled, withdrawn, by_session, sessions,
+                    session_field, cancelled, withdrawn, by_session, sessions, gates,
                     tuple(sorted(rules, key=lambda r: r.key)))

@@ -46,6 +46,7 @@ OUTPUTS = {
     "rpc.py": RUNTIME,
     "_validate.py": RUNTIME,
     "sides.py": RUNTIME,
+    "telemetry.py": RUNTIME,
 }
 # Only a package with checked definitions (a schema saying more than its types) has these.
 CHECKED_ONLY = frozenset({"_schemas.py", "_validate.py"})

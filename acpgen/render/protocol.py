@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from acpgen.ir.model import Package, SessionRules, Struct, TypeRef
+from acpgen.ir.model import CapabilityGate, Package, SessionRules, Struct, TypeRef
 from acpgen.render.codegen import Emitter
 
 _PRIMITIVE = {"str": "str", "int": "int", "float": "float", "bool": "bool"}
@@ -69,6 +69,8 @@ class ProtocolView:
     session_cancel: str  # the notification that cancels a session's turn (`session/cancel`)
     session_field: str  # what names a session in params and results (`sessionId`; "" without sessions)
     sessions: SessionRules  # which requests create, bring in, list and end sessions; the turn's messages
+    agent_gates: tuple[CapabilityGate, ...]  # the agent's methods gated by its capabilities
+    client_gates: tuple[CapabilityGate, ...]  # the client's methods gated by its capabilities
 
 
 def _message(constant: str) -> str:
@@ -135,4 +137,6 @@ def protocol_view(package: Package, emit: Emitter) -> ProtocolView:
         session_cancel=facts.session_cancel,
         session_field=facts.session_field,
         sessions=facts.sessions,
+        agent_gates=tuple(g for g in facts.capabilities if g.side == "agent"),
+        client_gates=tuple(g for g in facts.capabilities if g.side == "client"),
     )

@@ -60,6 +60,49 @@ SESSION_LIST_FIELD: Final = ""
 SESSION_TURN: Final[frozenset[str]] = frozenset({"session/cancel", "session/prompt"})
 """The messages of a session's turn: its input request and the notification that cancels it (the
 remote transport wants `Acp-Session-Id` on them)."""
+AGENT_CAPABILITIES: Final[Mapping[str, tuple[str, ...]]] = {
+    "session/load": (
+        "agentCapabilities",
+        "loadSession",
+    ),  # /$defs/AgentCapabilities/properties/loadSession
+}
+"""The agent's methods it handles only if it advertised a capability: the path of that capability
+in the `initialize` result (from the schema: the capability field whose description says the agent
+supports the method, named beside each). Present means `true` or an object."""
+CLIENT_CAPABILITIES: Final[Mapping[str, tuple[str, ...]]] = {
+    "fs/read_text_file": (
+        "clientCapabilities",
+        "fs",
+        "readTextFile",
+    ),  # /$defs/FileSystemCapability/properties/readTextFile
+    "fs/write_text_file": (
+        "clientCapabilities",
+        "fs",
+        "writeTextFile",
+    ),  # /$defs/FileSystemCapability/properties/writeTextFile
+    "terminal/create": (
+        "clientCapabilities",
+        "terminal",
+    ),  # /$defs/ClientCapabilities/properties/terminal
+    "terminal/kill": (
+        "clientCapabilities",
+        "terminal",
+    ),  # /$defs/ClientCapabilities/properties/terminal
+    "terminal/output": (
+        "clientCapabilities",
+        "terminal",
+    ),  # /$defs/ClientCapabilities/properties/terminal
+    "terminal/release": (
+        "clientCapabilities",
+        "terminal",
+    ),  # /$defs/ClientCapabilities/properties/terminal
+    "terminal/wait_for_exit": (
+        "clientCapabilities",
+        "terminal",
+    ),  # /$defs/ClientCapabilities/properties/terminal
+}
+"""The client's methods it handles only if it advertised a capability: the path of that capability
+in the `initialize` params (from the schema, as for `AGENT_CAPABILITIES`)."""
 NULL_REQUEST_ID: Final = True
 """Whether the schema's `RequestId` admits null (a null id is otherwise answered with -32600)."""
 PROTOCOL_VERSION: Final[int] = 1

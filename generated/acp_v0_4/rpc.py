@@ -33,9 +33,10 @@ import re
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Final, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Final, Literal, Protocol, TypeVar
 
 from ._codec import JsonValue, ValidationError, encode_value
 from ._protocol import (
@@ -43,9 +44,11 @@ from ._protocol import (
     CANCEL_REQUEST_FIELD,
     CANCELLED_BY_SESSION,
     CANCELLED_RESULTS,
+    INITIALIZE,
     NEGOTIATE,
     NULL_REQUEST_ID,
     SESSION_CANCEL,
+    SESSION_CREATORS,
     SESSION_FIELD,
     WITHDRAWN_RESULTS,
     RequestError,
@@ -61,6 +64,9 @@ from .errors import (
 )
 from .methods import MethodInfo
 
+if TYPE_CHECKING:
+    from .telemetry import Tracing
+
 __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
@@ -71,6 +77,8 @@ __all__ = [
     "READ_CHUNK_BYTES",
     "REQUEST_CANCELLED",
     "SERVER_BUSY",
+    "CallTimeoutError",
+    "CapabilityError",
     "Connection",
     "ConnectionClosedError",
     "ConnectionLimits",
@@ -78,6 +86,7 @@ __all__ = [
     "LineReader",
     "LineWriter",
     "MemoryTransport",
+    "MessageObserver",
     "MessageTooLargeError",
     "MessageTransport",
     "NonJsonLines",
@@ -110,6 +119,14 @@ common), or close the connection with an error."""
 
 T = TypeVar("T")
 
+Direction = Literal["in", "out"]
+"""Which way a message went: read from the peer, or written to it."""
+MessageObserver = Callable[[Direction, JsonValue, "bytes | str"], None]
+"""Sees every message a connection reads or writes, on every transport: `observer(direction,
+message, raw)` with the parsed JSON-RPC message (None for a line that is not JSON) and its text as
+read or written. Called after a message was read (before it is dispatched) and after it was
+written; it must not block. An observer that raises is logged and kept."""
+
 
 @dataclass(frozen=True, slots=True)
 class ConnectionLimits:
@@ -128,8 +145,18 @@ class ConnectionLimits:
     """Requests waiting for one of those slots; past that a request is answered -32001."""
     notification_backlog: int = 1024
     """Notifications waiting for their handler; past that reading pauses (see `Connection`)."""
+    held_updates: int = 1024
+    """Notifications naming a session that is not known yet, held while a call creating a session
+    (`session/new`, any of `SESSION_CREATORS`) waits for its answer, so that they reach the handler
+    after the caller has the new session's id. Past this many, the oldest held one is handled at
+    once (with a warning), in order: nothing is dropped."""
     shutdown_grace: float = 2.0
     """Seconds notification handlers get to finish after the input ends before they are cancelled."""
+    receive_timeout: float | None = None
+    """Seconds a call waits for the peer's answer (None: no limit); past them the call raises
+    CallTimeoutError and the request is cancelled on the peer (`$/cancel_request`, when the schema
+    has it and `send_cancel_requests` is on). `Connection.timeout(seconds)` overrides it for the
+    calls made inside a `with` block."""
 
 
 class ProtocolError(RequestError):
@@ -146,6 +173,59 @@ class MessageTooLargeError(ValueError):
 
 class ConnectionClosedError(ConnectionError):
     """The connection ended before the peer answered."""
+
+
+class CallTimeoutError(TimeoutError):
+    """The peer did not answer a call in time (`ConnectionLimits.receive_timeout`,
+    `Connection.timeout`): the call stopped waiting, and the request was cancelled on the peer when
+    the schema has `$/cancel_request`. A late answer is ignored."""
+
+    def __init__(
+        self, method: str, request_id: int, seconds: float, cancelled_on_peer: bool
+    ) -> None:
+        told = (
+            f"the request was cancelled on the peer with {CANCEL_REQUEST}"
+            if cancelled_on_peer
+            else "the peer was not told (no cancel request in this protocol, or send_cancel_requests=False)"
+        )
+        super().__init__(
+            f"no answer to {method!r} (id {request_id}) within {seconds:g} s; {told}. Raise the "
+            "limit with ConnectionLimits(receive_timeout=...) or `with conn.timeout(seconds):`"
+        )
+        self.method = method
+        self.request_id = request_id
+        self.seconds = seconds
+        self.cancelled_on_peer = cancelled_on_peer
+
+
+# (connection, seconds) set by `Connection.timeout` for the calls made in its block.
+class CapabilityError(RuntimeError):
+    """A call or notification the peer did not advertise in the `initialize` exchange: nothing was
+    sent. `capability` is the path of the capability that gates `method` (from the schema)."""
+
+    def __init__(self, method: str, capability: tuple[str, ...]) -> None:
+        path = ".".join(capability)
+        super().__init__(
+            f"not sending {method!r}: the peer did not advertise {path} in the initialize "
+            f"exchange, so it need not handle it. Check the capability before calling, or set "
+            "`check_capabilities=False` on the connection to send it anyway"
+        )
+        self.method = method
+        self.capability = capability
+
+
+def advertised(init: JsonValue, path: tuple[str, ...]) -> bool:
+    """Whether the capability at `path` of an `initialize` params or result is present: `true`, or
+    an object (v2's markers, `{}` included); absent, `null` and `false` are not."""
+    value: object = init
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value is True or isinstance(value, dict)
+
+
+_CALL_TIMEOUT: ContextVar[tuple[object, float | None] | None] = ContextVar(
+    "acp_call_timeout", default=None
+)
 
 
 class LineReader(Protocol):
@@ -378,6 +458,7 @@ class _InFlight:
     params: JsonValue
     task: asyncio.Task[None] | None = None  # None while it waits for a slot
     by_session_cancel: bool = False
+    barrier: asyncio.Future[None] | None = None  # set once the notifications before it are handled
 
 
 _SKIP: Final = object()
@@ -443,13 +524,24 @@ class Connection:
     connection is closed with an error rather than deadlock).
 
     `send_cancel_requests`: when a call is cancelled, tell the peer with `$/cancel_request` (if the
-    schema has it). `non_json_lines`: see `NonJsonLines`.
+    schema has it). `non_json_lines`: see `NonJsonLines`. `observers`: see `MessageObserver` (more
+    can be added with `add_observer`). `check_capabilities`: after `initialize`, a call or
+    notification gated by a capability the peer did not advertise raises CapabilityError instead
+    of being sent. `tracing`: see `telemetry.py` (off by default).
 
     It starts reading at once, so create it inside a running event loop. `await wait_closed()`
     returns when the input ends (or `close()` is called); calls still pending then raise
     ConnectionClosedError. Use the side classes (`AgentSideConnection`, `ClientSideConnection`) rather
     than this class directly.
     """
+
+    _peer_gates: Mapping[str, tuple[str, ...]] = {}
+    """The peer's methods gated by its capabilities (the sides set `_protocol.py`'s tables)."""
+    _own_gates: Mapping[str, tuple[str, ...]] = {}
+    """Ours, gated by the capabilities we advertise."""
+    _interfaces: tuple[type, ...] = ()
+    """The interface classes whose own methods answer -32601 (a handler that does not override one
+    does not handle it)."""
 
     def __init__(
         self,
@@ -461,8 +553,22 @@ class Connection:
         limits: ConnectionLimits | None = None,
         send_cancel_requests: bool = True,
         non_json_lines: NonJsonLines = "answer",
+        observers: tuple[MessageObserver, ...] = (),
+        check_capabilities: bool = True,
+        tracing: Tracing | None = None,
     ) -> None:
         self.limits = limits or ConnectionLimits()
+        self.tracing = tracing
+        """Trace context in `params._meta` and OpenTelemetry spans (`telemetry.Tracing`); None: off."""
+        self._observers: list[MessageObserver] = list(observers)
+        self.check_capabilities = check_capabilities
+        """Refuse (CapabilityError) to send a method the peer did not advertise (see
+        `_protocol.py`'s AGENT_CAPABILITIES / CLIENT_CAPABILITIES); set it False to send anyway."""
+        self.peer_initialize: JsonValue = None
+        """The peer's side of the `initialize` exchange as it came (the client's params or the
+        agent's result, holding its capabilities); None until it happened."""
+        self.own_initialize: JsonValue = None
+        """Our side of it (the params we sent or the result we answered)."""
         self._handler = handler
         self._send_cancel_requests = send_cancel_requests
         self._non_json_lines = non_json_lines
@@ -480,6 +586,12 @@ class Connection:
         self._handled = 0  # notifications handled so far
         self._worker_calls = 0  # calls the notification handler is waiting on
         self._deferred: deque[tuple[int, Callable[[], None]]] = deque()
+        self._barriers: set[asyncio.Future[None]] = set()  # requests waiting for notifications
+        self._creating = 0  # our calls creating a session that wait for their answer
+        self._known_sessions: set[str] = set()  # sessions we named or that a creator returned
+        self._held: deque[tuple[str, JsonValue]] = deque()  # notifications for unknown sessions
+        self._released: deque[tuple[str, JsonValue]] = deque()  # held ones to handle now
+        self._warned_held = False
         self._write_lock = asyncio.Lock()
         self._closing = False
         self._close_reason = ""
@@ -539,6 +651,50 @@ class Connection:
         for task in list(self._session_tasks.get(session_id, ())):
             task.cancel()
 
+    def unhandled_capabilities(self, initialize: JsonValue = None) -> list[tuple[str, str]]:
+        """The capabilities advertised in `initialize` (default: what this end sent or answered in
+        the exchange) whose method this end's handler does not implement, as (capability path,
+        method) pairs, e.g. `[("agentCapabilities.loadSession", "session/load")]`: the peer will
+        call them and get -32601. An agent warns about them when it answers `initialize`."""
+        init = self.own_initialize if initialize is None else initialize
+        found = []
+        for method, path in self._own_gates.items():
+            info = self._methods.get(method)
+            if info is not None and advertised(init, path) and not self._implements(info.handler):
+                found.append((".".join(path), method))
+        return found
+
+    def _implements(self, name: str) -> bool:
+        own = getattr(type(self._handler), name, None)
+        if own is None:
+            return getattr(self._handler, name, None) is not None
+        return not any(own is getattr(base, name, None) for base in self._interfaces)
+
+    def add_observer(self, observer: MessageObserver) -> Callable[[], None]:
+        """Have `observer` see every message read and written from now on (see `MessageObserver`);
+        returns a function that removes it."""
+        self._observers.append(observer)
+
+        def remove() -> None:
+            with contextlib.suppress(ValueError):
+                self._observers.remove(observer)
+
+        return remove
+
+    @contextlib.contextmanager
+    def timeout(self, seconds: float | None) -> Iterator[None]:
+        """Calls to the peer made on this connection inside the `with` block wait at most `seconds`
+        for their answer (None: no limit), instead of `ConnectionLimits.receive_timeout`:
+
+            with conn.timeout(5):
+                await conn.initialize(...)   # CallTimeoutError after 5 s without an answer
+        """
+        token = _CALL_TIMEOUT.set((self, seconds))
+        try:
+            yield
+        finally:
+            _CALL_TIMEOUT.reset(token)
+
     async def ext_method(self, method: str, params: JsonValue) -> JsonValue:
         """Call the peer's extension method (its name starts with `_`); the result is raw JSON."""
         if not method.startswith("_"):
@@ -567,10 +723,15 @@ class Connection:
     async def _call(self, method: str, params: object, decode: Callable[[object], T]) -> T:
         if self._closing:
             raise ConnectionClosedError(f"cannot call {method!r}: the connection is closed")
+        if self.peer_initialize is not None and self.check_capabilities:
+            self._check_advertised(method)
         request_id = self._next_id
-        data = _dumps(
-            {"jsonrpc": "2.0", "id": request_id, "method": method, "params": encode_value(params)}
-        )
+        encoded = encode_value(params)
+        finish = None
+        if self.tracing is not None:
+            encoded, finish = self.tracing.call(method, request_id, encoded)
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": encoded}
+        data = _dumps(message)
         self._check_size(data, f"the {method!r} request")
         self._next_id += 1
         future: asyncio.Future[JsonValue] = asyncio.get_running_loop().create_future()
@@ -579,30 +740,126 @@ class Connection:
         if from_worker:
             self._worker_calls += 1
             self._backlog.room.set()
+            for barrier in self._barriers:  # the peer may answer only after those requests
+                if not barrier.done():
+                    barrier.set_result(None)
+            self._barriers.clear()
+        creating = method in SESSION_CREATORS
+        if creating:
+            self._creating += 1
+        else:
+            self._know_session(message["params"])
+        timeout = self._call_timeout()
+        outcome = "closed"
         try:
-            await self._write(data)
-            del data
-            raw = await future
+            await self._write(data, message)
+            del data, message
+            if timeout is None:
+                raw = await future
+            else:
+                try:
+                    raw = await asyncio.wait_for(future, timeout)
+                except asyncio.TimeoutError:
+                    outcome = "timeout"
+                    told = self._cancel_on_peer(request_id)
+                    raise CallTimeoutError(method, request_id, timeout, told) from None
+            outcome = "ok"
+            if creating:
+                self._know_session(raw)
+            if method == INITIALIZE and INITIALIZE:
+                self.own_initialize, self.peer_initialize = _identity(encode_value(params)), raw
         except asyncio.CancelledError:
-            if (
-                self._pending.pop(request_id, None) is not None
-                and self._send_cancel_requests
-                and CANCEL_REQUEST in self._peer_methods
-            ):
-                self._spawn(self._notify_quietly(CANCEL_REQUEST, {"requestId": request_id}))
+            outcome = "cancelled"
+            self._cancel_on_peer(request_id)
+            raise
+        except RequestError as error:
+            outcome = f"error {error.code}"
             raise
         finally:
+            if finish is not None:
+                finish(outcome)
             self._pending.pop(request_id, None)
             if from_worker:
                 self._worker_calls -= 1
+            if creating:
+                self._creating -= 1
+                self._release_held()
         return decode(raw)
+
+    def _know_session(self, fields: object) -> None:
+        session_id = fields.get(SESSION_FIELD) if isinstance(fields, dict) else None
+        if isinstance(session_id, str):
+            self._known_sessions.add(session_id)
+
+    def _holds(self, params: JsonValue) -> bool:
+        """Whether a notification waits for a session creator's answer: it names a session that
+        we have not named and no creator has returned, while a creator waits."""
+        session_id = params.get(SESSION_FIELD) if isinstance(params, dict) else None
+        return isinstance(session_id, str) and session_id not in self._known_sessions
+
+    def _release_held(self) -> None:
+        """Called when a creator's caller has its answer: held notifications whose session is now
+        known (all of them once no creator waits) are handled next, in the order they came."""
+        if not self._held:
+            return
+        keep: deque[tuple[str, JsonValue]] = deque()
+        for item in self._held:
+            if self._creating and self._holds(item[1]):
+                keep.append(item)
+            else:
+                self._released.append(item)
+        self._held = keep
+        self._backlog.ready.set()
+
+    def _check_advertised(self, method: str) -> None:
+        path = self._peer_gates.get(method)
+        if path is not None and not advertised(self.peer_initialize, path):
+            raise CapabilityError(method, path)
+
+    def _call_timeout(self) -> float | None:
+        scoped = _CALL_TIMEOUT.get()
+        if scoped is not None and scoped[0] is self:
+            return scoped[1]
+        return self.limits.receive_timeout
+
+    def _cancel_on_peer(self, request_id: int) -> bool:
+        """Stop waiting for `request_id` and tell the peer (`$/cancel_request`) if we may."""
+        if (
+            self._pending.pop(request_id, None) is not None
+            and self._send_cancel_requests
+            and CANCEL_REQUEST in self._peer_methods
+        ):
+            self._spawn(self._notify_quietly(CANCEL_REQUEST, {CANCEL_REQUEST_FIELD: request_id}))
+            return True
+        return False
 
     async def _notify(self, method: str, params: object) -> None:
         if self._closing:
             raise ConnectionClosedError(f"cannot send {method!r}: the connection is closed")
-        data = _dumps({"jsonrpc": "2.0", "method": method, "params": encode_value(params)})
+        if self.peer_initialize is not None and self.check_capabilities:
+            self._check_advertised(method)
+        encoded = encode_value(params)
+        if self.tracing is not None:
+            encoded = self.tracing.call(method, None, encoded)[0]
+        message = {"jsonrpc": "2.0", "method": method, "params": encoded}
+        data = _dumps(message)
         self._check_size(data, f"the {method!r} notification")
-        await self._write(data)
+        await self._write(data, message)
+        self._know_session(message["params"])
+        if method == SESSION_CANCEL:
+            self._withdraw_for_session(message["params"])
+
+    def _withdraw_for_session(self, params: object) -> None:
+        """After we sent `session/cancel`: the peer's requests for that session that our handler
+        has not answered yet and whose result can say they were withdrawn (`WITHDRAWN_RESULTS`, as
+        `session/request_permission`'s `cancelled` outcome) are answered so now, their handlers
+        cancelled: a handler that forgets cannot wedge the session."""
+        session_id = params.get(SESSION_FIELD) if isinstance(params, dict) else None
+        if session_id is None:
+            return
+        for rid, entry in [*self._in_flight.items(), *self._waiting.items()]:
+            if entry.method in WITHDRAWN_RESULTS and entry.session_id == session_id:
+                self._cancel_entry(rid, entry, True)
 
     async def _notify_quietly(self, method: str, params: JsonValue) -> None:
         with contextlib.suppress(ConnectionError):
@@ -610,12 +867,21 @@ class Connection:
 
     # -- writing ------------------------------------------------------------------------------
 
-    async def _write(self, data: bytes) -> None:
+    async def _write(self, data: bytes, message: Mapping[str, object]) -> None:
         async with self._write_lock:
             try:
                 await self._transport.send(data)
             except (ConnectionError, RuntimeError) as exc:
                 raise ConnectionClosedError(f"the peer stopped reading: {exc}") from exc
+        if self._observers:
+            self._observe("out", message, data)
+
+    def _observe(self, direction: Direction, message: object, raw: bytes | str) -> None:
+        for observer in tuple(self._observers):
+            try:
+                observer(direction, message, raw)  # type: ignore[arg-type]
+            except Exception:
+                logger.exception("message observer %r failed", observer)
 
     def _check_size(self, data: bytes, what: str) -> None:
         """Raise MessageTooLargeError if one message is over the peer's limit."""
@@ -627,8 +893,9 @@ class Connection:
             )
 
     async def _reply(self, request_id: RequestId, result: object) -> None:
+        message = {"jsonrpc": "2.0", "id": request_id, "result": result}
         try:
-            data = _dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
+            data = _dumps(message)
             self._check_size(data, f"the result of request {request_id!r}")
         except (TypeError, ValueError) as exc:  # not JSON, or too large for the peer
             logger.error("cannot answer request %r with its result: %s", request_id, exc)
@@ -638,26 +905,26 @@ class Connection:
             )
             return
         try:
-            await self._write(data)
+            await self._write(data, message)
         except ConnectionClosedError as exc:
             logger.debug("could not answer request %r: %s", request_id, exc)
 
     async def _reply_error(self, request_id: RequestId, error: RequestError) -> None:
         try:
-            data = _dumps({"jsonrpc": "2.0", "id": request_id, "error": error.to_json()})
+            message = {"jsonrpc": "2.0", "id": request_id, "error": error.to_json()}
+            data = _dumps(message)
             if len(data) > self.limits.peer_max_line_bytes:
                 logger.warning(
                     "error data for request %r is over the peer's line limit; sent without it",
                     request_id,
                 )
-                data = _dumps(
-                    {
-                        "jsonrpc": "2.0",
-                        "id": request_id,
-                        "error": {"code": error.code, "message": error.message},
-                    }
-                )
-            await self._write(data)
+                message = {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "error": {"code": error.code, "message": error.message},
+                }
+                data = _dumps(message)
+            await self._write(data, message)
         except (ConnectionClosedError, TypeError, ValueError) as exc:
             logger.debug("could not send error for request %r: %s", request_id, exc)
 
@@ -742,8 +1009,12 @@ class Connection:
         try:
             message = self._parse(line)
         except (ValueError, RecursionError) as exc:
+            if self._observers:
+                self._observe("in", None, line)
             await self._reply_error(None, RequestError.parse_error({"message": str(exc)}))
             return
+        if self._observers:
+            self._observe("in", None if message is _SKIP else message, line)
         if message is _SKIP:
             return
         if isinstance(message, list):
@@ -889,6 +1160,10 @@ class Connection:
             params.get(SESSION_FIELD) if isinstance(params, dict) and SESSION_FIELD else None
         )
         entry = _InFlight(method, session_id, params)
+        if self._handled < self._received and self._worker_calls == 0:
+            # Handled after the notifications read before it (a permission request after the
+            # tool call update it is about), unless the notification handler waits for the peer.
+            entry.barrier = self._barrier(self._received)
         if len(self._in_flight) < self.limits.max_requests_in_flight:
             self._start(request_id, entry)
         elif len(self._waiting) < self.limits.request_backlog:
@@ -903,6 +1178,19 @@ class Connection:
                     }
                 ),
             )
+
+    def _barrier(self, mark: int) -> asyncio.Future[None]:
+        """A future set once `mark` notifications have been handled."""
+        barrier: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._barriers.add(barrier)
+
+        def reached() -> None:
+            self._barriers.discard(barrier)
+            if not barrier.done():
+                barrier.set_result(None)
+
+        self._deferred.append((mark, reached))
+        return barrier
 
     def _start(self, request_id: RequestId, entry: _InFlight) -> None:
         params, entry.params = entry.params, None
@@ -934,12 +1222,30 @@ class Connection:
     async def _handle_request(
         self, request_id: RequestId, entry: _InFlight, params: JsonValue
     ) -> None:
+        if self.tracing is None:
+            await self._answer(request_id, entry, params, _no_outcome)
+        else:
+            with self.tracing.handle(entry.method, request_id, params) as finish:
+                await self._answer(request_id, entry, params, finish)
+
+    async def _answer(
+        self,
+        request_id: RequestId,
+        entry: _InFlight,
+        params: JsonValue,
+        finish: Callable[[str], None],
+    ) -> None:
         method = entry.method
         try:
+            if entry.barrier is not None:
+                await entry.barrier
+                entry.barrier = None
             result = await self._dispatch_request(method, params)
         except RequestError as error:
+            finish(f"error {error.code}")
             await self._reply_error(request_id, error)
         except asyncio.CancelledError:
+            finish("cancelled")
             if self._closing:
                 raise
             await self._answer_cancelled(request_id, entry)
@@ -953,11 +1259,13 @@ class Connection:
                     RequestError.internal_error({"message": f"{type(exc).__name__}: {exc}"}),
                 )
         except Exception as exc:
+            finish(f"error {INTERNAL_ERROR}")
             logger.exception("handler of %r failed", method)
             await self._reply_error(
                 request_id, RequestError.internal_error({"message": f"{type(exc).__name__}: {exc}"})
             )
         else:
+            finish("ok")
             await self._reply(request_id, result)
 
     async def _dispatch_request(self, method: str, params: JsonValue) -> object:
@@ -986,11 +1294,27 @@ class Connection:
             raise RequestError.invalid_params(
                 {"path": "", "message": "nested too deeply"}
             ) from None
+        initialize = params if method == INITIALIZE and INITIALIZE else None
         del params
         result = await handler(value)
         if result is None and info.empty_result:
             return {}  # an empty result is `{}` on the wire, whatever the handler returned for it
-        return encode_value(result)
+        encoded = encode_value(result)
+        if initialize is not None:
+            self.peer_initialize, self.own_initialize = initialize, _identity(encoded)
+            self._warn_unhandled()
+        return encoded
+
+    def _warn_unhandled(self) -> None:
+        for path, method in self.unhandled_capabilities():
+            logger.warning(
+                "%s is advertised in the initialize answer, but %s does not implement %r (%s): "
+                "the peer will call it and get -32601; implement it or stop advertising it",
+                path,
+                type(self._handler).__name__,
+                method,
+                self._methods[method].handler,
+            )
 
     async def _enqueue_notification(self, method: str, params: JsonValue) -> None:
         backlog, cap = self._backlog, self.limits.notification_backlog
@@ -1010,14 +1334,23 @@ class Connection:
 
     async def _handle_notifications(self) -> None:
         backlog = self._backlog
+        released = self._released
         while True:
-            while not backlog.items:
+            while not backlog.items and not released:
                 if backlog.stopped:
                     return
                 backlog.ready.clear()
                 await backlog.ready.wait()
+            if released:  # counted as handled when they were held
+                await self._handle_released()
+                continue
             method, params = backlog.items.popleft()
             backlog.room.set()
+            if self._creating and SESSION_FIELD and self._holds(params):
+                self._hold(method, params)
+                del params
+                self._count_handled()
+                continue
             try:
                 await self._dispatch_notification(method, params)
             except asyncio.CancelledError:
@@ -1036,9 +1369,34 @@ class Connection:
                 logger.exception("handler of notification %r failed", method)
             finally:
                 del params
-                self._handled += 1
-                while self._deferred and self._deferred[0][0] <= self._handled:
-                    self._deferred.popleft()[1]()
+                self._count_handled()
+
+    def _count_handled(self) -> None:
+        self._handled += 1
+        while self._deferred and self._deferred[0][0] <= self._handled:
+            self._deferred.popleft()[1]()
+
+    def _hold(self, method: str, params: JsonValue) -> None:
+        self._held.append((method, params))
+        if len(self._held) > self.limits.held_updates:
+            if not self._warned_held:
+                self._warned_held = True
+                logger.warning(
+                    "more than %d notifications for sessions not created yet are held "
+                    "(ConnectionLimits.held_updates); handling the oldest without waiting",
+                    self.limits.held_updates,
+                )
+            self._released.append(self._held.popleft())
+
+    async def _handle_released(self) -> None:
+        method, params = self._released.popleft()
+        try:
+            await self._dispatch_notification(method, params)
+        except asyncio.CancelledError:
+            if self._closing:
+                raise
+        except Exception:
+            logger.exception("handler of notification %r failed", method)
 
     async def _dispatch_notification(self, method: str, params: JsonValue) -> None:
         info = self._methods.get(method)
@@ -1113,6 +1471,8 @@ class Connection:
         self._waiting.clear()
         # Notifications already received are still handled (and the responses queued behind them
         # delivered), for at most `shutdown_grace` seconds; then the worker is cancelled.
+        self._released.extend(self._held)
+        self._held.clear()
         self._backlog.stopped = True
         self._backlog.ready.set()
         try:
@@ -1136,6 +1496,10 @@ class Connection:
         with contextlib.suppress(Exception):
             self._transport.close()
         self._done.set()
+
+
+def _no_outcome(outcome: str) -> None:
+    return None
 
 
 def _identity(value: object) -> JsonValue:

@@ -58,7 +58,7 @@ from ._protocol import (
 )
 from .connections import AgentSideConnection
 from .interfaces import Agent
-from .rpc import ConnectionLimits, RequestError
+from .rpc import ConnectionLimits, MessageObserver, RequestError
 
 __all__ = [
     "CONNECTION_ID_HEADER",
@@ -436,6 +436,7 @@ class _Remote:
             make,
             _ServerTransport(self),
             limits=ConnectionLimits(notification_backlog=self.limits.notification_backlog),
+            observers=app.observers,
         )
         self.watchdog = asyncio.get_running_loop().create_task(self._watch())
 
@@ -784,7 +785,8 @@ class AcpApp:
     DNS-rebinding guard); list your public names when you serve beyond loopback, or pass None to
     accept any. `authenticate`: see Authenticator.
     `cookie`: a (name, value) pair set on the `initialize` answer and the WebSocket 101, e.g. the
-    node name a sticky load balancer routes on. `tap`: sees every message (for logs and tests).
+    node name a sticky load balancer routes on. `tap`: sees every message (for logs and tests);
+    `observers` see every connection's parsed messages, as on every transport (`MessageObserver`).
     """
 
     def __init__(
@@ -798,8 +800,10 @@ class AcpApp:
         limits: Limits = Limits(),
         cookie: tuple[str, str] | None = None,
         tap: Tap | None = None,
+        observers: tuple[MessageObserver, ...] = (),
     ) -> None:
         self.to_agent = to_agent
+        self.observers = observers
         self.path = path
         self.allowed_origins = frozenset(o.lower().rstrip("/") for o in allowed_origins)
         self.allowed_hosts = (

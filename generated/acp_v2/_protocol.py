@@ -63,6 +63,59 @@ SESSION_LIST_FIELD: Final = "sessions"
 SESSION_TURN: Final[frozenset[str]] = frozenset({"session/cancel", "session/prompt"})
 """The messages of a session's turn: its input request and the notification that cancels it (the
 remote transport wants `Acp-Session-Id` on them)."""
+AGENT_CAPABILITIES: Final[Mapping[str, tuple[str, ...]]] = {
+    "auth/status": (
+        "capabilities",
+        "auth",
+        "status",
+    ),  # /$defs/AgentAuthCapabilities/properties/status
+    "session/archive": (
+        "capabilities",
+        "session",
+        "archive",
+    ),  # /$defs/SessionCapabilities/properties/archive
+    "session/cancel": ("capabilities", "session"),  # /$defs/AgentCapabilities/properties/session
+    "session/close": ("capabilities", "session"),  # /$defs/AgentCapabilities/properties/session
+    "session/delete": (
+        "capabilities",
+        "session",
+        "delete",
+    ),  # /$defs/SessionCapabilities/properties/delete
+    "session/fork": (
+        "capabilities",
+        "session",
+        "fork",
+    ),  # /$defs/SessionCapabilities/properties/fork
+    "session/list": ("capabilities", "session"),  # /$defs/AgentCapabilities/properties/session
+    "session/new": ("capabilities", "session"),  # /$defs/AgentCapabilities/properties/session
+    "session/prompt": ("capabilities", "session"),  # /$defs/AgentCapabilities/properties/session
+    "session/resume": ("capabilities", "session"),  # /$defs/AgentCapabilities/properties/session
+    "session/set_config_option": (
+        "capabilities",
+        "session",
+    ),  # /$defs/AgentCapabilities/properties/session
+    "session/set_title": (
+        "capabilities",
+        "session",
+        "title",
+    ),  # /$defs/SessionCapabilities/properties/title
+    "session/status": (
+        "capabilities",
+        "session",
+        "status",
+    ),  # /$defs/SessionCapabilities/properties/status
+    "session/unarchive": (
+        "capabilities",
+        "session",
+        "archive",
+    ),  # /$defs/SessionCapabilities/properties/archive
+}
+"""The agent's methods it handles only if it advertised a capability: the path of that capability
+in the `initialize` result (from the schema: the capability field whose description says the agent
+supports the method, named beside each). Present means `true` or an object."""
+CLIENT_CAPABILITIES: Final[Mapping[str, tuple[str, ...]]] = {}
+"""The client's methods it handles only if it advertised a capability: the path of that capability
+in the `initialize` params (from the schema, as for `AGENT_CAPABILITIES`)."""
 NULL_REQUEST_ID: Final = False
 """Whether the schema's `RequestId` admits null (a null id is otherwise answered with -32600)."""
 PROTOCOL_VERSION: Final[int] = 2

@@ -32,7 +32,7 @@ from typing import Any, Final, Protocol
 from ._protocol import SESSION_FIELD, SESSION_OPENERS
 from .connections import ClientSideConnection
 from .interfaces import Client
-from .rpc import FrameError
+from .rpc import ConnectionLimits, FrameError, MessageObserver
 
 __all__ = ["RemoteAgentError", "connect_agent"]
 
@@ -386,6 +386,8 @@ async def connect_agent(
     max_message_bytes: int = MAX_MESSAGE_BYTES,
     tap: Callable[[str, bytes], None] | None = None,
     ssl_context: ssl.SSLContext | None = None,
+    limits: ConnectionLimits | None = None,
+    observers: tuple[MessageObserver, ...] = (),
 ) -> AsyncIterator[ClientSideConnection]:
     """Connect to the agent at `url`: `ws://` or `wss://` for WebSocket, `http://` or `https://` for
     Streamable HTTP. `headers` go with every request (e.g. `{"Authorization": "Bearer ..."}`).
@@ -396,6 +398,8 @@ async def connect_agent(
     a failure later ends the connection (pending calls raise ConnectionClosedError naming it).
     `tap(direction, message)` sees every message ("in" from the agent, "out" to it), for logs.
     `ssl_context` verifies `wss://` and `https://` servers (default: the system's trusted CAs).
+    `limits` (e.g. `receive_timeout`) and `observers` (parsed messages, as on every transport) are
+    `ClientSideConnection`'s.
     """
     jar: MutableMapping[str, str] = cookies if cookies is not None else {}
     extra = dict(headers or {})
@@ -456,7 +460,10 @@ async def connect_agent(
             f"connect_agent needs a ws://, wss://, http:// or https:// URL, not {url!r}"
         )
     connection = ClientSideConnection(
-        to_client, transport if tap is None else _Tapped(transport, tap)
+        to_client,
+        transport if tap is None else _Tapped(transport, tap),
+        limits=limits,
+        observers=observers,
     )
     try:
         yield connection

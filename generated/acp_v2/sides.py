@@ -20,8 +20,15 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Final, TypeVar
 
 from ._codec import encode_value
-from ._protocol import INITIALIZE, PROTOCOL_VERSION, VERSION_FIELD, RequestError
-from .interfaces import Agent, Client
+from ._protocol import (
+    AGENT_CAPABILITIES,
+    CLIENT_CAPABILITIES,
+    INITIALIZE,
+    PROTOCOL_VERSION,
+    VERSION_FIELD,
+    RequestError,
+)
+from .interfaces import Agent, Client, UnstableAgent, UnstableClient
 from .methods import AGENT_METHODS, CLIENT_METHODS
 from .rpc import (
     READ_CHUNK_BYTES,
@@ -29,6 +36,7 @@ from .rpc import (
     ConnectionLimits,
     LineReader,
     LineWriter,
+    MessageObserver,
     MessageTransport,
     NonJsonLines,
     as_transport,
@@ -38,6 +46,7 @@ from .rpc import (
 
 if TYPE_CHECKING:
     from .connections import AgentSideConnection, ClientSideConnection
+    from .telemetry import Tracing
 
 __all__ = [
     "SUPPORTED_PROTOCOL_VERSIONS",
@@ -112,6 +121,10 @@ def _params(cls: Callable[..., P], params: P | None, fields: dict[str, object]) 
 class AgentSide(Connection):
     """The agent's end: what the client sends goes to the `Agent`; the proxies call the client."""
 
+    _peer_gates = CLIENT_CAPABILITIES
+    _own_gates = AGENT_CAPABILITIES
+    _interfaces = (Agent, UnstableAgent)
+
     def __init__(  # noqa: PYI019, RUF100
         self: _A,
         to_agent: Callable[[_A], Agent] | Agent,
@@ -121,6 +134,9 @@ class AgentSide(Connection):
         limits: ConnectionLimits | None = None,
         send_cancel_requests: bool = True,
         non_json_lines: NonJsonLines = "answer",
+        observers: tuple[MessageObserver, ...] = (),
+        check_capabilities: bool = True,
+        tracing: Tracing | None = None,
     ) -> None:
         """`to_agent` is the agent, or a function that makes it from this connection (so it can call
         the client). Pass a reader and a writer (stdio, pipes), or a `MessageTransport` alone (as the
@@ -134,11 +150,18 @@ class AgentSide(Connection):
             limits=limits,
             send_cancel_requests=send_cancel_requests,
             non_json_lines=non_json_lines,
+            observers=observers,
+            check_capabilities=check_capabilities,
+            tracing=tracing,
         )
 
 
 class ClientSide(Connection):
     """The client's end: what the agent sends goes to the `Client`; the proxies call the agent."""
+
+    _peer_gates = AGENT_CAPABILITIES
+    _own_gates = CLIENT_CAPABILITIES
+    _interfaces = (Client, UnstableClient)
 
     def __init__(  # noqa: PYI019, RUF100
         self: _C,
@@ -149,6 +172,9 @@ class ClientSide(Connection):
         limits: ConnectionLimits | None = None,
         send_cancel_requests: bool = True,
         non_json_lines: NonJsonLines = "skip",
+        observers: tuple[MessageObserver, ...] = (),
+        check_capabilities: bool = True,
+        tracing: Tracing | None = None,
     ) -> None:
         """`to_client` is the client, or a function that makes it from this connection. Lines from
         the agent that are not JSON are skipped with a warning by default (`non_json_lines`)."""
@@ -161,6 +187,9 @@ class ClientSide(Connection):
             limits=limits,
             send_cancel_requests=send_cancel_requests,
             non_json_lines=non_json_lines,
+            observers=observers,
+            check_capabilities=check_capabilities,
+            tracing=tracing,
         )
 
     async def _call(self, method: str, params: object, decode: Callable[[object], T]) -> T:
@@ -185,19 +214,21 @@ async def run_agent(
     limits: ConnectionLimits | None = None,
     protect_stdout: bool = True,
     handle_signals: bool = True,
+    observers: tuple[MessageObserver, ...] = (),
 ) -> None:
     """Serve one client on this process's stdin/stdout until the client closes stdin, or until
     SIGINT / SIGTERM (`handle_signals`), which close the connection and return without a traceback.
 
     `protect_stdout`: from here on `print()` and child processes write to stderr, and only the
-    protocol writes to the real stdout. `limits`: see `ConnectionLimits`.
+    protocol writes to the real stdout. `limits`: see `ConnectionLimits`. `observers`: see
+    `MessageObserver`.
     """
     from .connections import (
         AgentSideConnection,
     )  # it subclasses AgentSide: imported when first used
 
     reader, writer = await stdio_streams(protect_stdout=protect_stdout)
-    connection = AgentSideConnection(to_agent, reader, writer, limits=limits)
+    connection = AgentSideConnection(to_agent, reader, writer, limits=limits, observers=observers)
     loop = asyncio.get_running_loop()
     installed: list[signal.Signals] = []
     closing: list[asyncio.Task[None]] = []
@@ -302,6 +333,7 @@ async def spawn_agent(
     exit_timeout: float = 0.5,
     limits: ConnectionLimits | None = None,
     non_json_lines: NonJsonLines = "skip",
+    observers: tuple[MessageObserver, ...] = (),
 ) -> AsyncIterator[ClientSideConnection]:
     """Start `command args...` as an agent (its stderr is inherited) and connect to its stdio.
 
@@ -309,14 +341,19 @@ async def spawn_agent(
     `exit_timeout` seconds to exit (default 0.5: agents exit at the end of their input; npm
     launchers that keep a child do not), then SIGTERM and 3 seconds more, then SIGKILL; what is left of
     its process group is killed in every case (no orphan keeps its pipes open).
-    `limits` and `non_json_lines` are `ClientSideConnection`'s.
+    `limits`, `non_json_lines` and `observers` are `ClientSideConnection`'s.
     """
     from .connections import ClientSideConnection
 
     process = await _start_agent(command, args, env, cwd)
     assert process.stdin is not None and process.stdout is not None
     connection = ClientSideConnection(
-        to_client, process.stdout, process.stdin, limits=limits, non_json_lines=non_json_lines
+        to_client,
+        process.stdout,
+        process.stdin,
+        limits=limits,
+        non_json_lines=non_json_lines,
+        observers=observers,
     )
     try:
         yield connection
@@ -331,11 +368,13 @@ async def memory_pair(
     to_client: Callable[[ClientSideConnection], Client] | Client,
     *,
     limits: ConnectionLimits | None = None,
+    observers: tuple[MessageObserver, ...] = (),
 ) -> AsyncIterator[tuple[AgentSideConnection, ClientSideConnection]]:
     """An agent and a client connected in memory, for unit tests: yields (the agent's end, the
     client's end); call the agent through the second (`await client_end.initialize(...)`) and the
     client through the first. Messages are encoded, decoded and dispatched as over stdio (the same
-    checks, the same order); nothing is spawned. Both ends are closed on exit.
+    checks, the same order); nothing is spawned. Both ends are closed on exit. `observers` see the
+    client end's messages (`MessageObserver`).
 
         async with memory_pair(lambda conn: MyAgent(conn), MyClient()) as (agent_end, client_end):
             await client_end.initialize(InitializeRequest(protocol_version=PROTOCOL_VERSION))
@@ -344,7 +383,9 @@ async def memory_pair(
 
     agent_transport, client_transport = memory_transports()
     agent_end = AgentSideConnection(to_agent, agent_transport, limits=limits)
-    client_end = ClientSideConnection(to_client, client_transport, limits=limits)
+    client_end = ClientSideConnection(
+        to_client, client_transport, limits=limits, observers=observers
+    )
     try:
         yield agent_end, client_end
     finally:

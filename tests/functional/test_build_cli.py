@@ -224,5 +224,6 @@ def test_a_schema_named_schema_json_does_not_name_the_package_schema(
     if meta is not None:
         (folder / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
     result = run(["build", "rel/schema.json", *extra], cwd=tmp_path)
-    assert f"wrote 17 files to generated/{package}\n" in result.stdout, result.stdout + result.stderr
+    written = sum(1 for p in (tmp_path / "generated" / package).iterdir() if p.is_file())
+    assert f"wrote {written} files to generated/{package}\n" in result.stdout, result.stdout + result.stderr
     assert (tmp_path / "generated" / package / "__init__.py").is_file()

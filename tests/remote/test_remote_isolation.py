@@ -73,6 +73,7 @@ def test_an_identity_reaches_only_its_own_sessions(server: str, profile: str, tm
             listed = await bob.session_list(acp_v1.ListSessionsRequest())
             assert sid not in [s.session_id for s in listed.sessions] and len(listed.sessions) == 1
             load = acp_v1.LoadSessionRequest(session_id=sid, cwd=cwd, mcp_servers=[])
+            bob.check_capabilities = False  # resume is not advertised: the server must refuse it anyway
             for attempt in (
                 lambda: bob.session_load(load),
                 lambda: bob.session_resume(acp_v1.ResumeSessionRequest(session_id=sid, cwd=cwd)),

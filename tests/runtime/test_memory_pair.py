@@ -46,7 +46,8 @@ def test_a_turn_in_memory() -> None:
 
     async def main() -> acp_v1.PromptResponse:
         async with acp_v1.memory_pair(EchoAgent, client) as (_agent_end, client_end):
-            init = await client_end.initialize(acp_v1.InitializeRequest(protocol_version=1))
+            reads = acp_v1.ClientCapabilities(fs=acp_v1.FileSystemCapabilities(read_text_file=True))
+            init = await client_end.initialize(acp_v1.InitializeRequest(protocol_version=1, client_capabilities=reads))
             assert init.protocol_version == 1
             session = await client_end.session_new(cwd="/", mcp_servers=[])
             return await client_end.session_prompt(

@@ -507,7 +507,8 @@ def test_generated_agent_and_client_play_turns() -> None:
         agent_conn = acp.AgentSideConnection(TurnAgent, a_in, a_out)
         client = TurnClient()
         conn = acp.ClientSideConnection(client, c_in, c_out)
-        init = await conn.initialize(acp.InitializeRequest(protocol_version=1, client_capabilities=acp.ClientCapabilities()))
+        reads = acp.ClientCapabilities(fs=acp.FileSystemCapabilities(read_text_file=True))  # the agent reads /f
+        init = await conn.initialize(acp.InitializeRequest(protocol_version=1, client_capabilities=reads))
         assert init.protocol_version == 1
         results = await asyncio.gather(*(
             conn.session_prompt(acp.PromptRequest(session_id=f"s{i}", prompt=[])) for i in range(5)))

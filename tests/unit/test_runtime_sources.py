@@ -18,7 +18,7 @@ RUNTIME_MODULES = sorted(out for out, template in OUTPUTS.items() if template ==
 
 def test_every_runtime_module_is_a_file_of_acpgen_runtime_and_no_template() -> None:
     assert RUNTIME_MODULES == ["_codec.py", "_tables.py", "_validate.py", "asgi.py", "errors.py", "remote.py",
-                               "router.py", "rpc.py", "sides.py"]
+                               "router.py", "rpc.py", "sides.py", "telemetry.py"]
     for name in RUNTIME_MODULES:
         assert (ROOT / "acpgen/runtime" / name).is_file()
         assert not (ROOT / "templates" / f"{name}.j2").exists()
