@@ -237,6 +237,15 @@ class HelperFacts:
                         queue.append(inner)
         text_unions = {u.name for u in order if self.text_variant(u)}
         text_unions = {next(u.name for u in order if u.name in text_unions)} if text_unions else set()
+        out, text_name = self.named(order, text_unions)
+        if text_unions and not text_name:  # the text block got no builder: a `str` stands for none
+            self.taken = set(MODULE_NAMES)
+            text_unions = set()
+            out, text_name = self.named(order, text_unions)
+        return out, text_name, text_unions
+
+    def named(self, order: list[Union_], text_unions: set[str]) -> tuple[list[Builder], str]:
+        """The builders of the unions in rank order, and the text block's builder ("" when none)."""
         out: list[Builder] = []
         text_name = ""
         for rank, u in enumerate(order):
@@ -252,7 +261,7 @@ class HelperFacts:
             if rank == 0:  # the session update union's entity names rank before any other union
                 for name, tag, s in self.entity_names(u):
                     self.make(u, name, tag, s, (), text_unions, out, fallback=False)
-        return out, text_name, text_unions
+        return out, text_name
 
     def entity_names(self, u: Union_) -> list[tuple[str, str, Struct]]:
         """(`<x>`, tag, variant) for each variant tagged `<x>_update` that requires the entity id
