@@ -6,8 +6,11 @@
 
 Import it as `from acp_v0_4 import helpers`; `import acp_v0_4` does not load it.
 Builder names are the wire tags in snake case (`_chunk` dropped when no other tag has the shorter
-name); a name already taken gets the union's name in front, and a variant that flattens a tagged
-union also gets one builder per variant of it, named by the joined tags.
+name), claimed in rank order: the session update variants, then their entity names (a variant
+tagged `<x>_update` requiring the shared id `<x>Id` also builds as `<x>` when no variant is tagged
+`<x>`), then the unions they hold; a name already taken gets the union's name in front, and a
+variant that flattens a tagged union also gets one builder per variant of it, named by the joined
+tags.
 """
 
 from __future__ import annotations
