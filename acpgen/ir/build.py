@@ -991,6 +991,7 @@ class Builder:
             skip_invalid_items=flags.get("x-deserialize-skip-invalid-items") is True,
             unstable=unstable,
             hook=self.hooks.get(pointer, ""),
+            encoding=encoding if isinstance(encoding := flags.get("contentEncoding"), str) else "",
         )
 
     def checked_default(self, value: Any, p: Any, pointer: str, source: str) -> Any:

@@ -70,6 +70,7 @@ class Field:
     flatten: bool = False
     unstable: bool = False
     hook: str = ""  # `module:function` the raw value goes through before it is decoded (config `hooks`)
+    encoding: str = ""  # the schema's `contentEncoding` (`base64`), "" when none
 
     @property
     def has_default(self) -> bool:

@@ -2,20 +2,22 @@
 facts its permission helper, tool call tracker, session reducer and fake peers read, all found in the
 IR by structure (tags, field types, the methods' params), never by class names.
 
-Builder names come from wire tags in snake case (see `builder_name`), in a fixed order: the variants
-of the session update union first, then the unions its variants hold (breadth first, in field
-order). A name already taken (by an earlier builder, a Python keyword or builtin, or one of the
-module's own names) becomes `<union in snake case>_<name>`; when that is taken too, the variant gets
-no builder (the class still builds it). A variant that flattens a tagged union gets, besides its own
-builder (which takes that union's value), one builder per variant of it, named by the joined tags
-(`state_update_idle_cancelled`).
-"""
+Builder names come from wire tags in snake case (see `builders`), claimed in rank order: the
+variants of the session update union first (with the builders of the unions they flatten), then
+its entity names (a variant tagged `<x>_update` that requires `<x>Id`, when no variant is tagged
+`<x>`, also gets the builder `<x>`: v2's `tool_call_update` "creates or updates" a tool call, so
+`tool_call` builds it), then the unions its variants hold (breadth first, in field order). A name
+already taken (by an earlier builder, a Python keyword or builtin, or one of the module's own
+names) becomes `<union in snake case>_<name>`; when that is taken too, the variant gets no builder
+(the class still builds it). A variant that flattens a tagged union gets, besides its own builder
+(which takes that union's value), one builder per variant of it, named by the joined tags
+(`state_update_idle_cancelled`)."""
 
 from __future__ import annotations
 
 import builtins
 import keyword
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypedDict
 
 from acpgen.ir.model import Enum, Field, Method, Package, Struct, TypeRef, Union_
@@ -32,6 +34,8 @@ MODULE_NAMES = frozenset({
 })
 # What a builder's body reads besides its parameters, so no parameter may be named so.
 BODY_NAMES = frozenset({"models", "_block"})
+# `ask_permission`'s own parameters and locals, which no request field may be named.
+ASK_NAMES = frozenset({"conn", "session_id", "options", "response", "outcome", "option", "models"})
 
 
 @dataclass(frozen=True)
@@ -57,9 +61,18 @@ class ReducerRule:
 
     cls: str  # the variant classes it applies to, `, `-joined (one branch for equal bodies)
     tag: str
-    kind: str  # `chunk` (content appended to a message), `entity` (merged by id), `state`, `latest`
-    field: str  # chunk: the content field; entity: the id field; state: the flattened state field
-    message_id: str  # chunk: the message id field, "" when none
+    # `chunk` (a content block appended to a message), `message` (a message upsert: its content
+    # replaces the message's), `entity` (merged by id), `append` (a chunk appended to an entity's
+    # field), `state`, `latest`
+    kind: str
+    field: str  # chunk / message: the content field; entity / append: the id (wire); state: the flattened field
+    message_id: str  # chunk / message: the message id field, "" when none
+    label: str = ""  # chunk / message: the `Message.kind` (the chunk's tag)
+    clears: bool = False  # entity: `null` clears a key (else it changes nothing)
+    target: str = ""  # append: the entity's key (wire) appended to
+    nested: str = ""  # append: the key inside `target` holding the value, "" when `target` is a list
+    payload: str = ""  # append: the chunk's field (wire) appended
+    mode: str = ""  # append: `list` (one item more), `base64` (bytes joined) or `str`
 
 
 @dataclass(frozen=True)
@@ -85,9 +98,7 @@ class Permission:
     request: str
     response: str
     session: str  # the request's session field
-    subject: str  # the request's field naming what is asked about (`tool_call`)
-    subject_cls: str  # its class
-    subject_id: str  # that class's id field
+    fields: tuple[BuilderParam, ...]  # the request's other fields, required first (`ask_permission`'s)
     options: str  # the request's options field
     option_cls: str  # an option's class
     option_id: str  # an option's id field
@@ -199,8 +210,9 @@ class HelperFacts:
             out.append(BuilderParam(f.py, " | ".join(parts), f.required, text))
         return tuple(sorted(out, key=lambda p: not p.required))
 
-    def claim(self, name: str, union: Union_) -> str:
-        for candidate in (name, f"{snake(union.name)}_{name}"):
+    def claim(self, name: str, union: Union_, *, fallback: bool = True) -> str:
+        """`name` if free, else (with `fallback`) `<union in snake case>_<name>` if free, else ""."""
+        for candidate in (name, f"{snake(union.name)}_{name}")[: 2 if fallback else 1]:
             if (candidate.isidentifier() and not keyword.iskeyword(candidate) and candidate not in self.taken
                     and not hasattr(builtins, candidate)):
                 self.taken.add(candidate)
@@ -225,9 +237,18 @@ class HelperFacts:
                         queue.append(inner)
         text_unions = {u.name for u in order if self.text_variant(u)}
         text_unions = {next(u.name for u in order if u.name in text_unions)} if text_unions else set()
+        out, text_name = self.named(order, text_unions)
+        if text_unions and not text_name:  # the text block got no builder: a `str` stands for none
+            self.taken = set(MODULE_NAMES)
+            text_unions = set()
+            out, text_name = self.named(order, text_unions)
+        return out, text_name, text_unions
+
+    def named(self, order: list[Union_], text_unions: set[str]) -> tuple[list[Builder], str]:
+        """The builders of the unions in rank order, and the text block's builder ("" when none)."""
         out: list[Builder] = []
         text_name = ""
-        for u in order:
+        for rank, u in enumerate(order):
             tags = {t for t, _ in self.tagged(u)}
             for tag, s in self.tagged(u):
                 base = snake(tag).rstrip("_")
@@ -237,14 +258,34 @@ class HelperFacts:
                 made = self.make(u, short, tag, s, (), text_unions, out)
                 if made and u.name in text_unions and s is self.text_variant(u) and not text_name:
                     text_name = made
-        return out, text_name, text_unions
+            if rank == 0:  # the session update union's entity names rank before any other union
+                for name, tag, s in self.entity_names(u):
+                    self.make(u, name, tag, s, (), text_unions, out, fallback=False)
+        return out, text_name
+
+    def entity_names(self, u: Union_) -> list[tuple[str, str, Struct]]:
+        """(`<x>`, tag, variant) for each variant tagged `<x>_update` that requires the entity id
+        `<x>Id` (an id two or more variants require, see `entity_ids`), when no variant of `u` is
+        tagged `<x>`: the variant creates the entity as well as updating it, as v2's
+        `tool_call_update` ("A tool call has been created or updated")."""
+        tags = {snake(t).rstrip("_") for t, _ in self.tagged(u)}
+        ids = self.entity_ids(u)
+        out = []
+        for tag, s in self.tagged(u):
+            base = snake(tag).rstrip("_")
+            stem = base.removesuffix("_update")
+            if stem == base or not stem or stem in tags:
+                continue
+            if any(f.required and ids.get(f.wire, 0) > 1 and snake(f.wire) == f"{stem}_id" for f in s.fields):
+                out.append((stem, tag, s))
+        return out
 
     def make(self, u: Union_, name: str, tag: str, s: Struct, chain: tuple[tuple[str, str], ...],
-             text_unions: set[str], out: list[Builder]) -> str:
+             text_unions: set[str], out: list[Builder], *, fallback: bool = True) -> str:
         params = self.params(s, text_unions)
         if params is None:
             return ""
-        claimed = self.claim(name, u)
+        claimed = self.claim(name, u, fallback=fallback)
         if not claimed:
             return ""
         out.append(Builder(claimed, f"`{u.tag}: {tag}`", chain, s.name, params))
@@ -259,38 +300,103 @@ class HelperFacts:
         return claimed
 
     # -- the reducer's rules -------------------------------------------------------------------------
-    def rules(self, u: Union_, content: set[str]) -> tuple[ReducerRule, ...]:
-        out = []
-        # An id shared by the required fields of two or more variants names an entity they update.
+    def entity_ids(self, u: Union_) -> dict[str, int]:
+        """An id (a required `...Id` field) shared by two or more variants names an entity they update."""
         ids: dict[str, int] = {}
         for _, s in self.tagged(u):
             for f in s.fields:
                 if f.required and f.wire.endswith("Id"):
                     ids[f.wire] = ids.get(f.wire, 0) + 1
-        for tag, s in self.tagged(u):
-            req = [f for f in s.fields if f.required and not f.flatten]
-            block = next((f for f in req if f.type.kind == "named" and f.type.name in content), None)
-            ident = next((f for f in req if ids.get(f.wire, 0) > 1
-                          and not isinstance(self.node(f.type), (Struct, Union_))), None)
-            flat = [f for f in s.fields if f.flatten and self.union(f.type)]
-            if block is not None:
-                mid = self.field(s, "messageId")
-                out.append(ReducerRule(s.name, tag, "chunk", block.py, mid.py if mid else ""))
-            elif flat:
-                out.append(ReducerRule(s.name, tag, "state", flat[0].py, ""))
-            elif ident is not None:
-                out.append(ReducerRule(s.name, tag, "entity", ident.wire, ""))
-            else:
-                out.append(ReducerRule(s.name, tag, "latest", "", ""))
+        return ids
+
+    def append_target(self, u: Union_, chunk: Struct, ident: Field, payload: Field) -> tuple[str, str, str] | None:
+        """Where a chunk of an entity goes: (the entity's key, the key inside it or "", the mode).
+
+        The rule is the v2 schema's: "Tool-call content chunks append one `ToolCallContent` item to
+        the current content for the matching `toolCallId`" (/$defs/ToolCallContentChunk/description),
+        "A chunk of bytes appended to an agent-owned terminal's output" (/$defs/TerminalOutputChunk)
+        with "Independently base64-encoded terminal output bytes" (/$defs/TerminalOutputChunk/
+        properties/data/description), "A content block appended to a compaction's summary"
+        (/$defs/CompactionSummaryChunk/description). By structure: another variant with the same id
+        holds a list of the payload's type (the one of the payload's name first, else the only
+        one: `content`, `summary`), else one object holding a field of the payload's name and type
+        (`output.data`), joined as bytes when both are base64."""
+        lists: list[Field] = []
+        nested: list[tuple[Field, Field]] = []
+        for _, s in self.tagged(u):
+            if s is chunk or self.field(s, ident.wire) is None:
+                continue
+            for f in s.fields:
+                if f.type.kind == "list" and f.type.item == payload.type:
+                    lists.append(f)
+                inner = self.node(f.type)
+                g = self.field(inner, payload.wire) if isinstance(inner, Struct) else None
+                if g is not None and g.required and g.type == payload.type and g.type.kind == "str":
+                    nested.append((f, g))
+        same = [f for f in lists if f.wire == payload.wire]
+        if same or len({f.wire for f in lists}) == 1:
+            return (same or lists)[0].wire, "", "list"
+        if len({(f.wire, g.wire) for f, g in nested}) == 1:
+            f, g = nested[0]
+            return f.wire, g.wire, "base64" if payload.encoding == g.encoding == "base64" else "str"
+        return None
+
+    def rule(self, u: Union_, tag: str, s: Struct, content: set[str], ids: dict[str, int]) -> ReducerRule:
+        req = [f for f in s.fields if f.required and not f.flatten]
+        block = next((f for f in req if f.type.kind == "named" and f.type.name in content), None)
+        ident = next((f for f in req if ids.get(f.wire, 0) > 1
+                      and not isinstance(self.node(f.type), (Struct, Union_))), None)
+        flat = [f for f in s.fields if f.flatten and self.union(f.type)]
+        mid = self.field(s, "messageId")
+        if ident is not None and ident is not mid and len(req) == 2:
+            payload = next(f for f in req if f is not ident)
+            target = self.append_target(u, s, ident, payload)
+            if target is not None:
+                return ReducerRule(s.name, tag, "append", ident.wire, "", target=target[0], nested=target[1],
+                                   payload=payload.wire, mode=target[2])
+        if block is not None and (ident is None or ident is mid):
+            return ReducerRule(s.name, tag, "chunk", block.py, mid.py if mid else "", label=tag)
+        # A message upsert: "When an `agent_message` update includes `content`, that array replaces
+        # any content previously accumulated for the message, including content from earlier
+        # chunks. Later chunks with the same `messageId` append to the current content."
+        # (/$defs/AgentMessage/description; UserMessage and AgentThought say the same)
+        whole = next((f for f in s.fields if not f.required and f.type.kind == "list" and f.type.item is not None
+                      and f.type.item.kind == "named" and f.type.item.name in content), None)
+        if mid is not None and mid.required and block is None and whole is not None:
+            return ReducerRule(s.name, tag, "message", whole.py, mid.py, label=tag)
+        if flat:
+            return ReducerRule(s.name, tag, "state", flat[0].py, "")
+        if ident is not None:
+            return ReducerRule(s.name, tag, "entity", ident.wire, "")
+        return ReducerRule(s.name, tag, "latest", "", "")
+
+    def rules(self, u: Union_, content: set[str]) -> tuple[ReducerRule, ...]:
+        ids = self.entity_ids(u)
+        out = [self.rule(u, tag, s, content, ids) for tag, s in self.tagged(u)]
+        # A message upsert's `Message.kind` is its chunk's tag (`agent_message` -> `agent_message_chunk`)
+        # when the union has that chunk, so chunks and upserts of one message meet in one Message.
+        chunks = {r.tag for r in out if r.kind == "chunk"}
+        out = [replace(r, label=f"{r.tag}_chunk") if r.kind == "message" and f"{r.tag}_chunk" in chunks else r
+               for r in out]
+        # `null` in an entity update: an entity that one variant both creates and updates (an upsert)
+        # has patch semantics, "`null` clears or unsets the value" (/$defs/ToolCallUpdate/description
+        # in v2; /$defs/TerminalUpdate, /$defs/CompactionUpdate in v1 and v2 say the same); one with a
+        # separate start variant (v1's `tool_call` beside `tool_call_update`) leaves the value:
+        # "Omitting it or sending `null` both mean that the existing name is left unchanged"
+        # (/$defs/ToolCallUpdate/properties/name/description in v1).
+        updaters: dict[str, int] = {}
+        for r in out:
+            if r.kind == "entity":
+                updaters[r.field] = updaters.get(r.field, 0) + 1
+        out = [replace(r, clears=updaters[r.field] == 1) if r.kind == "entity" else r for r in out]
         merged: list[ReducerRule] = []
         for r in out:  # variants folded alike share one branch
             same = next((i for i, m in enumerate(merged) if r.kind in ("entity", "state")
-                         and (m.kind, m.field) == (r.kind, r.field)), None)
+                         and (m.kind, m.field, m.clears) == (r.kind, r.field, r.clears)), None)
             if same is None:
                 merged.append(r)
             else:
-                m = merged[same]
-                merged[same] = ReducerRule(f"{m.cls}, models.{r.cls}", m.tag, m.kind, m.field, m.message_id)
+                merged[same] = replace(merged[same], cls=f"{merged[same].cls}, models.{r.cls}")
         return tuple(merged)
 
     def state_facts(self, rules: tuple[ReducerRule, ...]) -> tuple[str, str, str, str]:
@@ -329,40 +435,40 @@ class HelperFacts:
 
     # -- permission ------------------------------------------------------------------------------------
     def permission(self) -> Permission | None:
-        """A client-handled request whose params hold a list of options with an id and an enum kind,
-        and whose result's outcome union has a `selected` variant (with an option id) and a
-        `cancelled` one."""
+        """A client-handled request whose params name a session and hold a list of options with an
+        id and an enum kind, and whose result's outcome union has a `selected` variant (with an
+        option id) and a `cancelled` one without required fields. The request's other fields
+        (v1's required `toolCall`; v2's required `title` and optional `subject` union) become
+        `ask_permission`'s parameters as they are."""
         session = self.package.protocol.session_field
         for m in sorted(self.package.methods, key=lambda m: m.wire):
             req, res = self.struct_of(m.params), self.struct_of(m.result)
             if m.notification or m.side != "client" or req is None or res is None:
                 continue
             sf = self.field(req, session)
-            opts = next((f for f in req.fields if f.type.kind == "list" and f.type.item is not None
+            opts = next((f for f in req.fields if f.required and f.type.kind == "list" and f.type.item is not None
                          and isinstance(self.node(f.type.item), Struct)), None)
             opt = self.node(opts.type.item) if opts and opts.type.item else None
             if sf is None or opts is None or not isinstance(opt, Struct):
                 continue
             kind = self.field(opt, "kind")
-            oid = next((f for f in opt.fields if f.wire == "optionId"), None)
+            oid = self.field(opt, "optionId")
             outcome = next((f for f in res.fields if f.required and self.union(f.type)), None)
             ou = self.union(outcome.type) if outcome else None
             selected = self.variant(ou, "selected") if ou else None
             cancelled = self.variant(ou, "cancelled") if ou else None
             sel_id = self.field(selected, "optionId")
-            subject = next((f for f in req.fields if f.required and f is not sf and f is not opts
-                            and isinstance(self.node(f.type), Struct)), None)
-            subject_cls = self.node(subject.type) if subject else None
-            subject_id = next((f for f in subject_cls.fields if f.required and f.wire.endswith("Id")), None) \
-                if isinstance(subject_cls, Struct) else None
             kinds = self.enum_values(kind) if kind else ()
+            params = self.params(req, set())
             if (kind is None or not kinds or oid is None or outcome is None or selected is None
-                    or cancelled is None or sel_id is None or subject is None or subject_id is None
-                    or not isinstance(subject_cls, Struct)
+                    or cancelled is None or sel_id is None or params is None
                     or any(f.required for f in cancelled.fields)):
                 continue
-            return Permission(m.handler, req.name, res.name, sf.py, subject.py, subject_cls.name, subject_id.py,
-                              opts.py, opt.name, oid.py, kind.py, tuple(k for k in kinds if k.startswith("allow")),
+            fields = tuple(p for p in params if p.name not in (sf.py, opts.py))
+            if {p.name for p in fields} & ASK_NAMES:
+                continue
+            return Permission(m.handler, req.name, res.name, sf.py, fields, opts.py, opt.name, oid.py, kind.py,
+                              tuple(k for k in kinds if k.startswith("allow")),
                               tuple(k for k in kinds if k.startswith("reject")), outcome.py, selected.name, sel_id.py,
                               cancelled.name)
         return None

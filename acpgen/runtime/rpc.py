@@ -560,6 +560,10 @@ class Connection:
         self.check_capabilities = check_capabilities
         """Refuse (CapabilityError) to send a method the peer did not advertise (see
         `_protocol.py`'s AGENT_CAPABILITIES / CLIENT_CAPABILITIES); set it False to send anyway."""
+        self.withdraw_on_cancel = True
+        """After sending `session/cancel`, answer that session's pending `WITHDRAWN_RESULTS` requests
+        (`session/request_permission`: outcome `cancelled`) ourselves; False leaves them to their
+        handlers (a test of how a peer copes with a client that answers late)."""
         self.peer_initialize: JsonValue = None
         """The peer's side of the `initialize` exchange as it came (the client's params or the
         agent's result, holding its capabilities); None until it happened."""
@@ -842,7 +846,7 @@ class Connection:
         self._check_size(data, f"the {method!r} notification")
         await self._write(data, message)
         self._know_session(message["params"])
-        if method == SESSION_CANCEL:
+        if method == SESSION_CANCEL and self.withdraw_on_cancel:
             self._withdraw_for_session(message["params"])
 
     def _withdraw_for_session(self, params: object) -> None:

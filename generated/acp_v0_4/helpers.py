@@ -6,8 +6,11 @@
 
 Import it as `from acp_v0_4 import helpers`; `import acp_v0_4` does not load it.
 Builder names are the wire tags in snake case (`_chunk` dropped when no other tag has the shorter
-name); a name already taken gets the union's name in front, and a variant that flattens a tagged
-union also gets one builder per variant of it, named by the joined tags.
+name), claimed in rank order: the session update variants, then their entity names (a variant
+tagged `<x>_update` requiring the shared id `<x>Id` also builds as `<x>` when no variant is tagged
+`<x>`), then the unions they hold; a name already taken gets the union's name in front, and a
+variant that flattens a tagged union also gets one builder per variant of it, named by the joined
+tags.
 """
 
 from __future__ import annotations
@@ -356,10 +359,14 @@ async def ask_permission(
     session_id: str,
     tool_call: models.ToolCallUpdate,
     options: list[models.PermissionOption],
+    *,
+    meta: JsonValue | Unset = UNSET,
 ) -> PermissionDecision:
     """Ask the client (agent side) and say what it decided: `allowed`, `rejected` or `cancelled`."""
     response = await conn.session_request_permission(
-        models.RequestPermissionRequest(session_id=session_id, tool_call=tool_call, options=options)
+        models.RequestPermissionRequest(
+            session_id=session_id, tool_call=tool_call, meta=meta, options=options
+        )
     )
     outcome = response.outcome
     if not isinstance(outcome, models.SelectedRequestPermissionOutcome):
@@ -580,10 +587,11 @@ class Message:
 class SessionSnapshot:
     """What a client knows of one session after folding its `SessionNotification` notifications.
 
-    - `messages`: chunks of one kind (and message id) in a row merged into one `Message` (any other
-      update in between starts a new one);
+    - `messages`: each message's chunks merged into one `Message`: by message id when the chunks
+      carry one (chunks of different messages may interleave), else chunks of one kind in a row (any
+      other update in between starts a new one);
     - `entities`: per id key (`toolCallId`, ...), each id's updates merged into one wire object
-      (a later key replaces an earlier one; `null` and absent keys change nothing);
+      (a later key replaces an earlier one; an absent key changes nothing; `null` changes nothing for `toolCallId`, as the schema describes);
     - `latest`: the last update of each other tag (plan, available commands, mode, config options,
       usage, ...);
     """
@@ -601,6 +609,13 @@ class SessionSnapshot:
     def tool_calls(self) -> dict[str, dict[str, object]]:
         """The tool calls by id, each as its merged wire object."""
         return self.entities.get("toolCallId", {})
+
+    def message(self, kind: str, message_id: str) -> Message | None:
+        """The message of this kind and id, `None` when none has been reported."""
+        return next(
+            (m for m in reversed(self.messages) if m.message_id == message_id and m.kind == kind),
+            None,
+        )
 
 
 def _str_or_none(value: object) -> str | None:
@@ -629,7 +644,7 @@ class SessionReducer:
         elif isinstance(update, models.AgentThoughtChunkSessionUpdate):
             self._chunk(snap, "agent_thought_chunk", update.content, None)
         elif isinstance(update, (models.ToolCallSessionUpdate, models.ToolCallUpdateSessionUpdate)):
-            self._merge(snap, "toolCallId", update.to_dict())
+            self._merge(snap, "toolCallId", update.to_dict(), clears=False)
         elif isinstance(update, models.PlanSessionUpdate):
             snap.latest["plan"] = update
         elif isinstance(update, models.AvailableCommandsUpdateSessionUpdate):
@@ -655,19 +670,37 @@ class SessionReducer:
     ) -> None:
         last = snap.messages[-1] if snap.messages else None
         snap.streaming, streaming = True, snap.streaming
-        if last is None or not streaming or last.kind != kind or last.message_id != message_id:
+        if message_id is not None:
+            found = snap.message(kind, message_id)
+        else:
+            found = (
+                last
+                if streaming and last is not None and last.kind == kind and last.message_id is None
+                else None
+            )
+        if found is None:
             snap.messages.append(Message(kind, message_id, [block]))
             return
-        prev = last.content[-1] if last.content else None
+        prev = found.content[-1] if found.content else None
         if isinstance(prev, models.TextContentBlock) and isinstance(block, models.TextContentBlock):
-            last.content[-1] = models.TextContentBlock(text=prev.text + block.text)
+            found.content[-1] = models.TextContentBlock(text=prev.text + block.text)
             return
-        last.content.append(block)
+        found.content.append(block)
 
     @staticmethod
-    def _merge(snap: SessionSnapshot, key: str, wire: dict[str, object]) -> None:
-        entity = snap.entities.setdefault(key, {}).setdefault(str(wire[key]), {})
-        entity.update((k, v) for k, v in wire.items() if v is not None)
+    def _entity(snap: SessionSnapshot, key: str, wire: dict[str, object]) -> dict[str, object]:
+        return snap.entities.setdefault(key, {}).setdefault(str(wire[key]), {key: wire[key]})
+
+    @classmethod
+    def _merge(
+        cls, snap: SessionSnapshot, key: str, wire: dict[str, object], *, clears: bool
+    ) -> None:
+        entity = cls._entity(snap, key, wire)
+        for k, v in wire.items():
+            if v is not None:
+                entity[k] = v
+            elif clears:
+                entity.pop(k, None)
 
     @staticmethod
     def _state(snap: SessionSnapshot, wire: dict[str, object]) -> None:

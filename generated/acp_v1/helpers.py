@@ -6,8 +6,11 @@
 
 Import it as `from acp_v1 import helpers`; `import acp_v1` does not load it.
 Builder names are the wire tags in snake case (`_chunk` dropped when no other tag has the shorter
-name); a name already taken gets the union's name in front, and a variant that flattens a tagged
-union also gets one builder per variant of it, named by the joined tags.
+name), claimed in rank order: the session update variants, then their entity names (a variant
+tagged `<x>_update` requiring the shared id `<x>Id` also builds as `<x>` when no variant is tagged
+`<x>`), then the unions they hold; a name already taken gets the union's name in front, and a
+variant that flattens a tagged union also gets one builder per variant of it, named by the joined
+tags.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ __all__ = [
     "audio",
     "available_commands_update",
     "boolean",
+    "compaction",
     "compaction_summary",
     "compaction_update",
     "config_option_update",
@@ -425,6 +429,24 @@ def session_message_chunk(
     )
 
 
+def compaction(
+    compaction_id: models.CompactionId,
+    status: models.CompactionStatus | str,
+    *,
+    summary: list[models.ContentBlock] | Unset | None = UNSET,
+    error: str | Unset | None = UNSET,
+    meta: dict[str, JsonValue] | Unset | None = UNSET,
+) -> models.CompactionUpdateSessionUpdate:
+    """Build `sessionUpdate: compaction_update`: `CompactionUpdateSessionUpdate`."""
+    return models.CompactionUpdateSessionUpdate(
+        compaction_id=compaction_id,
+        status=status,
+        summary=summary,
+        error=error,
+        meta=meta,
+    )
+
+
 def text(
     text: str,
     *,
@@ -796,10 +818,14 @@ async def ask_permission(
     session_id: str,
     tool_call: models.ToolCallUpdate,
     options: list[models.PermissionOption],
+    *,
+    meta: dict[str, JsonValue] | Unset | None = UNSET,
 ) -> PermissionDecision:
     """Ask the client (agent side) and say what it decided: `allowed`, `rejected` or `cancelled`."""
     response = await conn.session_request_permission(
-        models.RequestPermissionRequest(session_id=session_id, tool_call=tool_call, options=options)
+        models.RequestPermissionRequest(
+            session_id=session_id, tool_call=tool_call, meta=meta, options=options
+        )
     )
     outcome = response.outcome
     if not isinstance(outcome, models.SelectedRequestPermissionOutcome):
@@ -1028,10 +1054,13 @@ class Message:
 class SessionSnapshot:
     """What a client knows of one session after folding its `SessionNotification` notifications.
 
-    - `messages`: chunks of one kind (and message id) in a row merged into one `Message` (any other
-      update in between starts a new one);
+    - `messages`: each message's chunks merged into one `Message`: by message id when the chunks
+      carry one (chunks of different messages may interleave), else chunks of one kind in a row (any
+      other update in between starts a new one); a full message update (`session_message`)
+      replaces its message's content when it carries content (`null` clears it), and later chunks
+      append to it;
     - `entities`: per id key (`toolCallId`, ...), each id's updates merged into one wire object
-      (a later key replaces an earlier one; `null` and absent keys change nothing);
+      (a later key replaces an earlier one; an absent key changes nothing; `null` changes nothing for `toolCallId`, clears the key for `compactionId`, as the schema describes; `compaction_summary_chunk` appends to `summary`);
     - `latest`: the last update of each other tag (plan, available commands, mode, config options,
       usage, ...);
     """
@@ -1049,6 +1078,13 @@ class SessionSnapshot:
     def tool_calls(self) -> dict[str, dict[str, object]]:
         """The tool calls by id, each as its merged wire object."""
         return self.entities.get("toolCallId", {})
+
+    def message(self, kind: str, message_id: str) -> Message | None:
+        """The message of this kind and id, `None` when none has been reported."""
+        return next(
+            (m for m in reversed(self.messages) if m.message_id == message_id and m.kind == kind),
+            None,
+        )
 
 
 def _str_or_none(value: object) -> str | None:
@@ -1081,7 +1117,7 @@ class SessionReducer:
                 snap, "agent_thought_chunk", update.content, _str_or_none(update.message_id)
             )
         elif isinstance(update, (models.ToolCallSessionUpdate, models.ToolCallUpdateSessionUpdate)):
-            self._merge(snap, "toolCallId", update.to_dict())
+            self._merge(snap, "toolCallId", update.to_dict(), clears=False)
         elif isinstance(update, models.PlanSessionUpdate):
             snap.latest["plan"] = update
         elif isinstance(update, models.PlanUpdateSessionUpdate):
@@ -1101,13 +1137,13 @@ class SessionReducer:
         elif isinstance(update, models.NoticeSessionUpdate):
             snap.latest["notice"] = update
         elif isinstance(update, models.CompactionUpdateSessionUpdate):
-            self._merge(snap, "compactionId", update.to_dict())
+            self._merge(snap, "compactionId", update.to_dict(), clears=True)
         elif isinstance(update, models.CompactionSummaryChunkSessionUpdate):
-            self._chunk(snap, "compaction_summary_chunk", update.content, None)
+            self._append_list(snap, "compactionId", update.to_dict(), "content", "summary")
         elif isinstance(update, models.SubagentUpdateSessionUpdate):
             snap.latest["subagent_update"] = update
         elif isinstance(update, models.SessionMessageSessionUpdate):
-            self._merge(snap, "messageId", update.to_dict())
+            self._message(snap, "session_message_chunk", str(update.message_id), update.content)
         elif isinstance(update, models.SessionMessageChunkSessionUpdate):
             self._chunk(
                 snap, "session_message_chunk", update.content, _str_or_none(update.message_id)
@@ -1120,7 +1156,6 @@ class SessionReducer:
                 models.UserMessageChunkSessionUpdate,
                 models.AgentMessageChunkSessionUpdate,
                 models.AgentThoughtChunkSessionUpdate,
-                models.CompactionSummaryChunkSessionUpdate,
                 models.SessionMessageChunkSessionUpdate,
             ),
         ):
@@ -1133,19 +1168,59 @@ class SessionReducer:
     ) -> None:
         last = snap.messages[-1] if snap.messages else None
         snap.streaming, streaming = True, snap.streaming
-        if last is None or not streaming or last.kind != kind or last.message_id != message_id:
+        if message_id is not None:
+            found = snap.message(kind, message_id)
+        else:
+            found = (
+                last
+                if streaming and last is not None and last.kind == kind and last.message_id is None
+                else None
+            )
+        if found is None:
             snap.messages.append(Message(kind, message_id, [block]))
             return
-        prev = last.content[-1] if last.content else None
+        prev = found.content[-1] if found.content else None
         if isinstance(prev, models.TextContentBlock) and isinstance(block, models.TextContentBlock):
-            last.content[-1] = models.TextContentBlock(text=prev.text + block.text)
+            found.content[-1] = models.TextContentBlock(text=prev.text + block.text)
             return
-        last.content.append(block)
+        found.content.append(block)
 
     @staticmethod
-    def _merge(snap: SessionSnapshot, key: str, wire: dict[str, object]) -> None:
-        entity = snap.entities.setdefault(key, {}).setdefault(str(wire[key]), {})
-        entity.update((k, v) for k, v in wire.items() if v is not None)
+    def _message(
+        snap: SessionSnapshot,
+        kind: str,
+        message_id: str,
+        content: list[models.ContentBlock] | Unset | None,
+    ) -> None:
+        found = snap.message(kind, message_id)
+        if found is None:
+            found = Message(kind, message_id)
+            snap.messages.append(found)
+        if not isinstance(content, Unset):  # absent: unchanged; `null` or a list: replaces
+            found.content = list(content or [])
+
+    @staticmethod
+    def _entity(snap: SessionSnapshot, key: str, wire: dict[str, object]) -> dict[str, object]:
+        return snap.entities.setdefault(key, {}).setdefault(str(wire[key]), {key: wire[key]})
+
+    @classmethod
+    def _merge(
+        cls, snap: SessionSnapshot, key: str, wire: dict[str, object], *, clears: bool
+    ) -> None:
+        entity = cls._entity(snap, key, wire)
+        for k, v in wire.items():
+            if v is not None:
+                entity[k] = v
+            elif clears:
+                entity.pop(k, None)
+
+    @classmethod
+    def _append_list(
+        cls, snap: SessionSnapshot, key: str, wire: dict[str, object], payload: str, target: str
+    ) -> None:
+        entity = cls._entity(snap, key, wire)
+        held = entity.get(target)
+        entity[target] = [*(held if isinstance(held, list) else []), wire[payload]]
 
     @staticmethod
     def _state(snap: SessionSnapshot, wire: dict[str, object]) -> None:

@@ -2,20 +2,24 @@
 # Regenerate with: acpgen build --target acp_v2
 # Do not edit by hand: changes are lost on the next build.
 
-"""Helpers built from the schema: short builders for the session update and content block variants, a tool call tracker, a session state reducer, and fake peers for unit tests.
+"""Helpers built from the schema: short builders for the session update and content block variants, a permission helper, a tool call tracker, a session state reducer, and fake peers for unit tests.
 
 Import it as `from acp_v2 import helpers`; `import acp_v2` does not load it.
 Builder names are the wire tags in snake case (`_chunk` dropped when no other tag has the shorter
-name); a name already taken gets the union's name in front, and a variant that flattens a tagged
-union also gets one builder per variant of it, named by the joined tags.
+name), claimed in rank order: the session update variants, then their entity names (a variant
+tagged `<x>_update` requiring the shared id `<x>Id` also builds as `<x>` when no variant is tagged
+`<x>`), then the unions they hold; a name already taken gets the union's name in front, and a
+variant that flattens a tagged union also gets one builder per variant of it, named by the joined
+tags.
 """
 
 from __future__ import annotations
 
+import base64
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 from . import models
 from ._codec import UNSET, JsonValue, Unset
@@ -29,6 +33,8 @@ __all__ = [
     "FakeAgent",
     "FakeClient",
     "Message",
+    "PermissionDecision",
+    "PermissionPolicy",
     "SessionReducer",
     "SessionSnapshot",
     "ToolCallTracker",
@@ -37,12 +43,15 @@ __all__ = [
     "agent_message_chunk",
     "agent_thought",
     "agent_thought_chunk",
+    "ask_permission",
     "audio",
     "available_command_input_text",
     "available_commands_update",
     "background_work_terminal",
+    "background_work_tool_call",
     "boolean",
     "command",
+    "compaction",
     "compaction_summary",
     "compaction_update",
     "config_option_update",
@@ -93,6 +102,7 @@ __all__ = [
     "text",
     "tool_call",
     "tool_call_content",
+    "tool_call_content_terminal",
     "tool_call_update",
     "unknown",
     "usage_update",
@@ -630,6 +640,78 @@ def session_message_chunk(
     )
 
 
+def tool_call(
+    tool_call_id: models.ToolCallId,
+    *,
+    name: str | Unset | None = UNSET,
+    title: str | Unset | None = UNSET,
+    kind: models.ToolKind | str | Unset | None = UNSET,
+    status: models.ToolCallStatus | str | Unset | None = UNSET,
+    content: list[models.ToolCallContent] | Unset | None = UNSET,
+    locations: list[models.ToolCallLocation] | Unset | None = UNSET,
+    raw_input: JsonValue | Unset = UNSET,
+    raw_output: JsonValue | Unset = UNSET,
+    capabilities: models.ToolCallCapabilities | Unset | None = UNSET,
+    meta: dict[str, JsonValue] | Unset | None = UNSET,
+) -> models.ToolCallUpdateSessionUpdate:
+    """Build `sessionUpdate: tool_call_update`: `ToolCallUpdateSessionUpdate`."""
+    return models.ToolCallUpdateSessionUpdate(
+        tool_call_id=tool_call_id,
+        name=name,
+        title=title,
+        kind=kind,
+        status=status,
+        content=content,
+        locations=locations,
+        raw_input=raw_input,
+        raw_output=raw_output,
+        capabilities=capabilities,
+        meta=meta,
+    )
+
+
+def terminal(
+    terminal_id: models.TerminalId,
+    *,
+    command: str | Unset | None = UNSET,
+    cwd: models.AbsolutePath | Unset | None = UNSET,
+    output: models.TerminalOutput | Unset | None = UNSET,
+    exit_status: models.TerminalExitStatus | Unset | None = UNSET,
+    size: models.TerminalSize | Unset | None = UNSET,
+    capabilities: models.TerminalCapabilities | Unset | None = UNSET,
+    meta: dict[str, JsonValue] | Unset | None = UNSET,
+) -> models.TerminalUpdateSessionUpdate:
+    """Build `sessionUpdate: terminal_update`: `TerminalUpdateSessionUpdate`."""
+    return models.TerminalUpdateSessionUpdate(
+        terminal_id=terminal_id,
+        command=command,
+        cwd=cwd,
+        output=output,
+        exit_status=exit_status,
+        size=size,
+        capabilities=capabilities,
+        meta=meta,
+    )
+
+
+def compaction(
+    compaction_id: models.CompactionId,
+    status: models.CompactionStatus | str,
+    *,
+    summary: list[models.ContentBlock] | Unset | None = UNSET,
+    error: str | Unset | None = UNSET,
+    meta: dict[str, JsonValue] | Unset | None = UNSET,
+) -> models.CompactionUpdateSessionUpdate:
+    """Build `sessionUpdate: compaction_update`: `CompactionUpdateSessionUpdate`."""
+    return models.CompactionUpdateSessionUpdate(
+        compaction_id=compaction_id,
+        status=status,
+        summary=summary,
+        error=error,
+        meta=meta,
+    )
+
+
 def text(
     text: str,
     *,
@@ -744,7 +826,7 @@ def diff(
     )
 
 
-def terminal(
+def tool_call_content_terminal(
     terminal_id: models.TerminalId,
     *,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
@@ -1107,7 +1189,7 @@ def background_work_terminal(
     )
 
 
-def tool_call(
+def background_work_tool_call(
     tool_call_id: models.ToolCallId,
     *,
     meta: dict[str, JsonValue] | Unset | None = UNSET,
@@ -1129,6 +1211,67 @@ def subagent(
         session_id=session_id,
         meta=meta,
     )
+
+
+PermissionDecision = Literal["allowed", "rejected", "cancelled"]
+"""What `ask_permission` returns: an `allow*` option was chosen, a `reject*` one, or the request was
+cancelled (or answered with an option that was not offered, which counts as rejected)."""
+
+
+@dataclass(frozen=True)
+class PermissionPolicy:
+    """Chooses a `RequestPermissionRequest` option by kind: the first kind of `prefer` some option
+    has wins; when none fits, the answer is `cancelled`. The default refuses: it prefers
+    `reject_once`, `reject_always` and never allows.
+
+        PermissionPolicy(prefer=("allow_once",)).choose(request)
+    """
+
+    prefer: tuple[str, ...] = ("reject_once", "reject_always")
+
+    @classmethod
+    def allow(cls) -> PermissionPolicy:
+        """Allow once when offered, else always; refuse nothing but what has no allow option."""
+        return cls(prefer=("allow_once", "allow_always"))
+
+    def choose(self, request: models.RequestPermissionRequest) -> models.RequestPermissionResponse:
+        for kind in self.prefer:
+            for option in request.options:
+                if option.kind == kind:
+                    return models.RequestPermissionResponse(
+                        outcome=models.SelectedRequestPermissionOutcome(option_id=option.option_id)
+                    )
+        return models.RequestPermissionResponse(outcome=models.CancelledRequestPermissionOutcome())
+
+
+async def ask_permission(
+    conn: AgentSideConnection,
+    session_id: str,
+    title: str,
+    options: list[models.PermissionOption],
+    *,
+    description: str | Unset | None = UNSET,
+    subject: models.RequestPermissionSubject | Unset | None = UNSET,
+    meta: dict[str, JsonValue] | Unset | None = UNSET,
+) -> PermissionDecision:
+    """Ask the client (agent side) and say what it decided: `allowed`, `rejected` or `cancelled`."""
+    response = await conn.session_request_permission(
+        models.RequestPermissionRequest(
+            session_id=session_id,
+            title=title,
+            description=description,
+            subject=subject,
+            meta=meta,
+            options=options,
+        )
+    )
+    outcome = response.outcome
+    if not isinstance(outcome, models.SelectedRequestPermissionOutcome):
+        return "cancelled"
+    for option in options:
+        if option.option_id == outcome.option_id:
+            return "allowed" if str(option.kind).startswith("allow") else "rejected"
+    return "rejected"
 
 
 def new_id() -> str:
@@ -1299,10 +1442,13 @@ class Message:
 class SessionSnapshot:
     """What a client knows of one session after folding its `UpdateSessionNotification` notifications.
 
-    - `messages`: chunks of one kind (and message id) in a row merged into one `Message` (any other
-      update in between starts a new one);
+    - `messages`: each message's chunks merged into one `Message`: by message id when the chunks
+      carry one (chunks of different messages may interleave), else chunks of one kind in a row (any
+      other update in between starts a new one); a full message update (`user_message`, `agent_message`, `agent_thought`, `session_message`)
+      replaces its message's content when it carries content (`null` clears it), and later chunks
+      append to it;
     - `entities`: per id key (`toolCallId`, ...), each id's updates merged into one wire object
-      (a later key replaces an earlier one; `null` and absent keys change nothing);
+      (a later key replaces an earlier one; an absent key changes nothing; `null` clears the key for `toolCallId`, clears the key for `terminalId`, clears the key for `compactionId`, as the schema describes; `tool_call_content_chunk` appends to `content`; `terminal_output_chunk` appends to `output.data`; `compaction_summary_chunk` appends to `summary`);
     - `latest`: the last update of each other tag (plan, available commands, mode, config options,
       usage, ...);
     - `state`: the last `state` reported; `stop_reasons`: the reasons of each turn
@@ -1326,9 +1472,27 @@ class SessionSnapshot:
         """The tool calls by id, each as its merged wire object."""
         return self.entities.get("toolCallId", {})
 
+    def message(self, kind: str, message_id: str) -> Message | None:
+        """The message of this kind and id, `None` when none has been reported."""
+        return next(
+            (m for m in reversed(self.messages) if m.message_id == message_id and m.kind == kind),
+            None,
+        )
+
 
 def _str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _join_base64(held: object, data: str) -> str:
+    """Two independently base64-encoded byte strings as one (`data` alone when `held` is none or
+    not base64)."""
+    if not isinstance(held, str):
+        return data
+    try:
+        return base64.b64encode(base64.b64decode(held) + base64.b64decode(data)).decode("ascii")
+    except ValueError:  # binascii.Error: not base64, so nothing to join
+        return data
 
 
 class SessionReducer:
@@ -1348,34 +1512,30 @@ class SessionReducer:
         update = notification.update
         if isinstance(update, models.UserMessageChunkSessionUpdate):
             self._chunk(snap, "user_message_chunk", update.content, _str_or_none(update.message_id))
-        elif isinstance(
-            update,
-            (
-                models.UserMessageSessionUpdate,
-                models.AgentMessageSessionUpdate,
-                models.AgentThoughtSessionUpdate,
-                models.SessionMessageSessionUpdate,
-            ),
-        ):
-            self._merge(snap, "messageId", update.to_dict())
+        elif isinstance(update, models.UserMessageSessionUpdate):
+            self._message(snap, "user_message_chunk", str(update.message_id), update.content)
         elif isinstance(update, models.AgentMessageChunkSessionUpdate):
             self._chunk(
                 snap, "agent_message_chunk", update.content, _str_or_none(update.message_id)
             )
+        elif isinstance(update, models.AgentMessageSessionUpdate):
+            self._message(snap, "agent_message_chunk", str(update.message_id), update.content)
         elif isinstance(update, models.AgentThoughtChunkSessionUpdate):
             self._chunk(
                 snap, "agent_thought_chunk", update.content, _str_or_none(update.message_id)
             )
+        elif isinstance(update, models.AgentThoughtSessionUpdate):
+            self._message(snap, "agent_thought_chunk", str(update.message_id), update.content)
         elif isinstance(update, models.StateUpdateSessionUpdate):
             self._state(snap, update.to_dict())
-        elif isinstance(
-            update, (models.ToolCallContentChunkSessionUpdate, models.ToolCallUpdateSessionUpdate)
-        ):
-            self._merge(snap, "toolCallId", update.to_dict())
-        elif isinstance(
-            update, (models.TerminalUpdateSessionUpdate, models.TerminalOutputChunkSessionUpdate)
-        ):
-            self._merge(snap, "terminalId", update.to_dict())
+        elif isinstance(update, models.ToolCallContentChunkSessionUpdate):
+            self._append_list(snap, "toolCallId", update.to_dict(), "content", "content")
+        elif isinstance(update, models.ToolCallUpdateSessionUpdate):
+            self._merge(snap, "toolCallId", update.to_dict(), clears=True)
+        elif isinstance(update, models.TerminalUpdateSessionUpdate):
+            self._merge(snap, "terminalId", update.to_dict(), clears=True)
+        elif isinstance(update, models.TerminalOutputChunkSessionUpdate):
+            self._append_base64(snap, "terminalId", update.to_dict(), "data", "output", "data")
         elif isinstance(update, models.PlanUpdateSessionUpdate):
             snap.latest["plan_update"] = update
         elif isinstance(update, models.PlanRemovedSessionUpdate):
@@ -1391,11 +1551,13 @@ class SessionReducer:
         elif isinstance(update, models.NoticeSessionUpdate):
             snap.latest["notice"] = update
         elif isinstance(update, models.CompactionUpdateSessionUpdate):
-            self._merge(snap, "compactionId", update.to_dict())
+            self._merge(snap, "compactionId", update.to_dict(), clears=True)
         elif isinstance(update, models.CompactionSummaryChunkSessionUpdate):
-            self._chunk(snap, "compaction_summary_chunk", update.content, None)
+            self._append_list(snap, "compactionId", update.to_dict(), "content", "summary")
         elif isinstance(update, models.SubagentUpdateSessionUpdate):
             snap.latest["subagent_update"] = update
+        elif isinstance(update, models.SessionMessageSessionUpdate):
+            self._message(snap, "session_message_chunk", str(update.message_id), update.content)
         elif isinstance(update, models.SessionMessageChunkSessionUpdate):
             self._chunk(
                 snap, "session_message_chunk", update.content, _str_or_none(update.message_id)
@@ -1408,7 +1570,6 @@ class SessionReducer:
                 models.UserMessageChunkSessionUpdate,
                 models.AgentMessageChunkSessionUpdate,
                 models.AgentThoughtChunkSessionUpdate,
-                models.CompactionSummaryChunkSessionUpdate,
                 models.SessionMessageChunkSessionUpdate,
             ),
         ):
@@ -1421,19 +1582,77 @@ class SessionReducer:
     ) -> None:
         last = snap.messages[-1] if snap.messages else None
         snap.streaming, streaming = True, snap.streaming
-        if last is None or not streaming or last.kind != kind or last.message_id != message_id:
+        if message_id is not None:
+            found = snap.message(kind, message_id)
+        else:
+            found = (
+                last
+                if streaming and last is not None and last.kind == kind and last.message_id is None
+                else None
+            )
+        if found is None:
             snap.messages.append(Message(kind, message_id, [block]))
             return
-        prev = last.content[-1] if last.content else None
+        prev = found.content[-1] if found.content else None
         if isinstance(prev, models.TextContentBlock) and isinstance(block, models.TextContentBlock):
-            last.content[-1] = models.TextContentBlock(text=prev.text + block.text)
+            found.content[-1] = models.TextContentBlock(text=prev.text + block.text)
             return
-        last.content.append(block)
+        found.content.append(block)
 
     @staticmethod
-    def _merge(snap: SessionSnapshot, key: str, wire: dict[str, object]) -> None:
-        entity = snap.entities.setdefault(key, {}).setdefault(str(wire[key]), {})
-        entity.update((k, v) for k, v in wire.items() if v is not None)
+    def _message(
+        snap: SessionSnapshot,
+        kind: str,
+        message_id: str,
+        content: list[models.ContentBlock] | Unset | None,
+    ) -> None:
+        found = snap.message(kind, message_id)
+        if found is None:
+            found = Message(kind, message_id)
+            snap.messages.append(found)
+        if not isinstance(content, Unset):  # absent: unchanged; `null` or a list: replaces
+            found.content = list(content or [])
+
+    @staticmethod
+    def _entity(snap: SessionSnapshot, key: str, wire: dict[str, object]) -> dict[str, object]:
+        return snap.entities.setdefault(key, {}).setdefault(str(wire[key]), {key: wire[key]})
+
+    @classmethod
+    def _merge(
+        cls, snap: SessionSnapshot, key: str, wire: dict[str, object], *, clears: bool
+    ) -> None:
+        entity = cls._entity(snap, key, wire)
+        for k, v in wire.items():
+            if v is not None:
+                entity[k] = v
+            elif clears:
+                entity.pop(k, None)
+
+    @classmethod
+    def _append_base64(
+        cls,
+        snap: SessionSnapshot,
+        key: str,
+        wire: dict[str, object],
+        payload: str,
+        target: str,
+        nested: str,
+    ) -> None:
+        entity = cls._entity(snap, key, wire)
+        held = entity.get(target)
+        inner = dict(held) if isinstance(held, dict) else {}
+        data = wire[payload]
+        if isinstance(data, str):
+            inner[nested] = _join_base64(inner.get(nested), data)
+            entity[target] = inner
+
+    @classmethod
+    def _append_list(
+        cls, snap: SessionSnapshot, key: str, wire: dict[str, object], payload: str, target: str
+    ) -> None:
+        entity = cls._entity(snap, key, wire)
+        held = entity.get(target)
+        entity[target] = [*(held if isinstance(held, list) else []), wire[payload]]
 
     @staticmethod
     def _state(snap: SessionSnapshot, wire: dict[str, object]) -> None:
@@ -1459,14 +1678,20 @@ def _answer(answers: Mapping[str, object], method: str, params: object) -> objec
 class FakeClient(UnstableClient):
     """A scripted client for agents' unit tests (use it with `memory_pair`): records every call in
     `calls` as `(method, params)`, answers a request from `answers` (method -> result, or a callable
-    taking the params), and -32601 otherwise. `session_update` notifications are folded into `sessions` (a `SessionReducer`)."""
+    taking the params), a `RequestPermissionRequest` without an answer through
+    `permission` (a `PermissionPolicy`, refusing by default), and -32601 otherwise. `session_update` notifications are folded into `sessions` (a `SessionReducer`)."""
 
     def __init__(
         self,
         answers: Mapping[str, Answer] | None = None,
+        *,
+        permission: PermissionPolicy
+        | Callable[[models.RequestPermissionRequest], models.RequestPermissionResponse]
+        | None = None,
     ) -> None:
         self.calls: list[tuple[str, object]] = []
         self.answers: dict[str, Answer] = dict(answers or {})
+        self.permission = permission if permission is not None else PermissionPolicy()
         self.sessions = SessionReducer()
 
     async def auth_status_update(self, params: models.AuthStatusUpdateNotification) -> None:
@@ -1503,7 +1728,8 @@ class FakeClient(UnstableClient):
                 "models.RequestPermissionResponse",
                 _answer(self.answers, "session/request_permission", params),
             )
-        raise RequestError.method_not_found("session/request_permission")
+        policy = self.permission
+        return policy.choose(params) if isinstance(policy, PermissionPolicy) else policy(params)
 
     async def session_update(self, params: models.UpdateSessionNotification) -> None:
         self.calls.append(("session/update", params))

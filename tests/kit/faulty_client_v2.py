@@ -54,6 +54,8 @@ class FaultyV2Client(example.ExampleV2Client):  # type: ignore[misc]
 
 
 async def faulty_turn(conn: Any, client: Any, args: argparse.Namespace) -> dict[str, object]:
+    if FAULT in ("allows_after_cancel", "wrong_option"):
+        conn.withdraw_on_cancel = False  # the runtime would answer `cancelled` for the faulty handler
     if FAULT == "relative_cwd":
         args.cwd = "relative/dir"
     if FAULT == "logs_in":

@@ -17,7 +17,8 @@ def test_members_are_the_public_names_of_the_runtime_connection() -> None:
     derived = runtime_class_members("rpc.py", "Connection")
     assert public <= derived  # every method and property the class defines
     # set in __init__, not on the class
-    assert derived - public == {"limits", "check_capabilities", "peer_initialize", "own_initialize", "tracing"}
+    assert derived - public == {"limits", "check_capabilities", "peer_initialize", "own_initialize", "tracing",
+                                "withdraw_on_cancel"}
     sides = runtime_class_members("sides.py", "AgentSide") | runtime_class_members("sides.py", "ClientSide")
     assert sides == {"agent", "client"}  # the attributes each end adds in __init__
     assert derived | sides == CONNECTION_MEMBERS
