@@ -171,6 +171,29 @@ def used_imports(body: str, groups: tuple[tuple[str, tuple[str, ...]], ...]) -> 
     return "\n".join(stdlib) + ("\n\n" if stdlib and local else "") + "\n".join(local)
 
 
+# helpers.py's imports, each kept only when the body uses it. Lower-case names are looked for as
+# calls or decorators: prose in a docstring says "field" or "cast" too.
+HELPERS_IMPORTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("collections.abc", ("Callable", "Mapping")),
+    ("dataclasses", ("dataclass", "field")),
+    ("typing", ("TYPE_CHECKING", "Literal", "cast")),
+    (".", ("models",)),
+    ("._codec", ("UNSET", "JsonValue", "Unset")),
+    (".interfaces", ("UnstableAgent", "UnstableClient")),
+    (".rpc", ("RequestError",)),
+)
+_CALLED = {"dataclass": "@dataclass", "field": "field(", "cast": "cast(", "models": "models."}
+
+
+def helpers_imports(body: str) -> str:
+    code = "\n".join(line for line in body.splitlines() if not line.lstrip().startswith("#"))
+    groups = tuple(
+        (module, tuple(n for n in names if (_CALLED[n] in code if n in _CALLED else uses_name(code, n))))
+        for module, names in HELPERS_IMPORTS
+    )
+    return used_imports(code, groups)
+
+
 # Stands in for `{{ imports }}` in a first render, so the imports can be computed from the body
 # and put in its place without rendering the template twice.
 IMPORTS_MARK = "# acpgen: imports go here 5f0c2d"
@@ -221,6 +244,8 @@ def render_package(
             ctx = contexts[template].variables()
             if output == "_registry.py":
                 files[output] = render_with_imports(tmpl, ctx, registry_imports)
+            elif output == "helpers.py":
+                files[output] = render_with_imports(tmpl, ctx, helpers_imports)
             else:
                 files[output] = tmpl.render(ctx)
     except Exception as exc:  # a user template can raise anything; report where, never a traceback

@@ -491,7 +491,8 @@ class ContextBuilder:
             ),
             "interfaces.py.j2": InterfacesContext(**header, agent_methods=agent_methods, client_methods=client_methods),
             "helpers.py.j2": HelpersContext(
-                **header, agent_methods=agent_methods, client_methods=client_methods, **helper_facts(p, self.plans)
+                **header, imports="", agent_methods=agent_methods, client_methods=client_methods,
+                **helper_facts(p, self.plans)
             ),
             "methods.py.j2": MethodsContext(
                 **header,
@@ -608,6 +609,7 @@ class ModelsContext(TemplateContext):
 
 @dataclass(frozen=True)
 class HelpersContext(InterfacesContext):
+    imports: str  # the import block, found in the rendered body (see `render_with_imports`)
     exports: list[str]  # helpers.py's `__all__`
     builders: list[Builder]
     text_builder: str  # the builder of the text block ("" when none)
