@@ -873,13 +873,6 @@ class AgentConform:
                 self.set("stress.concurrent_sessions", FAIL, f"{len(ended)} of 3 turns ended" + (
                     f"; {str(bad.message)[:160]}" if bad is not None else "") + (
                     f"; {len(strays)} update(s) named another session" if strays else ""))
-            remote = self.options.remote
-            if remote is not None and remote.profile != "WebSocket" and remote.http2:
-                # measured: the HTTP/2 client (httpx) waits 15-30 s to send a body over 64 KiB while
-                # its SSE streams are open (curl posts the same body at once): not the agent's doing
-                self.set("stress.large_prompt", SKIP, "not judged over HTTP/2: the kit's HTTP/2 client stalls on "
-                         "request bodies over 64 KiB; --http1 runs it")
-                return
             big = {"type": "text", "text": "Please ignore this filler. " + "x" * LARGE_PROMPT}
             obs = await agent.request("session/prompt", {"sessionId": ids[0], "prompt": [big]})
             if obs.kind == "response" and isinstance(dig(obs.message, "result", "stopReason"), str):

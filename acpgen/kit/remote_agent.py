@@ -67,7 +67,6 @@ class RemoteAgent(AgentProcess):
         self.binding = binding
         self.options = options
         self.transport: Any = None
-        self.http_client: Any = None
         self.closed_by_us = False
 
     async def start(self, command: list[str], env: dict[str, str] | None = None, cwd: str | None = None) -> None:
@@ -85,9 +84,13 @@ class RemoteAgent(AgentProcess):
                 if self.options.http2:
                     remote._require("h2", "httpx[http2]", "conform agent over HTTP/2")
                 http2 = self.options.http2
-                self.http_client = httpx.AsyncClient(http2=http2, http1=not (http2 and url.lower().startswith("http:")),
-                                                     timeout=httpx.Timeout(self.timeout, read=None))
-                self.transport = remote._HttpTransport(self.http_client, url, headers, remote.MAX_MESSAGE_BYTES)
+                http1 = not (http2 and url.lower().startswith("http:"))
+                timeout = httpx.Timeout(self.timeout, read=None)
+
+                def open_client() -> Any:
+                    return httpx.AsyncClient(http2=http2, http1=http1, timeout=timeout)
+
+                self.transport = remote._HttpTransport(open_client, url, headers, remote.MAX_MESSAGE_BYTES)
         except ImportError as exc:
             raise Closed(str(exc)) from None
         except Exception as exc:  # a refused upgrade, no server: the run cannot start
@@ -137,9 +140,6 @@ class RemoteAgent(AgentProcess):
         self.closed_by_us = True
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.transport.aclose(), 5)
-        if self.http_client is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.http_client.aclose(), 5)
 
     async def kill(self) -> None:
         await self.close()

@@ -175,12 +175,24 @@ class _WebSocketTransport:
 
 class _HttpTransport:
     """Streamable HTTP: POST each message, read the agent's on SSE streams (one per connection and
-    one per session), DELETE at the end."""
+    one per session), DELETE at the end.
+
+    `open_client()` makes an HTTP client; the POSTs share one and every SSE stream gets its own
+    (its own TCP connection, still HTTP/2). One HTTP/2 connection cannot carry several streams read
+    at once: httpx reads a connection under one lock, so a stream whose events another reader has
+    already taken off the socket waits until that reader's next read returns, and when the agent is
+    waiting for an answer to what is in those events, nothing more ever arrives (measured: three
+    sessions prompted at once on one connection stalled on every run)."""
 
     def __init__(
-        self, client: _HttpClient, url: str, headers: Mapping[str, str], max_message_bytes: int
+        self,
+        open_client: Callable[[], _HttpClient],
+        url: str,
+        headers: Mapping[str, str],
+        max_message_bytes: int,
     ) -> None:
-        self._client = client
+        self._open_client = open_client
+        self._client = open_client()
         self._url = url
         self._headers = dict(headers)
         self._max = max_message_bytes
@@ -275,8 +287,9 @@ class _HttpTransport:
         }
         if session_id is not None:
             headers[SESSION_ID_HEADER] = session_id
+        client = self._open_client()
         try:
-            async with self._client.stream("GET", self._url, headers=headers) as response:
+            async with client.stream("GET", self._url, headers=headers) as response:
                 if response.status_code != 200:
                     body = await response.aread()
                     logger.warning(
@@ -291,6 +304,8 @@ class _HttpTransport:
         ) as exc:  # the stream broke (httpx errors, a reset): the connection ends below
             logger.debug("stream %r ended: %s", session_id, exc)
         finally:
+            with contextlib.suppress(Exception):
+                await client.aclose()
             if session_id is None:
                 with contextlib.suppress(asyncio.QueueFull):
                     self._inbox.put_nowait(None)
@@ -349,6 +364,7 @@ class _HttpTransport:
                     self._url,
                     headers={CONNECTION_ID_HEADER: self.connection_id, **self._headers},
                 )
+        await self._client.aclose()
 
 
 class _Tapped:
@@ -404,7 +420,6 @@ async def connect_agent(
     jar: MutableMapping[str, str] = cookies if cookies is not None else {}
     extra = dict(headers or {})
     transport: _WebSocketTransport | _HttpTransport
-    http_client: _HttpClient | None = None
     scheme = url.split(":", 1)[0].lower()
     if scheme in ("ws", "wss"):
         websockets = _require("websockets", "websockets", "connect_agent over WebSocket")
@@ -441,20 +456,22 @@ async def connect_agent(
             if jar:
                 request.headers["cookie"] = _cookie_header(jar)
 
-        async def keep_cookies(response: _Response) -> None:
-            for value in response.headers.get_list("set-cookie"):
-                _keep_cookie(jar, value)
-            if http_client is not None:
-                http_client.cookies.clear()  # `jar` is the one store, sent by send_cookies
+        def open_client() -> _HttpClient:
+            async def keep_cookies(response: _Response) -> None:
+                for value in response.headers.get_list("set-cookie"):
+                    _keep_cookie(jar, value)
+                client.cookies.clear()  # `jar` is the one store, sent by send_cookies
 
-        http_client = httpx.AsyncClient(
-            http2=http2,
-            http1=not (http2 and scheme == "http"),
-            timeout=httpx.Timeout(timeout, read=None),
-            verify=ssl_context if ssl_context is not None else True,
-            event_hooks={"request": [send_cookies], "response": [keep_cookies]},
-        )
-        transport = _HttpTransport(http_client, url, extra, max_message_bytes)
+            client: _HttpClient = httpx.AsyncClient(
+                http2=http2,
+                http1=not (http2 and scheme == "http"),
+                timeout=httpx.Timeout(timeout, read=None),
+                verify=ssl_context if ssl_context is not None else True,
+                event_hooks={"request": [send_cookies], "response": [keep_cookies]},
+            )
+            return client
+
+        transport = _HttpTransport(open_client, url, extra, max_message_bytes)
     else:
         raise ValueError(
             f"connect_agent needs a ws://, wss://, http:// or https:// URL, not {url!r}"
@@ -470,5 +487,3 @@ async def connect_agent(
     finally:
         await connection.close()
         await transport.aclose()
-        if http_client is not None:
-            await http_client.aclose()

@@ -90,13 +90,13 @@ def test_the_example_remote_agent_passes_over_each_profile(runs: dict[str, Any],
                  "session.load", "session.list", "rpc.method_not_found", "rpc.notification_unanswered",
                  "capabilities.fs", "init.version.newer"):
         assert got[rule] == "pass", (rule, table)
+    # three sessions prompted at once, then a 1 MiB prompt: over HTTP/2 too (each SSE stream has its
+    # own connection; on one, httpx's shared read lock stalled these on 2 runs in 5)
+    assert got["stress.concurrent_sessions"] == got["stress.large_prompt"] == "pass", table
     if profile == "ws":  # a text frame that is not JSON is sent as is
         assert got["rpc.parse_error"] == got["rpc.survives_bad_line"] == "pass", table
-        assert got["stress.large_prompt"] == "pass", table
     else:  # Streamable HTTP POSTs JSON bodies only: not applicable, said so
         assert got["rpc.parse_error"] == "skipped" and "JSON bodies only" in table, table
-        # the HTTP/2 client stalls on a 1 MiB body (not the agent's doing): not judged, said so
-        assert got["stress.large_prompt"] == "skipped" and "--http1" in table, table
 
 
 def test_a_fault_served_over_websocket_is_caught_and_its_correct_twin_passes(runs: dict[str, Any]) -> None:

@@ -82,6 +82,40 @@ def test_our_client_and_agent_complete_a_turn(server: str, profile: str, tmp_pat
     assert check.count >= 12
 
 
+async def concurrent_turns(url: str, cwd: str, sessions: int) -> list[str]:
+    """One connection, `sessions` sessions prompted at once; each turn asks a permission and reads a
+    file, so the agent waits on answers to requests it sent on every session's stream."""
+    import client as example_client
+
+    peer = example_client.ExampleClient(cancel=False, echo=False)
+    async with acp_v1.connect_agent(lambda conn: peer, url) as conn:
+        peer.conn = conn
+        await conn.initialize(init_request())
+        ids = [(await conn.session_new(cwd=cwd, mcp_servers=[])).session_id for _ in range(sessions)]
+        results = await asyncio.gather(*(conn.session_prompt(
+            session_id=i, prompt=[acp_v1.TextContentBlock(text="read README.md")]) for i in ids))
+    assert peer.permission_requests == sessions
+    return [str(acp_v1.encode(r.stop_reason)) for r in results]
+
+
+@pytest.mark.parametrize(("server", "profile"), SERVED)
+def test_sessions_prompted_at_once_on_one_connection_all_end(server: str, profile: str, tmp_path: Path) -> None:
+    """Over Streamable HTTP every SSE stream has its own HTTP/2 connection: when they shared one,
+    httpx's read lock left a stream's events unread while another stream's reader waited on the
+    socket, and these turns stalled on 10 runs in 10."""
+
+    async def main() -> list[list[str]]:
+        recorder = Recorder(our_app())
+        async with serving(recorder, server) as port:
+            runs = [await asyncio.wait_for(concurrent_turns(url(port, profile), readme_dir(tmp_path), 3), TURN_S)
+                    for _ in range(3)]
+        if profile == "http":
+            assert {v for _, _, _, v in recorder.requests} == {"2"}
+        return runs
+
+    assert asyncio.run(main()) == [["end_turn"] * 3] * 3
+
+
 # -- the official Python SDK (agent-client-protocol[http] 0.12.1) as the other end -----------------
 
 
