@@ -299,22 +299,55 @@ class StreamTransport:
         self.writer = writer
         self._limit = (limits or ConnectionLimits()).max_line_bytes
         self._eof = False
+        # The writer's asyncio transport, when it has one (a StreamWriter): `send_nowait` asks it
+        # whether a message can be written without waiting.
+        pipe = getattr(writer, "transport", None)
+        self._pipe: Any = (
+            pipe
+            if all(
+                callable(getattr(pipe, name, None))
+                for name in ("is_closing", "get_write_buffer_size", "get_write_buffer_limits")
+            )
+            else None
+        )
 
     async def receive(self) -> bytes | str | None:
         while True:
-            line = await self._line()
+            if not self._eof:
+                # The usual line, read whole and starting with a message: returned at once.
+                try:
+                    piece = await self.reader.readuntil(b"\n")
+                except (
+                    asyncio.LimitOverrunError,
+                    asyncio.IncompleteReadError,
+                    ConnectionError,
+                ) as exc:
+                    line = await self._line(exc)
+                else:
+                    if piece[:1] == b"{" and len(piece) <= self._limit:
+                        return piece[:-1]
+                    line = await self._line(piece)
+            else:
+                line = None
             if line is None or line.strip():
                 return line
 
-    async def _line(self) -> bytes | str | None:
-        if self._eof:
-            return None
+    async def _line(self, first: bytes | BaseException) -> bytes | str | None:
+        """The line whose first `readuntil` gave `first` (a piece ended by its newline, or what it
+        raised): the pieces of a long line, the end of input, an oversized line."""
         parts: list[bytes] = []
         size = 0
         prefix = b""
+        pending: bytes | BaseException | None = first
         while True:
             try:
-                piece = await self.reader.readuntil(b"\n")
+                if pending is None:
+                    piece = await self.reader.readuntil(b"\n")
+                elif isinstance(pending, BaseException):
+                    raised, pending = pending, None
+                    raise raised
+                else:
+                    piece, pending = pending, None
                 done = True
             except asyncio.LimitOverrunError as exc:
                 piece = await self.reader.readexactly(exc.consumed)
@@ -356,6 +389,23 @@ class StreamTransport:
             self.writer.write(data)
             self.writer.write(b"\n")
         await self.writer.drain()
+
+    def send_nowait(self, data: bytes) -> bool:
+        """Write one message now and return True when `send` would not wait: the transport is open
+        and holds no more than its high-water mark (so `drain` returns at once). False, writing
+        nothing, otherwise: `send` then writes and waits. Saves `send`'s await on every message of
+        a turn (measured: the write path is about a tenth of an agent's time per update)."""
+        pipe = self._pipe
+        if pipe is None or pipe.is_closing():
+            return False
+        if pipe.get_write_buffer_size() > pipe.get_write_buffer_limits()[1]:
+            return False
+        if len(data) < 65536:
+            self.writer.write(data + b"\n")
+        else:
+            self.writer.write(data)
+            self.writer.write(b"\n")
+        return True
 
     def close(self) -> None:
         self.writer.close()
@@ -464,6 +514,8 @@ class _InFlight:
 
 
 _SKIP: Final = object()
+_TAKEN: Final = object()  # _take_notification queued the notification
+_UNREAD: Final = object()  # _take_notification left the line to _receive
 
 
 class _FatalError(Exception):
@@ -637,6 +689,9 @@ class Connection:
         self._released: deque[tuple[str, JsonValue]] = deque()  # held ones to handle now
         self._warned_held = False
         self._write_lock = asyncio.Lock()
+        # A transport that can write without waiting (StreamTransport.send_nowait) is written to
+        # directly while nothing waits to write.
+        self._send_nowait: Callable[[bytes], bool] | None = getattr(transport, "send_nowait", None)
         self._closing = False
         self._close_reason = ""
         self._tasks: set[asyncio.Task[None]] = set()
@@ -912,6 +967,11 @@ class Connection:
     # -- writing ------------------------------------------------------------------------------
 
     async def _write(self, data: bytes, message: Mapping[str, object]) -> None:
+        send_nowait = self._send_nowait
+        if send_nowait is not None and not self._write_lock.locked() and send_nowait(data):
+            if self._observers:
+                self._observe("out", message, data)
+            return
         async with self._write_lock:
             try:
                 await self._transport.send(data)
@@ -989,8 +1049,12 @@ class Connection:
                     break
                 if line is None:
                     break
-                if line.strip():
+                taken = self._take_notification(line)
+                if taken is _UNREAD:
                     await self._receive(line)
+                elif taken is not _TAKEN:
+                    await self._route(taken)
+                del taken
                 del line  # a large message is not kept while the next one is read
         except _FatalError as exc:
             self._close_reason = str(exc)
@@ -1049,6 +1113,36 @@ class Connection:
             logger.warning("skipped a line that is not JSON: %r", shown)
             return _SKIP
 
+    def _take_notification(self, line: bytes | str) -> object:
+        """The read loop's path for what a client reads most: a well-formed notification line (a
+        JSON object from `{`, "jsonrpc" "2.0", a string method, no id, not a cancel) goes to the
+        notification backlog here, without awaiting, when the backlog has room: `_TAKEN`. Another
+        JSON object or array is returned parsed (and observed), for `_route`; `_UNREAD` (nothing
+        done) sends the line the whole way, `_receive`: not from `{`, not JSON, a full backlog."""
+        if line[:1] not in (b"{", "{"):
+            return _UNREAD
+        backlog = self._backlog
+        if len(backlog.items) >= self.limits.notification_backlog:
+            return _UNREAD
+        try:
+            message = _loads(line)
+        except (ValueError, RecursionError):
+            return _UNREAD  # `_receive` parses it again and answers as it should
+        if self._observers:
+            self._observe("in", message, line)
+        if (
+            type(message) is not dict
+            or "id" in message
+            or type(method := message.get("method")) is not str
+            or message.get("jsonrpc") != "2.0"
+            or method in (CANCEL_REQUEST, SESSION_CANCEL)
+        ):
+            return message
+        self._received += 1
+        backlog.items.append((method, message.get("params")))
+        backlog.ready.set()
+        return _TAKEN
+
     async def _receive(self, line: bytes | str) -> None:
         try:
             message = self._parse(line)
@@ -1059,8 +1153,11 @@ class Connection:
             return
         if self._observers:
             self._observe("in", None if message is _SKIP else message, line)
-        if message is _SKIP:
-            return
+        if message is not _SKIP:
+            await self._route(message)
+
+    async def _route(self, message: object) -> None:
+        """One parsed message (observed already): checked, then answered, settled or queued."""
         if isinstance(message, list):
             await self._reply_error(
                 None, RequestError.invalid_request({"message": "batch requests are not supported"})
