@@ -31,7 +31,7 @@ import re
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Coroutine, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, Final, Literal, Protocol, TypeVar
@@ -1488,8 +1488,11 @@ class Connection:
                 del params
                 self._count_handled()
                 continue
+            call = None
             try:
-                await self._dispatch_notification(method, params)
+                call = self._notification_call(method, params)
+                if call is not None:
+                    await call
             except asyncio.CancelledError:
                 if self._closing:
                     raise
@@ -1505,7 +1508,7 @@ class Connection:
             except Exception:
                 logger.exception("handler of notification %r failed", method)
             finally:
-                del params
+                del params, call
                 self._count_handled()
 
     def _count_handled(self) -> None:
@@ -1536,26 +1539,31 @@ class Connection:
             logger.exception("handler of notification %r failed", method)
 
     async def _dispatch_notification(self, method: str, params: JsonValue) -> None:
+        call = self._notification_call(method, params)
+        if call is not None:
+            await call
+
+    def _notification_call(self, method: str, params: JsonValue) -> Awaitable[None] | None:
+        """The handler's call for one notification, to await (None: nothing to call, or its params
+        did not decode, which is logged). Not a coroutine itself: one fewer per notification."""
         info = self._methods.get(method)
         if info is None or not info.notification:
             ext = (
                 getattr(self._handler, "ext_notification", None) if method.startswith("_") else None
             )
             if ext is not None:
-                await ext(method, params)
-            else:
-                logger.debug("ignoring notification %r", method)
-            return
+                return ext(method, params)  # type: ignore[no-any-return]
+            logger.debug("ignoring notification %r", method)
+            return None
         try:
             value = info.decode_params(params)
         except (ValidationError, RecursionError) as exc:
             logger.warning("ignoring notification %r with invalid params: %s", method, exc)
-            return
+            return None
         if method == CANCEL_REQUEST:
-            return
+            return None
         handler = getattr(self._handler, info.handler, None)
-        if handler is not None:
-            await handler(value)
+        return None if handler is None else handler(value)
 
     def _cancel_now(self, method: str, params: JsonValue) -> None:
         """`$/cancel_request` and `session/cancel` act when read, ahead of queued notifications."""
