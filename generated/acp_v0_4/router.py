@@ -385,9 +385,9 @@ class AgentRouter:
     async def serve(self, reader: LineReader, writer: LineWriter) -> Routed | None:
         """Read until a valid `initialize`, then connect its route and return the connection (None
         when the input ended first; the writer is closed then)."""
-        lines = StreamTransport(
-            reader, writer
-        )  # the framing and line limit the connection will use
+        # The framing and line limit the connection will use, one line at a time (no read-ahead:
+        # the reader goes on to the route's connection).
+        lines = StreamTransport(reader, writer, read_ahead=False)
         while True:
             try:
                 line = await lines.receive()
