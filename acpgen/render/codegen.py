@@ -598,6 +598,11 @@ class Emitter:
                     self.variant_classes[node.name] = classes
                     # By the value's class: only a variant class writes the tag the peer dispatches on.
                     return f"{self.private.encoders_table(node.name)}[type({v})]({v})"
+                # Variants whose values all take one expression (scalars: none; lists of object
+                # types: each item's `to_dict()`) are encoded by it, not by the generic walk.
+                alike = {self.encode(var.type, v, depth) for var in node.variants}
+                if len(alike) == 1 and depth < 8:
+                    return alike.pop()
             return f"{self.use('encode_value')}({v})"
         if r.kind == "nullable" and r.item is not None:
             inner = self.encode(r.item, v, depth)

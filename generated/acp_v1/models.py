@@ -476,9 +476,7 @@ class AcceptCreateElicitationResponse(Model):
             "action": "accept",
         }
         if (content := self.content) is not UNSET:
-            out["content"] = (
-                None if content is None else {k0: encode_value(i0) for k0, i0 in content.items()}
-            )
+            out["content"] = content
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -756,7 +754,7 @@ class AgentRequest(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "id": encode_value(self.id),
+            "id": self.id,
             "method": self.method,
         }
         if (params := self.params) is not UNSET:
@@ -2076,7 +2074,7 @@ class CancelRequestNotification(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "requestId": encode_value(self.request_id),
+            "requestId": self.request_id,
         }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
@@ -2387,7 +2385,7 @@ class ClientRequest(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "id": encode_value(self.id),
+            "id": self.id,
             "method": self.method,
         }
         if (params := self.params) is not UNSET:
@@ -3348,9 +3346,7 @@ class ElicitationAcceptAction(Model):
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if (content := self.content) is not UNSET:
-            out["content"] = (
-                None if content is None else {k0: encode_value(i0) for k0, i0 in content.items()}
-            )
+            out["content"] = content
         return out
 
 
@@ -3470,7 +3466,7 @@ class ElicitationRequestScope(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "requestId": encode_value(self.request_id),
+            "requestId": self.request_id,
         }
         return out
 
@@ -3948,7 +3944,7 @@ class ErrorAgentResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "id": encode_value(self.id),
+            "id": self.id,
             "error": self.error.to_dict(),
         }
         return out
@@ -3985,7 +3981,7 @@ class ErrorClientResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "id": encode_value(self.id),
+            "id": self.id,
             "error": self.error.to_dict(),
         }
         return out
@@ -4126,7 +4122,7 @@ class ErrorProxyResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "id": encode_value(self.id),
+            "id": self.id,
             "error": self.error.to_dict(),
         }
         return out
@@ -7875,7 +7871,7 @@ class ProxyRequest(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "id": encode_value(self.id),
+            "id": self.id,
             "method": self.method,
         }
         if (params := self.params) is not UNSET:
@@ -8294,7 +8290,7 @@ class RequestElicitationFormMode(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "requestId": encode_value(self.request_id),
+            "requestId": self.request_id,
             "requestedSchema": self.requested_schema.to_dict(),
         }
         return out
@@ -8338,7 +8334,7 @@ class RequestElicitationUrlMode(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "requestId": encode_value(self.request_id),
+            "requestId": self.request_id,
             "elicitationId": self.elicitation_id,
             "url": self.url,
         }
@@ -8612,7 +8608,7 @@ class ResultAgentResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "id": encode_value(self.id),
+            "id": self.id,
             "result": encode_value(self.result),
         }
         return out
@@ -8649,7 +8645,7 @@ class ResultClientResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "id": encode_value(self.id),
+            "id": self.id,
             "result": encode_value(self.result),
         }
         return out
@@ -8724,7 +8720,7 @@ class ResultProxyResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "id": encode_value(self.id),
+            "id": self.id,
             "result": encode_value(self.result),
         }
         return out
@@ -9008,7 +9004,7 @@ class SelectSessionConfigOption(Model):
         out: dict[str, object] = {
             "type": "select",
             "currentValue": self.current_value,
-            "options": encode_value(self.options),
+            "options": [i0.to_dict() for i0 in self.options],
             "id": self.id,
             "name": self.name,
         }
@@ -9522,7 +9518,7 @@ class SessionConfigSelect(Model):
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "currentValue": self.current_value,
-            "options": encode_value(self.options),
+            "options": [i0.to_dict() for i0 in self.options],
         }
         return out
 

@@ -524,9 +524,7 @@ class AcceptCreateElicitationResponse(Model):
             "action": "accept",
         }
         if (content := self.content) is not UNSET:
-            out["content"] = (
-                None if content is None else {k0: encode_value(i0) for k0, i0 in content.items()}
-            )
+            out["content"] = content
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -893,7 +891,7 @@ class AgentRequest(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "id": encode_value(self.id),
+            "id": self.id,
             "method": self.method,
         }
         if (params := self.params) is not UNSET:
@@ -2179,7 +2177,7 @@ class CancelRequestNotification(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "requestId": encode_value(self.request_id),
+            "requestId": self.request_id,
         }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
@@ -2710,7 +2708,7 @@ class ClientRequest(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "id": encode_value(self.id),
+            "id": self.id,
             "method": self.method,
         }
         if (params := self.params) is not UNSET:
@@ -3844,9 +3842,7 @@ class ElicitationAcceptAction(Model):
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {}
         if (content := self.content) is not UNSET:
-            out["content"] = (
-                None if content is None else {k0: encode_value(i0) for k0, i0 in content.items()}
-            )
+            out["content"] = content
         return out
 
 
@@ -3962,7 +3958,7 @@ class ElicitationRequestScope(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "requestId": encode_value(self.request_id),
+            "requestId": self.request_id,
         }
         return out
 
@@ -4478,7 +4474,7 @@ class ErrorAgentResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "id": None if self.id is None else encode_value(self.id),
+            "id": self.id,
             "error": self.error.to_dict(),
         }
         return out
@@ -4520,7 +4516,7 @@ class ErrorClientResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "id": None if self.id is None else encode_value(self.id),
+            "id": self.id,
             "error": self.error.to_dict(),
         }
         return out
@@ -4703,7 +4699,7 @@ class ErrorProxyResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "id": None if self.id is None else encode_value(self.id),
+            "id": self.id,
             "error": self.error.to_dict(),
         }
         return out
@@ -9202,7 +9198,7 @@ class ProxyRequest(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "id": encode_value(self.id),
+            "id": self.id,
             "method": self.method,
         }
         if (params := self.params) is not UNSET:
@@ -9485,7 +9481,7 @@ class RequestElicitationFormMode(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "requestId": encode_value(self.request_id),
+            "requestId": self.request_id,
             "requestedSchema": self.requested_schema.to_dict(),
         }
         return out
@@ -9529,7 +9525,7 @@ class RequestElicitationUrlMode(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "requestId": encode_value(self.request_id),
+            "requestId": self.request_id,
             "elicitationId": self.elicitation_id,
             "url": self.url,
         }
@@ -9893,7 +9889,7 @@ class ResultAgentResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "id": encode_value(self.id),
+            "id": self.id,
             "result": encode_value(self.result),
         }
         return out
@@ -9930,7 +9926,7 @@ class ResultClientResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "id": encode_value(self.id),
+            "id": self.id,
             "result": encode_value(self.result),
         }
         return out
@@ -10010,7 +10006,7 @@ class ResultProxyResponse(Model):
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
-            "id": encode_value(self.id),
+            "id": self.id,
             "result": encode_value(self.result),
         }
         return out
@@ -10366,7 +10362,7 @@ class SelectSessionConfigOption(Model):
         out: dict[str, object] = {
             "type": "select",
             "currentValue": self.current_value,
-            "options": encode_value(self.options),
+            "options": [i0.to_dict() for i0 in self.options],
             "configId": self.config_id,
             "name": self.name,
         }
@@ -10793,7 +10789,7 @@ class SessionConfigSelect(Model):
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "currentValue": self.current_value,
-            "options": encode_value(self.options),
+            "options": [i0.to_dict() for i0 in self.options],
         }
         return out
 
