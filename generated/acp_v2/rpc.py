@@ -724,6 +724,11 @@ class Connection:
         # A transport that can write without waiting (StreamTransport.send_nowait) is written to
         # directly while nothing waits to write.
         self._send_nowait: Callable[[bytes], bool] | None = getattr(transport, "send_nowait", None)
+        # A transport that reads what it sends (the ASGI app routes by method, id and session)
+        # takes the message parsed as well (`send_message(data, message)`).
+        self._send_message: Callable[[bytes, Mapping[str, object]], Awaitable[None]] | None = (
+            getattr(transport, "send_message", None)
+        )
         self._closing = False
         self._close_reason = ""
         self._tasks: set[asyncio.Task[None]] = set()
@@ -1006,7 +1011,10 @@ class Connection:
             return
         async with self._write_lock:
             try:
-                await self._transport.send(data)
+                if self._send_message is not None:
+                    await self._send_message(data, message)
+                else:
+                    await self._transport.send(data)
             except (ConnectionError, RuntimeError) as exc:
                 raise ConnectionClosedError(f"the peer stopped reading: {exc}") from exc
         if self._observers:
