@@ -433,6 +433,8 @@ class StreamTransport:
         else:
             self.writer.write(data)
             self.writer.write(b"\n")
+        if pipe.is_closing():  # the write failed (the peer is gone): as `drain` would say
+            raise ConnectionResetError("the connection was lost while writing")
         return True
 
     def close(self) -> None:
@@ -1001,10 +1003,15 @@ class Connection:
 
     async def _write(self, data: bytes, message: Mapping[str, object]) -> None:
         send_nowait = self._send_nowait
-        if send_nowait is not None and not self._write_lock.locked() and send_nowait(data):
-            if self._observers:
-                self._observe("out", message, data)
-            return
+        if send_nowait is not None and not self._write_lock.locked():
+            try:
+                sent = send_nowait(data)
+            except (ConnectionError, RuntimeError) as exc:
+                raise ConnectionClosedError(f"the peer stopped reading: {exc}") from exc
+            if sent:
+                if self._observers:
+                    self._observe("out", message, data)
+                return
         async with self._write_lock:
             try:
                 if self._send_message is not None:

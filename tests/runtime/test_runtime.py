@@ -7,6 +7,8 @@ import asyncio
 import gc
 import json
 import logging
+import os
+from asyncio.streams import FlowControlMixin
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -540,3 +542,54 @@ def test_cancel_requests_can_be_turned_off() -> None:
 
     run(body)
 
+
+
+async def os_pipe_pair() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A StreamReader and a StreamWriter over one OS pipe, as the stdio helpers build them: the
+    writer has an asyncio transport, so the connection writes without awaiting (`send_nowait`)
+    and the reader is read ahead in chunks."""
+    loop = asyncio.get_running_loop()
+    read_fd, write_fd = os.pipe()
+    reader = asyncio.StreamReader(limit=1 << 20)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb"))
+    transport, protocol = await loop.connect_write_pipe(FlowControlMixin, os.fdopen(write_fd, "wb"))
+    return reader, asyncio.StreamWriter(transport, protocol, None, loop)
+
+
+def test_turns_over_os_pipes_use_the_direct_write_and_read_ahead() -> None:
+    async def body() -> None:
+        a_in, c_out = await os_pipe_pair()
+        c_in, a_out = await os_pipe_pair()
+        seen: list[tuple[str, object]] = []
+        agent_conn = acp.AgentSideConnection(TurnAgent, a_in, a_out)
+        client = TurnClient()
+        conn = acp.ClientSideConnection(client, c_in, c_out, observers=(lambda d, m, raw: seen.append((d, m)),))
+        assert conn._send_nowait is not None and agent_conn._send_nowait is not None
+        reads = acp.ClientCapabilities(fs=acp.FileSystemCapabilities(read_text_file=True))
+        await conn.initialize(acp.InitializeRequest(protocol_version=1, client_capabilities=reads))
+        results = await asyncio.gather(*(
+            conn.session_prompt(acp.PromptRequest(session_id=f"s{i}", prompt=[])) for i in range(5)))
+        assert all(r.stop_reason is acp.StopReason.END_TURN for r in results)
+        assert len(client.seen) == 5 * 101 and client.seen.count("contents of /f") == 5
+        updates = [m for d, m in seen if d == "in" and isinstance(m, dict) and m.get("method") == "session/update"]
+        assert len(updates) == 5 * 101  # each observed once, in whichever path it took
+        await conn.close()
+        await agent_conn.wait_closed()
+
+    run(body)
+
+
+def test_a_write_to_a_vanished_reader_raises_connection_closed() -> None:
+    async def body() -> None:
+        loop = asyncio.get_running_loop()
+        read_fd, write_fd = os.pipe()
+        os.close(read_fd)  # the peer is gone: the first write fails with EPIPE
+        transport, protocol = await loop.connect_write_pipe(FlowControlMixin, os.fdopen(write_fd, "wb"))
+        writer = asyncio.StreamWriter(transport, protocol, None, loop)
+        conn = acp.AgentSideConnection(EchoAgent(), asyncio.StreamReader(), writer)
+        with pytest.raises(acp.ConnectionClosedError):
+            await conn.session_update(acp.SessionNotification(
+                session_id="s", update=acp.AgentMessageChunkSessionUpdate(content=acp.TextContentBlock(text="x"))))
+        await conn.close()
+
+    run(body)
