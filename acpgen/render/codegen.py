@@ -411,6 +411,7 @@ class Emitter:
     helpers: dict[str, Helper] = field(default_factory=dict)
     variant_classes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # union -> its classes
     private: PrivateNames = field(default_factory=PrivateNames)
+    alike_open: set[str] = field(default_factory=set)  # unions alike_encoding is looking into
 
     def __post_init__(self) -> None:
         # Classes first, in sorted order: their names do not depend on which helpers exist.
@@ -598,11 +599,9 @@ class Emitter:
                     self.variant_classes[node.name] = classes
                     # By the value's class: only a variant class writes the tag the peer dispatches on.
                     return f"{self.private.encoders_table(node.name)}[type({v})]({v})"
-                # Variants whose values all take one expression (scalars: none; lists of object
-                # types: each item's `to_dict()`) are encoded by it, not by the generic walk.
-                alike = {self.encode(var.type, v, depth) for var in node.variants}
-                if len(alike) == 1 and depth < 8:
-                    return alike.pop()
+                alike = self.alike_encoding(node, v, depth)
+                if alike != "":
+                    return alike
             return f"{self.use('encode_value')}({v})"
         if r.kind == "nullable" and r.item is not None:
             inner = self.encode(r.item, v, depth)
@@ -616,6 +615,25 @@ class Emitter:
                 return f"[{inner} for {i} in {v}]"
             return f"{{k{depth}: {inner} for k{depth}, {i} in {v}.items()}}"
         return None
+
+    def alike_encoding(self, node: Union_, v: str, depth: int) -> str | None:
+        """The one expression every variant of `node` is encoded by (None: values are their own
+        wire form; scalars), or "" when they differ: a union of lists of object types encodes
+        each item's `to_dict()`, not through the generic walk. A union met again inside itself
+        (a recursive type) differs; what looking recorded (imports, encoder tables) is undone
+        when the answer is ""."""
+        if node.name in self.alike_open or depth >= 8:
+            return ""
+        names, tables = set(self.imports.names), dict(self.variant_classes)
+        self.alike_open.add(node.name)
+        try:
+            alike = {self.encode(var.type, v, depth) for var in node.variants}
+        finally:
+            self.alike_open.discard(node.name)
+        if len(alike) == 1 and "" not in alike:
+            return alike.pop()
+        self.imports.names, self.variant_classes = names, tables
+        return ""
 
     def struct_variants(self, u: Union_) -> tuple[str, ...]:
         """The classes of a union whose variants are all object types; () otherwise."""

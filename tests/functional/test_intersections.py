@@ -81,3 +81,31 @@ def test_additional_properties_empty_schema_keeps_extra_keys(tmp_path: Path, mon
     pkg, _ = generate(tmp_path, monkeypatch, "empty_additional", {"InputSchema": input_schema})
     value = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
     assert pkg.encode(pkg.decode("InputSchema", value)) == value
+
+
+def test_unions_encode_by_their_variants_shared_expression_and_recursion_stays_generic(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A union of lists of object types encodes each item's `to_dict()` (no generic walk), a union
+    of scalars passes through, and a union that contains itself (a JSON value) is left to the
+    generic `encode_value`: looking into it must end (it once recursed until the build failed with
+    `too-deep` on MCP's schema). The package passes `mypy --strict` and round-trips."""
+    point = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+    label = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+    defs = {
+        "Point": point, "Label": label,
+        "Items": {"anyOf": [{"type": "array", "items": {"$ref": "#/$defs/Point"}},
+                            {"type": "array", "items": {"$ref": "#/$defs/Label"}}]},
+        "Id": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+        "Value": {"anyOf": [{"type": "string"}, {"type": "number"}, {"type": "array", "items": {"$ref": "#/$defs/Value"}},
+                            {"type": "object", "additionalProperties": {"$ref": "#/$defs/Value"}}]},
+        "Holder": {"type": "object", "properties": {"items": {"$ref": "#/$defs/Items"}, "id": {"$ref": "#/$defs/Id"},
+                                                     "value": {"$ref": "#/$defs/Value"}}, "required": ["items", "id"]},
+    }
+    pkg, _ = generate(tmp_path, monkeypatch, "unions_alike", defs)
+    source = (tmp_path / "unions_alike" / "models.py").read_text()
+    assert '"items": [i0.to_dict() for i0 in self.items]' in source
+    assert '"id": self.id' in source
+    assert "encode_value(value)" in source  # the recursive union: the generic walk
+    for wire in ({"items": [{"x": 1}, {"x": 2}], "id": 7, "value": [1, "a", {"k": [2.5]}]},
+                 {"items": [{"text": "t"}], "id": "s"}):
+        assert pkg.encode(pkg.decode("Holder", wire)) == wire
