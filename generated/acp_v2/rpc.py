@@ -314,7 +314,7 @@ class StreamTransport:
         # first line) reads exactly one line at a time.
         self._chunk = min(READ_AHEAD_BYTES, self._limit)
         self._read = getattr(reader, "read", None) if read_ahead and self._chunk > 0 else None
-        self._lines: deque[bytes] = deque()
+        self._lines: list[bytes] = []  # in reverse order: the next line is the last
         self._rest = b""
         # The writer's asyncio transport, when it has one (a StreamWriter): `send_nowait` asks it
         # whether a message can be written without waiting.
@@ -329,10 +329,10 @@ class StreamTransport:
         )
 
     async def receive(self) -> bytes | str | None:
-        lines = self._lines
         while True:
+            lines = self._lines
             while lines:
-                ready = lines.popleft()
+                ready = lines.pop()
                 if ready[:1] == b"{" or ready.strip():
                     return ready
             if self._eof:
@@ -345,8 +345,10 @@ class StreamTransport:
                 if not data:
                     self._eof = True
                     return None
-                lines.extend(data.split(b"\n"))
+                lines = data.split(b"\n")
                 self._rest = lines.pop()  # b"" when the chunk ended a line
+                lines.reverse()
+                self._lines = lines
                 continue
             # The usual line, read whole and starting with a message: returned at once.
             rest, self._rest = self._rest, b""
