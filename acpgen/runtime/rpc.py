@@ -413,12 +413,15 @@ class StreamTransport:
         """Write one message and its newline (a large one is not copied to append the newline).
         Each message is written when sent: batching a turn's messages into one write was measured
         slower on two cores (the reader no longer works while the writer encodes)."""
+        self._write_line(data)
+        await self.writer.drain()
+
+    def _write_line(self, data: bytes) -> None:
         if len(data) < 65536:
             self.writer.write(data + b"\n")
         else:
             self.writer.write(data)
             self.writer.write(b"\n")
-        await self.writer.drain()
 
     def send_nowait(self, data: bytes) -> bool:
         """Write one message now and return True when `send` would not wait: the transport is open
@@ -430,11 +433,7 @@ class StreamTransport:
             return False
         if pipe.get_write_buffer_size() > pipe.get_write_buffer_limits()[1]:
             return False
-        if len(data) < 65536:
-            self.writer.write(data + b"\n")
-        else:
-            self.writer.write(data)
-            self.writer.write(b"\n")
+        self._write_line(data)
         if pipe.is_closing():  # the write failed (the peer is gone): as `drain` would say
             raise ConnectionResetError("the connection was lost while writing")
         return True
@@ -1580,17 +1579,14 @@ class Connection:
     async def _handle_released(self) -> None:
         method, params = self._released.popleft()
         try:
-            await self._dispatch_notification(method, params)
+            call = self._notification_call(method, params)
+            if call is not None:
+                await call
         except asyncio.CancelledError:
             if self._closing:
                 raise
         except Exception:
             logger.exception("handler of notification %r failed", method)
-
-    async def _dispatch_notification(self, method: str, params: JsonValue) -> None:
-        call = self._notification_call(method, params)
-        if call is not None:
-            await call
 
     def _notification_call(self, method: str, params: JsonValue) -> Awaitable[None] | None:
         """The handler's call for one notification, to await (None: nothing to call, or its params
