@@ -24,6 +24,8 @@ from acpgen.ir.naming import is_safe_identifier, package_name_problem
 
 @dataclass(frozen=True)
 class Target:
+    """One package to build: the schema files, the output folder and the options that apply."""
+
     name: str
     schema: Path
     output: Path

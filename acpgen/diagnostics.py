@@ -16,6 +16,8 @@ def shown_pointer(pointer: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
+    """One finding of a stage: its level and code, where (file and JSON pointer), what, and what to do."""
+
     level: Level
     code: str
     pointer: str

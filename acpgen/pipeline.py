@@ -21,6 +21,8 @@ from acpgen.write import check_foreign, output_problem, read_tree, recover, writ
 
 @dataclass
 class Result:
+    """What a build stage gives back: the files (None when it failed) and every diagnostic."""
+
     target: Target
     files: dict[str, str] | None
     diagnostics: list[Diagnostic]

@@ -18,6 +18,8 @@ from acpgen.load import LoadedSchema
 
 @dataclass(frozen=True)
 class IrOptions:
+    """What the IR build takes besides the schema: names, renames, defaults, hooks and switches."""
+
     package: str
     renames: dict[str, str] = field(default_factory=dict)
     defaults: dict[str, Any] = field(default_factory=dict)

@@ -56,6 +56,8 @@ NO_DEFAULT = object()
 
 @dataclass(frozen=True)
 class Field:
+    """A struct field: its wire and Python names, type, presence rules, schema default and pointer."""
+
     wire: str
     py: str
     type: TypeRef
@@ -79,6 +81,8 @@ class Field:
 
 @dataclass(frozen=True)
 class Tag:
+    """The property that tells a tagged union's variants apart, and this variant's value of it."""
+
     wire: str
     value: str
 
@@ -105,6 +109,8 @@ class Struct:
 
 @dataclass(frozen=True)
 class EnumMember:
+    """One value of an enum and the Python name it gets."""
+
     py: str
     value: str | int
     description: str
@@ -113,6 +119,8 @@ class EnumMember:
 
 @dataclass(frozen=True)
 class Enum:
+    """A string or integer enum; an open one keeps values the schema does not list."""
+
     name: str
     pointer: str
     description: str
@@ -127,6 +135,8 @@ class Enum:
 
 @dataclass(frozen=True)
 class Variant:
+    """One alternative of a union: its type, and its tag value on a tagged union."""
+
     type: TypeRef
     tag_value: str | None = None
     title: str = ""
@@ -167,6 +177,8 @@ class Union_:
 
 @dataclass(frozen=True)
 class Alias:
+    """A named definition that is another type (a scalar, a list, a map, a reference)."""
+
     name: str
     pointer: str
     description: str
@@ -299,12 +311,16 @@ class SessionRules:
 
 @dataclass(frozen=True)
 class SchemaSource:
+    """A schema file the package was built from, with its checksum."""
+
     file: str
     sha256: str
 
 
 @dataclass(frozen=True)
 class Package:
+    """Everything one generated package holds: its nodes, `$defs` types and methods."""
+
     name: str
     sources: tuple[SchemaSource, ...]
     title: str

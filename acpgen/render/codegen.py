@@ -406,6 +406,8 @@ class FieldPlan:
 
 @dataclass
 class Emitter:
+    """Writes the codec expressions of one package, collecting the imports and helpers they use."""
+
     package: Package
     imports: Imports = field(default_factory=Imports)
     helpers: dict[str, Helper] = field(default_factory=dict)

@@ -39,6 +39,8 @@ _WORDS = re.compile(r"(?<![.\w])\w+")
 
 @dataclass(frozen=True)
 class StructView:
+    """A struct as models.py.j2 prints it: its field plans, decode statements and annotations."""
+
     s: Struct
     fields: tuple[FieldPlan, ...]
     decode: tuple[str, ...]  # the statements of from_dict that read the fields
@@ -104,6 +106,8 @@ class StructView:
 
 @dataclass(frozen=True)
 class UnionView:
+    """A union as models.py.j2 prints it: its annotation, decoders and variant classes."""
+
     u: Union_
     ann: str
     members: tuple[tuple[str, Decode], ...]  # untagged: (label, decode) tried in order
@@ -189,6 +193,8 @@ CLIENT_SIDES = ("client", "both", "protocol")
 
 @dataclass(frozen=True)
 class AliasView:
+    """An alias as models.py.j2 prints it."""
+
     name: str
     ann: str
     description: str
@@ -545,6 +551,8 @@ HeaderContext = TemplateContext
 
 @dataclass(frozen=True)
 class InitContext(TemplateContext):
+    """The variables of `__init__.py.j2`."""
+
     init_exports: InitExports
     init_imports: Imports
     source_pairs: tuple[tuple[str, str], ...]
@@ -552,6 +560,8 @@ class InitContext(TemplateContext):
 
 @dataclass(frozen=True)
 class ProtocolContext(TemplateContext):
+    """The variables of `_protocol.py.j2`."""
+
     protocol: ProtocolView
     cancelled_results: list[tuple[str, str, str | dict[str, str]]]  # (method, field, value)
     withdrawn_results: list[tuple[str, str, str | dict[str, str]]]
@@ -559,6 +569,8 @@ class ProtocolContext(TemplateContext):
 
 @dataclass(frozen=True)
 class RegistryContext(TemplateContext):
+    """The variables of `_registry.py.j2`."""
+
     imports: str  # the import block, found in the rendered body (see `render_with_imports`)
     registry: list[tuple[str, str, str]]  # ($defs name, class name, decoder)
     unstable_types: list[str]
@@ -566,23 +578,31 @@ class RegistryContext(TemplateContext):
 
 @dataclass(frozen=True)
 class SchemasContext(TemplateContext):
+    """The variables of `_schemas.py.j2`: the checked schema it embeds."""
+
     checked_schema: dict[str, Any]
 
 
 @dataclass(frozen=True)
 class InterfacesContext(TemplateContext):
+    """The variables of `interfaces.py.j2`."""
+
     agent_methods: list[MethodView]
     client_methods: list[MethodView]
 
 
 @dataclass(frozen=True)
 class ConnectionsContext(InterfacesContext):
+    """The variables of `connections.py.j2`."""
+
     result_codec_decoders: list[str]
     keyword_names: list[str]  # what the proxies' keyword annotations name besides `models.X` (`Unset`)
 
 
 @dataclass(frozen=True)
 class MethodsContext(TemplateContext):
+    """The variables of `methods.py.j2`."""
+
     methods: list[Method]
     method_views: list[MethodView]
     agent_sides: tuple[str, ...]
@@ -593,6 +613,8 @@ class MethodsContext(TemplateContext):
 
 @dataclass(frozen=True)
 class ModelsContext(TemplateContext):
+    """The variables of `models.py.j2`."""
+
     structs: list[StructView]
     enums: list[Enum]
     enum_checks: dict[str, Any]
@@ -609,6 +631,8 @@ class ModelsContext(TemplateContext):
 
 @dataclass(frozen=True)
 class HelpersContext(InterfacesContext):
+    """The variables of `helpers.py.j2`."""
+
     imports: str  # the import block, found in the rendered body (see `render_with_imports`)
     exports: list[str]  # helpers.py's `__all__`
     builders: list[Builder]

@@ -40,6 +40,8 @@ ASK_NAMES = frozenset({"conn", "session_id", "options", "response", "outcome", "
 
 @dataclass(frozen=True)
 class BuilderParam:
+    """One parameter of a generated builder."""
+
     name: str  # the field's attribute name, the builder's keyword
     ann: str  # its annotation (`models.` before the package's types)
     required: bool  # positional-or-keyword without default; else keyword-only `= UNSET`
@@ -48,6 +50,8 @@ class BuilderParam:
 
 @dataclass(frozen=True)
 class Builder:
+    """A helpers.py function that builds one wire object from its fields."""
+
     name: str
     doc: str  # the wire object it builds, for the docstring
     chain: tuple[tuple[str, str], ...]  # (class, flattened field) from the outside in
@@ -94,6 +98,8 @@ class Updates:
 
 @dataclass(frozen=True)
 class Permission:
+    """The permission request's names that `PermissionPolicy` and `ask_permission` use."""
+
     handler: str  # proxy / interface method (`session_request_permission`)
     request: str
     response: str
@@ -113,6 +119,8 @@ class Permission:
 
 @dataclass(frozen=True)
 class Tracker:
+    """The tool-call update names that `ToolCallTracker` uses."""
+
     start: str  # the variant that starts a tool call (`tool_call`, else the update variant)
     update: str  # the variant that updates it
     id_field: str

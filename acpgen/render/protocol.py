@@ -53,6 +53,8 @@ class NegotiationView:
 
 @dataclass(frozen=True)
 class ProtocolView:
+    """What `_protocol.py` prints: error codes, negotiation, cancellation and capability gates."""
+
     codes: tuple[tuple[str, int], ...]  # the schema's codes beyond the runtime's: (constant, value)
     helpers: tuple[ErrorHelper, ...]
     negotiation: NegotiationView | None
