@@ -12,6 +12,11 @@ from pathlib import Path
 from acpgen.diagnostics import Diagnostics
 
 RUFF_ARGS = ("--isolated", "--line-length", "100", "--target-version", "py310")
+# ruff formats the files of one run on parallel threads but each file on one: a large module
+# (models.py is 0.5 MiB) is cut into pieces of at least this size, one per CPU, formatted side by
+# side and joined again (`split_module`).
+PIECE_BYTES = 96 * 1024
+MAX_PIECES = 8
 
 
 def ruff_binary() -> str:
@@ -23,17 +28,73 @@ def ruff_binary() -> str:
         return str(Path(sys.executable).with_name("ruff"))
 
 
+def split_module(text: str, pieces: int) -> list[str]:
+    """`text` cut into at most `pieces` parts, each cut before a top-level `class` statement that
+    follows a blank line after an indented line (the end of the previous class or function body):
+    ruff puts exactly two blank lines there, and formats what is on either side alone as it formats
+    it in the whole module, so `"\\n\\n".join` of the formatted parts is the formatted module.
+    A cut that is not between statements (the line is inside a string or brackets that span lines)
+    leaves the first part unterminated, which ruff refuses: `format_sources` then formats the whole
+    module instead. Parts are roughly equal in size; one part when there is nowhere to cut."""
+    if pieces < 2 or "fmt:" in text or "yapf:" in text:  # suppression comments may span a cut
+        return [text]
+    lines = text.split("\n")
+    cuts: list[int] = []
+    offset, want = 0, len(text) // pieces
+    for i, line in enumerate(lines):
+        if (
+            offset >= want
+            and line.startswith("class ")
+            and i >= 2
+            and not lines[i - 1].strip()
+            and (indented := last_code_line(lines, i - 1)) is not None
+            and indented[:1] in (" ", "\t")
+        ):
+            cuts.append(i)
+            want = len(text) * (len(cuts) + 1) // pieces
+            if len(cuts) == pieces - 1:
+                break
+        offset += len(line) + 1
+    bounds = [0, *cuts, len(lines)]
+    return ["\n".join(lines[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+def last_code_line(lines: list[str], i: int) -> str | None:
+    """The last line before index `i` (inclusive) that is not blank."""
+    while i >= 0:
+        if lines[i].strip():
+            return lines[i]
+        i -= 1
+    return None
+
+
 def format_sources(
     files: dict[str, str], diags: Diagnostics, formatted: Collection[str] = ()
 ) -> dict[str, str] | None:
     """Format every .py file in one ruff run; a failure is a diagnostic, never a half result. The
     `formatted` files are left out: the runtime's modules, copied below a comment header, are kept
-    in ruff's format with these arguments (tests/unit/test_runtime_sources.py)."""
+    in ruff's format with these arguments (tests/unit/test_runtime_sources.py). A large module is
+    formatted in pieces side by side (`split_module`), or whole when a piece does not parse."""
     python = {name: text for name, text in files.items() if name.endswith(".py") and name not in formatted}
+    cpus = min(os.cpu_count() or 1, MAX_PIECES)
+    split = {name: split_module(text, min(cpus, len(text) // PIECE_BYTES)) for name, text in python.items()}
+    if all(len(parts) == 1 for parts in split.values()):
+        out = run_ruff(split, diags)
+    else:
+        out = run_ruff(split, Diagnostics(diags.file))
+        if out is None:  # a cut at a bad place, or a template's invalid Python: the whole modules
+            out = run_ruff({name: [text] for name, text in python.items()}, diags)
+    return None if out is None else {**files, **out}
+
+
+def run_ruff(split: dict[str, list[str]], diags: Diagnostics) -> dict[str, str] | None:
+    """One ruff run over every part (`models.py` whole, or `models.py.0.py`, `models.py.1.py`, ...),
+    the parts of each module joined again."""
     with tempfile.TemporaryDirectory(prefix="acpgen-format-") as tmp:
         root = Path(tmp)
-        for name, text in python.items():
-            (root / name).write_text(text, encoding="utf-8")
+        for name, parts in split.items():
+            for path, text in zip(part_names(name, len(parts)), parts, strict=True):
+                (root / path).write_text(text, encoding="utf-8")
         try:
             proc = subprocess.run(
                 [ruff_binary(), "format", *RUFF_ARGS, "--no-cache", "."],
@@ -47,7 +108,12 @@ def format_sources(
             diags.error("formatter-failed", "", "ruff could not format the generated code: "
                         + " | ".join(detail[:8]), "a template produced invalid Python; fix the template")
             return None
-        out = dict(files)
-        for name in python:
-            out[name] = (root / name).read_text(encoding="utf-8")
-    return out
+        return {
+            name: "\n\n".join((root / path).read_text(encoding="utf-8") for path in part_names(name, len(parts)))
+            for name, parts in split.items()
+        }
+
+
+def part_names(name: str, count: int) -> list[str]:
+    """The file names a module's parts are formatted under."""
+    return [name] if count == 1 else [f"{name}.{i}.py" for i in range(count)]
