@@ -7,6 +7,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Collection
+from itertools import pairwise
 from pathlib import Path
 
 from acpgen.diagnostics import Diagnostics
@@ -38,34 +39,31 @@ def split_module(text: str, pieces: int) -> list[str]:
     module instead. Parts are roughly equal in size; one part when there is nowhere to cut."""
     if pieces < 2 or "fmt:" in text or "yapf:" in text:  # suppression comments may span a cut
         return [text]
-    lines = text.split("\n")
-    cuts: list[int] = []
-    offset, want = 0, len(text) // pieces
-    for i, line in enumerate(lines):
-        if (
-            offset >= want
-            and line.startswith("class ")
-            and i >= 2
-            and not lines[i - 1].strip()
-            and (indented := last_code_line(lines, i - 1)) is not None
-            and indented[:1] in (" ", "\t")
-        ):
-            cuts.append(i)
-            want = len(text) * (len(cuts) + 1) // pieces
-            if len(cuts) == pieces - 1:
-                break
-        offset += len(line) + 1
-    bounds = [0, *cuts, len(lines)]
-    return ["\n".join(lines[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
+    cuts = [0]
+    for k in range(1, pieces):
+        at = text.find("\nclass ", max(len(text) * k // pieces - 1, cuts[-1]))
+        while at != -1 and not after_a_body(text, at):
+            at = text.find("\nclass ", at + 1)
+        if at == -1:
+            break
+        cuts.append(at + 1)
+    cuts.append(len(text) + 1)
+    return [text[a : b - 1] for a, b in pairwise(cuts)]
 
 
-def last_code_line(lines: list[str], i: int) -> str | None:
-    """The last line before index `i` (inclusive) that is not blank."""
-    while i >= 0:
-        if lines[i].strip():
-            return lines[i]
-        i -= 1
-    return None
+def after_a_body(text: str, at: int) -> bool:
+    """Whether the newline at `at` ends a blank line that follows an indented line (the end of a
+    class or function body, not a decorator or a comment that belongs to the next statement)."""
+    line_start = text.rfind("\n", 0, at) + 1
+    if text[line_start:at].strip():
+        return False  # the line before the `class` line is not blank
+    end = line_start - 1
+    while end > 0:
+        start = text.rfind("\n", 0, end) + 1
+        if text[start:end].strip():
+            return text[start] in (" ", "\t")
+        end = start - 1
+    return False
 
 
 def format_sources(

@@ -10,8 +10,8 @@ import pytest
 from acpgen.config import schema_target
 from acpgen.diagnostics import Diagnostics
 from acpgen.pipeline import load_ir
-from acpgen.render import render_package, runtime_outputs
 from acpgen.render import format as format_stage
+from acpgen.render import render_package, runtime_outputs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,7 +42,7 @@ def test_split_keeps_every_line(rendered: dict[str, str]) -> None:
         parts = format_stage.split_module(text, pieces)
         assert "\n".join(parts) == text
         assert len(parts) == pieces  # the models have a class boundary wherever one is wanted
-        assert all(p.startswith("class ") for p in parts[1:])
+        assert all(p.startswith("class ") for p in parts[1:]) and all(p.strip() for p in parts)
 
 
 def test_output_does_not_depend_on_the_cpu_count(rendered: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
