@@ -37,10 +37,12 @@ BENCHMARKS: dict[str, tuple[str, list[str], list[str]]] = {
                ["--before", "adff3c8", "--runs", "15", "--sweeps", "15", "--target-ms", "3"],
                ["--before", "adff3c8", "--runs", "2", "--sweeps", "2", "--target-ms", "0.2"]),
     "growth": ("Growth: synthetic schemas", ["--runs", "3"], ["--runs", "1", "--sizes", "20,40"]),
+    # Rounds of prompt turns last 0.1-0.5 s: rounds of 20 turns (20 ms for acpgen) split into a fast
+    # and a slow group by where the scheduler put the two processes on a 2-CPU machine.
     "runtime": ("Runtime: prompt turns with 100 session/update notifications, over a pipe",
-                ["--rounds", "7", "--turns", "20"], ["--rounds", "1", "--turns", "2"]),
+                ["--rounds", "7", "--turns", "100"], ["--rounds", "1", "--turns", "2"]),
     "remote": ("Remote: prompt turns over WebSocket and Streamable HTTP (HTTP/2), Hypercorn on loopback",
-               ["--rounds", "7", "--turns", "10"], ["--rounds", "1", "--turns", "2"]),
+               ["--rounds", "7", "--turns", "40"], ["--rounds", "1", "--turns", "2"]),
     "flood": ("Remote floods (issue 22): worst server RSS at the default Limits, Hypercorn and Uvicorn",
               [], ["--servers", "uvicorn", "--floods", "posts,session-new"]),
     "idle": ("Memory per idle connection: the agent side of 1,000 connections past session/new",

@@ -45,7 +45,7 @@ class StructView:
     fields: tuple[FieldPlan, ...]
     decode: tuple[str, ...]  # the statements of from_dict that read the fields
     ann: dict[str, str]  # annotations of the fields the class itself declares
-    is_base: bool  # a tag-only variant subclasses it: its encoding starts from `_tag_fields`
+    is_base: bool  # a tag-only variant subclasses it (and has its own copy of its to_dict, the tag first)
     tag_line: str = ""  # `tag: ClassVar[Literal["x"]] = "x"` on a tagged union's variant; "" elsewhere
 
     def __getattr__(self, name: str) -> Any:

@@ -276,7 +276,8 @@ class Model(metaclass=ModelType):
         __dataclass_fields__ = _OnFirstUse("__dataclass_fields__")
         __dataclass_params__ = _OnFirstUse("__dataclass_params__")
     _wire_head: typing.ClassVar[dict[str, object]] = {}
-    """What the encoding of a class that tag-only variants subclass starts from (their tag)."""
+    """The tag of a tag-only variant as a dict (`{key: value}`), empty elsewhere: a class that keeps
+    unknown keys leaves it out of `unknown_fields`."""
 
     def __init__(self, **values: object) -> None:
         # The first object of a class compiles the class's own keyword-only __init__ (what
@@ -312,8 +313,9 @@ class Tagged(Model):
 
     Each subclass gets its own `from_dict` and `_decode_untagged` (closures over the tag and the
     `$defs` class's decoder, made when the subclass is created: a `super()` call per value costs
-    more); the union's decoder, having dispatched on the tag, calls `_decode_untagged`. The
-    `$defs` class's encoder starts from `_wire_head`, which holds the tag here."""
+    more); the union's decoder, having dispatched on the tag, calls `_decode_untagged`. Each
+    subclass also has its own `to_dict` in the models: its `$defs` class's encoder with the tag first
+    in its dict display (copying a dict of the tag and storing the fields into it costs more)."""
 
     __slots__ = ()
     _tag_key: typing.ClassVar[str]

@@ -960,9 +960,10 @@ class AudioContent(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["data"] = self.data
-        out["mimeType"] = self.mime_type
+        out: dict[str, object] = {
+            "data": self.data,
+            "mimeType": self.mime_type,
+        }
         if (annotations := self.annotations) is not UNSET:
             out["annotations"] = None if annotations is None else annotations.to_dict()
         if (meta := self.meta) is not UNSET:
@@ -1261,9 +1262,10 @@ class AuthMethodTerminal(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["id"] = self.id
-        out["name"] = self.name
+        out: dict[str, object] = {
+            "id": self.id,
+            "name": self.name,
+        }
         if (description := self.description) is not UNSET:
             out["description"] = description
         if (args := self.args) is not UNSET:
@@ -1648,8 +1650,9 @@ class AvailableCommandsUpdate(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["availableCommands"] = [i0.to_dict() for i0 in self.available_commands]
+        out: dict[str, object] = {
+            "availableCommands": [i0.to_dict() for i0 in self.available_commands],
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -1793,7 +1796,7 @@ class BooleanPropertySchema(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
+        out: dict[str, object] = {}
         if (title := self.title) is not UNSET:
             out["title"] = title
         if (description := self.description) is not UNSET:
@@ -2575,9 +2578,10 @@ class CompactionSummaryChunk(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["compactionId"] = self.compaction_id
-        out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
+        out: dict[str, object] = {
+            "compactionId": self.compaction_id,
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -2643,11 +2647,12 @@ class CompactionUpdate(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["compactionId"] = self.compaction_id
-        out["status"] = (
-            self.status._value_ if isinstance(self.status, CompactionStatus) else self.status
-        )
+        out: dict[str, object] = {
+            "compactionId": self.compaction_id,
+            "status": (
+                self.status._value_ if isinstance(self.status, CompactionStatus) else self.status
+            ),
+        }
         if (summary := self.summary) is not UNSET:
             out["summary"] = (
                 None
@@ -2738,10 +2743,11 @@ class ConfigOptionUpdate(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["configOptions"] = [
-            _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options
-        ]
+        out: dict[str, object] = {
+            "configOptions": [
+                _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options
+            ],
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -2780,8 +2786,9 @@ class Content(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
+        out: dict[str, object] = {
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -2830,8 +2837,9 @@ class ContentChunk(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
+        out: dict[str, object] = {
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
+        }
         if (message_id := self.message_id) is not UNSET:
             out["messageId"] = message_id
         if (meta := self.meta) is not UNSET:
@@ -3074,8 +3082,9 @@ class CurrentModeUpdate(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["currentModeId"] = self.current_mode_id
+        out: dict[str, object] = {
+            "currentModeId": self.current_mode_id,
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -3237,9 +3246,10 @@ class Diff(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["path"] = self.path
-        out["newText"] = self.new_text
+        out: dict[str, object] = {
+            "path": self.path,
+            "newText": self.new_text,
+        }
         if (old_text := self.old_text) is not UNSET:
             out["oldText"] = old_text
         if (meta := self.meta) is not UNSET:
@@ -3692,8 +3702,9 @@ class EmbeddedResource(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["resource"] = _EMBEDDED_RESOURCE_RESOURCE_ENCODERS[type(self.resource)](self.resource)
+        out: dict[str, object] = {
+            "resource": _EMBEDDED_RESOURCE_RESOURCE_ENCODERS[type(self.resource)](self.resource),
+        }
         if (annotations := self.annotations) is not UNSET:
             out["annotations"] = None if annotations is None else annotations.to_dict()
         if (meta := self.meta) is not UNSET:
@@ -4584,9 +4595,10 @@ class ImageContent(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["data"] = self.data
-        out["mimeType"] = self.mime_type
+        out: dict[str, object] = {
+            "data": self.data,
+            "mimeType": self.mime_type,
+        }
         if (annotations := self.annotations) is not UNSET:
             out["annotations"] = None if annotations is None else annotations.to_dict()
         if (uri := self.uri) is not UNSET:
@@ -4968,7 +4980,7 @@ class IntegerPropertySchema(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
+        out: dict[str, object] = {}
         if (title := self.title) is not UNSET:
             out["title"] = title
         if (description := self.description) is not UNSET:
@@ -5778,9 +5790,10 @@ class McpServerAcp(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["name"] = self.name
-        out["serverId"] = self.server_id
+        out: dict[str, object] = {
+            "name": self.name,
+            "serverId": self.server_id,
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -5837,10 +5850,11 @@ class McpServerHttp(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["name"] = self.name
-        out["url"] = self.url
-        out["headers"] = [i0.to_dict() for i0 in self.headers]
+        out: dict[str, object] = {
+            "name": self.name,
+            "url": self.url,
+            "headers": [i0.to_dict() for i0 in self.headers],
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -5897,10 +5911,11 @@ class McpServerSse(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["name"] = self.name
-        out["url"] = self.url
-        out["headers"] = [i0.to_dict() for i0 in self.headers]
+        out: dict[str, object] = {
+            "name": self.name,
+            "url": self.url,
+            "headers": [i0.to_dict() for i0 in self.headers],
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -6222,8 +6237,9 @@ class MultiSelectPropertySchema(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["items"] = _MULTI_SELECT_ITEMS_ENCODERS[type(self.items)](self.items)
+        out: dict[str, object] = {
+            "items": _MULTI_SELECT_ITEMS_ENCODERS[type(self.items)](self.items),
+        }
         if (title := self.title) is not UNSET:
             out["title"] = title
         if (description := self.description) is not UNSET:
@@ -6511,11 +6527,14 @@ class Notice(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["severity"] = (
-            self.severity._value_ if isinstance(self.severity, NoticeSeverity) else self.severity
-        )
-        out["title"] = self.title
+        out: dict[str, object] = {
+            "severity": (
+                self.severity._value_
+                if isinstance(self.severity, NoticeSeverity)
+                else self.severity
+            ),
+            "title": self.title,
+        }
         if (description := self.description) is not UNSET:
             out["description"] = description
         if (meta := self.meta) is not UNSET:
@@ -6604,7 +6623,7 @@ class NumberPropertySchema(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
+        out: dict[str, object] = {}
         if (title := self.title) is not UNSET:
             out["title"] = title
         if (description := self.description) is not UNSET:
@@ -7079,8 +7098,9 @@ class Plan(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["entries"] = [i0.to_dict() for i0 in self.entries]
+        out: dict[str, object] = {
+            "entries": [i0.to_dict() for i0 in self.entries],
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -7224,9 +7244,10 @@ class PlanFile(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["planId"] = self.plan_id
-        out["uri"] = self.uri
+        out: dict[str, object] = {
+            "planId": self.plan_id,
+            "uri": self.uri,
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -7279,9 +7300,10 @@ class PlanItems(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["planId"] = self.plan_id
-        out["entries"] = [i0.to_dict() for i0 in self.entries]
+        out: dict[str, object] = {
+            "planId": self.plan_id,
+            "entries": [i0.to_dict() for i0 in self.entries],
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -7330,9 +7352,10 @@ class PlanMarkdown(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["planId"] = self.plan_id
-        out["content"] = self.content
+        out: dict[str, object] = {
+            "planId": self.plan_id,
+            "content": self.content,
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -7374,8 +7397,9 @@ class PlanRemoved(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["planId"] = self.plan_id
+        out: dict[str, object] = {
+            "planId": self.plan_id,
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -7418,8 +7442,9 @@ class PlanUpdate(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["plan"] = _PLAN_UPDATE_CONTENT_ENCODERS[type(self.plan)](self.plan)
+        out: dict[str, object] = {
+            "plan": _PLAN_UPDATE_CONTENT_ENCODERS[type(self.plan)](self.plan),
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -8466,7 +8491,7 @@ class RequiresActionStateUpdate(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
+        out: dict[str, object] = {}
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -8559,9 +8584,10 @@ class ResourceLink(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["name"] = self.name
-        out["uri"] = self.uri
+        out: dict[str, object] = {
+            "name": self.name,
+            "uri": self.uri,
+        }
         if (annotations := self.annotations) is not UNSET:
             out["annotations"] = None if annotations is None else annotations.to_dict()
         if (description := self.description) is not UNSET:
@@ -8916,7 +8942,7 @@ class RunningStateUpdate(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
+        out: dict[str, object] = {}
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -9057,8 +9083,9 @@ class SelectedPermissionOutcome(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["optionId"] = self.option_id
+        out: dict[str, object] = {
+            "optionId": self.option_id,
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -9957,7 +9984,7 @@ class SessionInfoUpdate(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
+        out: dict[str, object] = {}
         if (title := self.title) is not UNSET:
             out["title"] = title
         if (updated_at := self.updated_at) is not UNSET:
@@ -10098,8 +10125,9 @@ class SessionMessage(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["messageId"] = self.message_id
+        out: dict[str, object] = {
+            "messageId": self.message_id,
+        }
         if (sender_session_id := self.sender_session_id) is not UNSET:
             out["senderSessionId"] = sender_session_id
         if (recipient_session_id := self.recipient_session_id) is not UNSET:
@@ -10164,9 +10192,10 @@ class SessionMessageChunk(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["messageId"] = self.message_id
-        out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
+        out: dict[str, object] = {
+            "messageId": self.message_id,
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -11053,8 +11082,9 @@ class StringMultiSelectItems(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["enum"] = self.enum
+        out: dict[str, object] = {
+            "enum": self.enum,
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -11185,7 +11215,7 @@ class StringPropertySchema(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
+        out: dict[str, object] = {}
         if (title := self.title) is not UNSET:
             out["title"] = title
         if (description := self.description) is not UNSET:
@@ -11431,8 +11461,9 @@ class SubagentUpdate(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["sessionId"] = self.session_id
+        out: dict[str, object] = {
+            "sessionId": self.session_id,
+        }
         if (title := self.title) is not UNSET:
             out["title"] = title
         if (description := self.description) is not UNSET:
@@ -11557,8 +11588,9 @@ class Terminal(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["terminalId"] = self.terminal_id
+        out: dict[str, object] = {
+            "terminalId": self.terminal_id,
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -11764,8 +11796,9 @@ class TextContent(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["text"] = self.text
+        out: dict[str, object] = {
+            "text": self.text,
+        }
         if (annotations := self.annotations) is not UNSET:
             out["annotations"] = None if annotations is None else annotations.to_dict()
         if (meta := self.meta) is not UNSET:
@@ -11998,9 +12031,10 @@ class ToolCall(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["toolCallId"] = self.tool_call_id
-        out["title"] = self.title
+        out: dict[str, object] = {
+            "toolCallId": self.tool_call_id,
+            "title": self.title,
+        }
         if (name := self.name) is not UNSET:
             out["name"] = name
         if (kind := self.kind) is not UNSET:
@@ -12202,8 +12236,9 @@ class ToolCallUpdate(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["toolCallId"] = self.tool_call_id
+        out: dict[str, object] = {
+            "toolCallId": self.tool_call_id,
+        }
         if (kind := self.kind) is not UNSET:
             out["kind"] = None if kind is None else _TOOL_KIND_WIRE[kind]
         if (status := self.status) is not UNSET:
@@ -12345,7 +12380,7 @@ class UnknownStateUpdate(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
+        out: dict[str, object] = {}
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -12607,9 +12642,10 @@ class UsageUpdate(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["used"] = self.used
-        out["size"] = self.size
+        out: dict[str, object] = {
+            "used": self.used,
+            "size": self.size,
+        }
         if (cost := self.cost) is not UNSET:
             out["cost"] = None if cost is None else cost.to_dict()
         if (meta := self.meta) is not UNSET:
@@ -12985,6 +13021,16 @@ class AcpMcpServer(Tagged, McpServerAcp):
     _tag_key = "type"
     tag: ClassVar[Literal["acp"]] = "acp"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "acp",
+            "name": self.name,
+            "serverId": self.server_id,
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class AgentMessageChunkSessionUpdate(Tagged, ContentChunk):
     """A chunk of the agent's response being streamed."""
@@ -12992,6 +13038,17 @@ class AgentMessageChunkSessionUpdate(Tagged, ContentChunk):
     __slots__ = ()
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["agent_message_chunk"]] = "agent_message_chunk"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "agent_message_chunk",
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
+        }
+        if (message_id := self.message_id) is not UNSET:
+            out["messageId"] = message_id
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class AgentThoughtChunkSessionUpdate(Tagged, ContentChunk):
@@ -13001,6 +13058,17 @@ class AgentThoughtChunkSessionUpdate(Tagged, ContentChunk):
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["agent_thought_chunk"]] = "agent_thought_chunk"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "agent_thought_chunk",
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
+        }
+        if (message_id := self.message_id) is not UNSET:
+            out["messageId"] = message_id
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class ArrayElicitationPropertySchema(Tagged, MultiSelectPropertySchema):
     """Multi-select array property."""
@@ -13008,6 +13076,25 @@ class ArrayElicitationPropertySchema(Tagged, MultiSelectPropertySchema):
     __slots__ = ()
     _tag_key = "type"
     tag: ClassVar[Literal["array"]] = "array"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "array",
+            "items": _MULTI_SELECT_ITEMS_ENCODERS[type(self.items)](self.items),
+        }
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (min_items := self.min_items) is not UNSET:
+            out["minItems"] = min_items
+        if (max_items := self.max_items) is not UNSET:
+            out["maxItems"] = max_items
+        if (default := self.default) is not UNSET:
+            out["default"] = default
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class AudioContentBlock(Tagged, AudioContent):
@@ -13019,6 +13106,18 @@ class AudioContentBlock(Tagged, AudioContent):
     _tag_key = "type"
     tag: ClassVar[Literal["audio"]] = "audio"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "audio",
+            "data": self.data,
+            "mimeType": self.mime_type,
+        }
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class AvailableCommandsUpdateSessionUpdate(Tagged, AvailableCommandsUpdate):
     """Available commands are ready or have changed"""
@@ -13027,6 +13126,15 @@ class AvailableCommandsUpdateSessionUpdate(Tagged, AvailableCommandsUpdate):
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["available_commands_update"]] = "available_commands_update"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "available_commands_update",
+            "availableCommands": [i0.to_dict() for i0 in self.available_commands],
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class BooleanElicitationPropertySchema(Tagged, BooleanPropertySchema):
     """Boolean property."""
@@ -13034,6 +13142,20 @@ class BooleanElicitationPropertySchema(Tagged, BooleanPropertySchema):
     __slots__ = ()
     _tag_key = "type"
     tag: ClassVar[Literal["boolean"]] = "boolean"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "boolean",
+        }
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (default := self.default) is not UNSET:
+            out["default"] = default
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class CompactionSummaryChunkSessionUpdate(Tagged, CompactionSummaryChunk):
@@ -13046,6 +13168,16 @@ class CompactionSummaryChunkSessionUpdate(Tagged, CompactionSummaryChunk):
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["compaction_summary_chunk"]] = "compaction_summary_chunk"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "compaction_summary_chunk",
+            "compactionId": self.compaction_id,
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class CompactionUpdateSessionUpdate(Tagged, CompactionUpdate):
     """A context compaction has been created or updated.
@@ -13057,6 +13189,26 @@ class CompactionUpdateSessionUpdate(Tagged, CompactionUpdate):
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["compaction_update"]] = "compaction_update"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "compaction_update",
+            "compactionId": self.compaction_id,
+            "status": (
+                self.status._value_ if isinstance(self.status, CompactionStatus) else self.status
+            ),
+        }
+        if (summary := self.summary) is not UNSET:
+            out["summary"] = (
+                None
+                if summary is None
+                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in summary]
+            )
+        if (error := self.error) is not UNSET:
+            out["error"] = error
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class ConfigOptionUpdateSessionUpdate(Tagged, ConfigOptionUpdate):
     """Session configuration options have been updated."""
@@ -13065,6 +13217,17 @@ class ConfigOptionUpdateSessionUpdate(Tagged, ConfigOptionUpdate):
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["config_option_update"]] = "config_option_update"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "config_option_update",
+            "configOptions": [
+                _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options
+            ],
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class ContentToolCallContent(Tagged, Content):
     """Standard content block (text, images, resources)."""
@@ -13072,6 +13235,15 @@ class ContentToolCallContent(Tagged, Content):
     __slots__ = ()
     _tag_key = "type"
     tag: ClassVar[Literal["content"]] = "content"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "content",
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class CurrentModeUpdateSessionUpdate(Tagged, CurrentModeUpdate):
@@ -13083,6 +13255,15 @@ class CurrentModeUpdateSessionUpdate(Tagged, CurrentModeUpdate):
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["current_mode_update"]] = "current_mode_update"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "current_mode_update",
+            "currentModeId": self.current_mode_id,
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class DiffToolCallContent(Tagged, Diff):
     """File modification shown as a diff."""
@@ -13090,6 +13271,18 @@ class DiffToolCallContent(Tagged, Diff):
     __slots__ = ()
     _tag_key = "type"
     tag: ClassVar[Literal["diff"]] = "diff"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "diff",
+            "path": self.path,
+            "newText": self.new_text,
+        }
+        if (old_text := self.old_text) is not UNSET:
+            out["oldText"] = old_text
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class FilePlanUpdateContent(Tagged, PlanFile):
@@ -13101,6 +13294,16 @@ class FilePlanUpdateContent(Tagged, PlanFile):
     _tag_key = "type"
     tag: ClassVar[Literal["file"]] = "file"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "file",
+            "planId": self.plan_id,
+            "uri": self.uri,
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class HttpMcpServer(Tagged, McpServerHttp):
     """HTTP transport configuration
@@ -13110,6 +13313,17 @@ class HttpMcpServer(Tagged, McpServerHttp):
     __slots__ = ()
     _tag_key = "type"
     tag: ClassVar[Literal["http"]] = "http"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "http",
+            "name": self.name,
+            "url": self.url,
+            "headers": [i0.to_dict() for i0 in self.headers],
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class ImageContentBlock(Tagged, ImageContent):
@@ -13121,6 +13335,20 @@ class ImageContentBlock(Tagged, ImageContent):
     _tag_key = "type"
     tag: ClassVar[Literal["image"]] = "image"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "image",
+            "data": self.data,
+            "mimeType": self.mime_type,
+        }
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
+        if (uri := self.uri) is not UNSET:
+            out["uri"] = uri
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class IntegerElicitationPropertySchema(Tagged, IntegerPropertySchema):
     """Integer property."""
@@ -13128,6 +13356,24 @@ class IntegerElicitationPropertySchema(Tagged, IntegerPropertySchema):
     __slots__ = ()
     _tag_key = "type"
     tag: ClassVar[Literal["integer"]] = "integer"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "integer",
+        }
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (minimum := self.minimum) is not UNSET:
+            out["minimum"] = minimum
+        if (maximum := self.maximum) is not UNSET:
+            out["maximum"] = maximum
+        if (default := self.default) is not UNSET:
+            out["default"] = default
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class ItemsPlanUpdateContent(Tagged, PlanItems):
@@ -13139,6 +13385,16 @@ class ItemsPlanUpdateContent(Tagged, PlanItems):
     _tag_key = "type"
     tag: ClassVar[Literal["items"]] = "items"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "items",
+            "planId": self.plan_id,
+            "entries": [i0.to_dict() for i0 in self.entries],
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class MarkdownPlanUpdateContent(Tagged, PlanMarkdown):
     """Unstable: only in the unstable schema; it may change or go away.
@@ -13148,6 +13404,16 @@ class MarkdownPlanUpdateContent(Tagged, PlanMarkdown):
     __slots__ = ()
     _tag_key = "type"
     tag: ClassVar[Literal["markdown"]] = "markdown"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "markdown",
+            "planId": self.plan_id,
+            "content": self.content,
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class NoticeSessionUpdate(Tagged, Notice):
@@ -13160,6 +13426,22 @@ class NoticeSessionUpdate(Tagged, Notice):
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["notice"]] = "notice"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "notice",
+            "severity": (
+                self.severity._value_
+                if isinstance(self.severity, NoticeSeverity)
+                else self.severity
+            ),
+            "title": self.title,
+        }
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class NumberElicitationPropertySchema(Tagged, NumberPropertySchema):
     """Number (floating-point) property."""
@@ -13167,6 +13449,24 @@ class NumberElicitationPropertySchema(Tagged, NumberPropertySchema):
     __slots__ = ()
     _tag_key = "type"
     tag: ClassVar[Literal["number"]] = "number"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "number",
+        }
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (minimum := self.minimum) is not UNSET:
+            out["minimum"] = minimum
+        if (maximum := self.maximum) is not UNSET:
+            out["maximum"] = maximum
+        if (default := self.default) is not UNSET:
+            out["default"] = default
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class PlanRemovedSessionUpdate(Tagged, PlanRemoved):
@@ -13180,6 +13480,15 @@ class PlanRemovedSessionUpdate(Tagged, PlanRemoved):
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["plan_removed"]] = "plan_removed"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "plan_removed",
+            "planId": self.plan_id,
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class PlanSessionUpdate(Tagged, Plan):
     """The agent's execution plan for complex tasks.
@@ -13188,6 +13497,15 @@ class PlanSessionUpdate(Tagged, Plan):
     __slots__ = ()
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["plan"]] = "plan"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "plan",
+            "entries": [i0.to_dict() for i0 in self.entries],
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class PlanUpdateSessionUpdate(Tagged, PlanUpdate):
@@ -13201,6 +13519,15 @@ class PlanUpdateSessionUpdate(Tagged, PlanUpdate):
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["plan_update"]] = "plan_update"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "plan_update",
+            "plan": _PLAN_UPDATE_CONTENT_ENCODERS[type(self.plan)](self.plan),
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class RequiresActionStateUpdateVariant(Tagged, RequiresActionStateUpdate):
     """Unstable: only in the unstable schema; it may change or go away.
@@ -13210,6 +13537,14 @@ class RequiresActionStateUpdateVariant(Tagged, RequiresActionStateUpdate):
     __slots__ = ()
     _tag_key = "state"
     tag: ClassVar[Literal["requires_action"]] = "requires_action"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "state": "requires_action",
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class ResourceContentBlock(Tagged, EmbeddedResource):
@@ -13223,6 +13558,17 @@ class ResourceContentBlock(Tagged, EmbeddedResource):
     _tag_key = "type"
     tag: ClassVar[Literal["resource"]] = "resource"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "resource",
+            "resource": _EMBEDDED_RESOURCE_RESOURCE_ENCODERS[type(self.resource)](self.resource),
+        }
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class ResourceLinkContentBlock(Tagged, ResourceLink):
     """References to resources that the agent can access.
@@ -13232,6 +13578,26 @@ class ResourceLinkContentBlock(Tagged, ResourceLink):
     __slots__ = ()
     _tag_key = "type"
     tag: ClassVar[Literal["resource_link"]] = "resource_link"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "resource_link",
+            "name": self.name,
+            "uri": self.uri,
+        }
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (mime_type := self.mime_type) is not UNSET:
+            out["mimeType"] = mime_type
+        if (size := self.size) is not UNSET:
+            out["size"] = size
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class RunningStateUpdateVariant(Tagged, RunningStateUpdate):
@@ -13243,6 +13609,14 @@ class RunningStateUpdateVariant(Tagged, RunningStateUpdate):
     _tag_key = "state"
     tag: ClassVar[Literal["running"]] = "running"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "state": "running",
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class SelectedRequestPermissionOutcome(Tagged, SelectedPermissionOutcome):
     """The user selected one of the provided options."""
@@ -13251,6 +13625,15 @@ class SelectedRequestPermissionOutcome(Tagged, SelectedPermissionOutcome):
     _tag_key = "outcome"
     tag: ClassVar[Literal["selected"]] = "selected"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "outcome": "selected",
+            "optionId": self.option_id,
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class SessionInfoUpdateSessionUpdate(Tagged, SessionInfoUpdate):
     """Session metadata has been updated (title, timestamps, custom metadata)"""
@@ -13258,6 +13641,18 @@ class SessionInfoUpdateSessionUpdate(Tagged, SessionInfoUpdate):
     __slots__ = ()
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["session_info_update"]] = "session_info_update"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "session_info_update",
+        }
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (updated_at := self.updated_at) is not UNSET:
+            out["updatedAt"] = updated_at
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class SessionMessageChunkSessionUpdate(Tagged, SessionMessageChunk):
@@ -13270,6 +13665,16 @@ class SessionMessageChunkSessionUpdate(Tagged, SessionMessageChunk):
     __slots__ = ()
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["session_message_chunk"]] = "session_message_chunk"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "session_message_chunk",
+            "messageId": self.message_id,
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class SessionMessageSessionUpdate(Tagged, SessionMessage):
@@ -13284,6 +13689,29 @@ class SessionMessageSessionUpdate(Tagged, SessionMessage):
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["session_message"]] = "session_message"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "session_message",
+            "messageId": self.message_id,
+        }
+        if (sender_session_id := self.sender_session_id) is not UNSET:
+            out["senderSessionId"] = sender_session_id
+        if (recipient_session_id := self.recipient_session_id) is not UNSET:
+            out["recipientSessionId"] = recipient_session_id
+        if (sender_message_id := self.sender_message_id) is not UNSET:
+            out["senderMessageId"] = sender_message_id
+        if (recipient_message_id := self.recipient_message_id) is not UNSET:
+            out["recipientMessageId"] = recipient_message_id
+        if (content := self.content) is not UNSET:
+            out["content"] = (
+                None
+                if content is None
+                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in content]
+            )
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class SseMcpServer(Tagged, McpServerSse):
     """SSE transport configuration
@@ -13294,6 +13722,17 @@ class SseMcpServer(Tagged, McpServerSse):
     _tag_key = "type"
     tag: ClassVar[Literal["sse"]] = "sse"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "sse",
+            "name": self.name,
+            "url": self.url,
+            "headers": [i0.to_dict() for i0 in self.headers],
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class StringElicitationPropertySchema(Tagged, StringPropertySchema):
     """String property (or single-select enum when `enum`/`oneOf` is set)."""
@@ -13302,6 +13741,32 @@ class StringElicitationPropertySchema(Tagged, StringPropertySchema):
     _tag_key = "type"
     tag: ClassVar[Literal["string"]] = "string"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "string",
+        }
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (min_length := self.min_length) is not UNSET:
+            out["minLength"] = min_length
+        if (max_length := self.max_length) is not UNSET:
+            out["maxLength"] = max_length
+        if (pattern := self.pattern) is not UNSET:
+            out["pattern"] = pattern
+        if (format := self.format) is not UNSET:
+            out["format"] = None if format is None else _STRING_FORMAT_WIRE[format]
+        if (default := self.default) is not UNSET:
+            out["default"] = default
+        if (enum := self.enum) is not UNSET:
+            out["enum"] = enum
+        if (one_of := self.one_of) is not UNSET:
+            out["oneOf"] = None if one_of is None else [i0.to_dict() for i0 in one_of]
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class StringMultiSelectItemsVariant(Tagged, StringMultiSelectItems):
     """Multi-select string items with plain string values."""
@@ -13309,6 +13774,15 @@ class StringMultiSelectItemsVariant(Tagged, StringMultiSelectItems):
     __slots__ = ()
     _tag_key = "type"
     tag: ClassVar[Literal["string"]] = "string"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "string",
+            "enum": self.enum,
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class SubagentUpdateSessionUpdate(Tagged, SubagentUpdate):
@@ -13323,6 +13797,27 @@ class SubagentUpdateSessionUpdate(Tagged, SubagentUpdate):
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["subagent_update"]] = "subagent_update"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "subagent_update",
+            "sessionId": self.session_id,
+        }
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (capabilities := self.capabilities) is not UNSET:
+            out["capabilities"] = None if capabilities is None else capabilities.to_dict()
+        if (state := self.state) is not UNSET:
+            out["state"] = None if state is None else _STATE_UPDATE_ENCODERS[type(state)](state)
+        if (cwd := self.cwd) is not UNSET:
+            out["cwd"] = cwd
+        if (additional_directories := self.additional_directories) is not UNSET:
+            out["additionalDirectories"] = additional_directories
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class TerminalAuthMethod(Tagged, AuthMethodTerminal):
     """Client runs the configured agent program as a separate interactive
@@ -13331,6 +13826,22 @@ class TerminalAuthMethod(Tagged, AuthMethodTerminal):
     __slots__ = ()
     _tag_key = "type"
     tag: ClassVar[Literal["terminal"]] = "terminal"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "terminal",
+            "id": self.id,
+            "name": self.name,
+        }
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (args := self.args) is not UNSET:
+            out["args"] = args
+        if (env := self.env) is not UNSET:
+            out["env"] = env
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class TerminalToolCallContent(Tagged, Terminal):
@@ -13344,6 +13855,15 @@ class TerminalToolCallContent(Tagged, Terminal):
     _tag_key = "type"
     tag: ClassVar[Literal["terminal"]] = "terminal"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "terminal",
+            "terminalId": self.terminal_id,
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class TextContentBlock(Tagged, TextContent):
     """Text content. May be plain text or formatted with Markdown.
@@ -13355,6 +13875,17 @@ class TextContentBlock(Tagged, TextContent):
     _tag_key = "type"
     tag: ClassVar[Literal["text"]] = "text"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "text",
+            "text": self.text,
+        }
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class ToolCallSessionUpdate(Tagged, ToolCall):
     """Notification that a new tool call has been initiated."""
@@ -13363,6 +13894,30 @@ class ToolCallSessionUpdate(Tagged, ToolCall):
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["tool_call"]] = "tool_call"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "tool_call",
+            "toolCallId": self.tool_call_id,
+            "title": self.title,
+        }
+        if (name := self.name) is not UNSET:
+            out["name"] = name
+        if (kind := self.kind) is not UNSET:
+            out["kind"] = _TOOL_KIND_WIRE[kind]
+        if (status := self.status) is not UNSET:
+            out["status"] = _TOOL_CALL_STATUS_WIRE[status]
+        if (content := self.content) is not UNSET:
+            out["content"] = [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in content]
+        if (locations := self.locations) is not UNSET:
+            out["locations"] = [i0.to_dict() for i0 in locations]
+        if (raw_input := self.raw_input) is not UNSET:
+            out["rawInput"] = raw_input
+        if (raw_output := self.raw_output) is not UNSET:
+            out["rawOutput"] = raw_output
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class ToolCallUpdateSessionUpdate(Tagged, ToolCallUpdate):
     """Update on the status or results of a tool call."""
@@ -13370,6 +13925,35 @@ class ToolCallUpdateSessionUpdate(Tagged, ToolCallUpdate):
     __slots__ = ()
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["tool_call_update"]] = "tool_call_update"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": self.tool_call_id,
+        }
+        if (kind := self.kind) is not UNSET:
+            out["kind"] = None if kind is None else _TOOL_KIND_WIRE[kind]
+        if (status := self.status) is not UNSET:
+            out["status"] = None if status is None else _TOOL_CALL_STATUS_WIRE[status]
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (name := self.name) is not UNSET:
+            out["name"] = name
+        if (content := self.content) is not UNSET:
+            out["content"] = (
+                None
+                if content is None
+                else [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in content]
+            )
+        if (locations := self.locations) is not UNSET:
+            out["locations"] = None if locations is None else [i0.to_dict() for i0 in locations]
+        if (raw_input := self.raw_input) is not UNSET:
+            out["rawInput"] = raw_input
+        if (raw_output := self.raw_output) is not UNSET:
+            out["rawOutput"] = raw_output
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class UnknownStateUpdateVariant(Tagged, UnknownStateUpdate):
@@ -13383,6 +13967,14 @@ class UnknownStateUpdateVariant(Tagged, UnknownStateUpdate):
     _tag_key = "state"
     tag: ClassVar[Literal["unknown"]] = "unknown"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "state": "unknown",
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class UsageUpdateSessionUpdate(Tagged, UsageUpdate):
     """Context window and cost update for the session."""
@@ -13391,6 +13983,18 @@ class UsageUpdateSessionUpdate(Tagged, UsageUpdate):
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["usage_update"]] = "usage_update"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "usage_update",
+            "used": self.used,
+            "size": self.size,
+        }
+        if (cost := self.cost) is not UNSET:
+            out["cost"] = None if cost is None else cost.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class UserMessageChunkSessionUpdate(Tagged, ContentChunk):
     """A chunk of the user's message being streamed."""
@@ -13398,6 +14002,17 @@ class UserMessageChunkSessionUpdate(Tagged, ContentChunk):
     __slots__ = ()
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["user_message_chunk"]] = "user_message_chunk"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "user_message_chunk",
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
+        }
+        if (message_id := self.message_id) is not UNSET:
+            out["messageId"] = message_id
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 ExtNotification: TypeAlias = JsonValue

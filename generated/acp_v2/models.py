@@ -799,8 +799,9 @@ class AgentMessage(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["messageId"] = self.message_id
+        out: dict[str, object] = {
+            "messageId": self.message_id,
+        }
         if (content := self.content) is not UNSET:
             out["content"] = (
                 None
@@ -956,8 +957,9 @@ class AgentThought(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["messageId"] = self.message_id
+        out: dict[str, object] = {
+            "messageId": self.message_id,
+        }
         if (content := self.content) is not UNSET:
             out["content"] = (
                 None
@@ -1185,9 +1187,10 @@ class AudioContent(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["data"] = self.data
-        out["mimeType"] = self.mime_type
+        out: dict[str, object] = {
+            "data": self.data,
+            "mimeType": self.mime_type,
+        }
         if (annotations := self.annotations) is not UNSET:
             out["annotations"] = None if annotations is None else annotations.to_dict()
         if (meta := self.meta) is not UNSET:
@@ -1349,9 +1352,10 @@ class AuthMethodAgent(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["methodId"] = self.method_id
-        out["name"] = self.name
+        out: dict[str, object] = {
+            "methodId": self.method_id,
+            "name": self.name,
+        }
         if (description := self.description) is not UNSET:
             out["description"] = description
         if (meta := self.meta) is not UNSET:
@@ -1443,9 +1447,10 @@ class AuthMethodTerminal(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["methodId"] = self.method_id
-        out["name"] = self.name
+        out: dict[str, object] = {
+            "methodId": self.method_id,
+            "name": self.name,
+        }
         if (description := self.description) is not UNSET:
             out["description"] = description
         if (args := self.args) is not UNSET:
@@ -1697,10 +1702,11 @@ class AvailableCommandsUpdate(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["availableCommands"] = [
-            _AVAILABLE_COMMAND_ENCODERS[type(i0)](i0) for i0 in self.available_commands
-        ]
+        out: dict[str, object] = {
+            "availableCommands": [
+                _AVAILABLE_COMMAND_ENCODERS[type(i0)](i0) for i0 in self.available_commands
+            ],
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -1742,8 +1748,9 @@ class BackgroundSubagent(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["sessionId"] = self.session_id
+        out: dict[str, object] = {
+            "sessionId": self.session_id,
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -1781,8 +1788,9 @@ class BackgroundTerminal(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["terminalId"] = self.terminal_id
+        out: dict[str, object] = {
+            "terminalId": self.terminal_id,
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -1820,8 +1828,9 @@ class BackgroundToolCall(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["toolCallId"] = self.tool_call_id
+        out: dict[str, object] = {
+            "toolCallId": self.tool_call_id,
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -1935,7 +1944,7 @@ class BooleanPropertySchema(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
+        out: dict[str, object] = {}
         if (title := self.title) is not UNSET:
             out["title"] = title
         if (description := self.description) is not UNSET:
@@ -2508,7 +2517,7 @@ class CancelledPermissionOutcome(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
+        out: dict[str, object] = {}
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -2858,9 +2867,10 @@ class Command(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["name"] = self.name
-        out["description"] = self.description
+        out: dict[str, object] = {
+            "name": self.name,
+            "description": self.description,
+        }
         if (input := self.input) is not UNSET:
             out["input"] = (
                 None if input is None else _AVAILABLE_COMMAND_INPUT_ENCODERS[type(input)](input)
@@ -2931,9 +2941,10 @@ class CommandPermissionSubject(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["command"] = self.command
-        out["cwd"] = self.cwd
+        out: dict[str, object] = {
+            "command": self.command,
+            "cwd": self.cwd,
+        }
         if (tool_call_id := self.tool_call_id) is not UNSET:
             out["toolCallId"] = tool_call_id
         if (terminal_id := self.terminal_id) is not UNSET:
@@ -2985,9 +2996,10 @@ class CompactionSummaryChunk(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["compactionId"] = self.compaction_id
-        out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
+        out: dict[str, object] = {
+            "compactionId": self.compaction_id,
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -3059,11 +3071,12 @@ class CompactionUpdate(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["compactionId"] = self.compaction_id
-        out["status"] = (
-            self.status._value_ if isinstance(self.status, CompactionStatus) else self.status
-        )
+        out: dict[str, object] = {
+            "compactionId": self.compaction_id,
+            "status": (
+                self.status._value_ if isinstance(self.status, CompactionStatus) else self.status
+            ),
+        }
         if (summary := self.summary) is not UNSET:
             out["summary"] = (
                 None
@@ -3154,10 +3167,11 @@ class ConfigOptionUpdate(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["configOptions"] = [
-            _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options
-        ]
+        out: dict[str, object] = {
+            "configOptions": [
+                _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options
+            ],
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -3196,8 +3210,9 @@ class Content(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
+        out: dict[str, object] = {
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -3247,9 +3262,10 @@ class ContentChunk(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["messageId"] = self.message_id
-        out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
+        out: dict[str, object] = {
+            "messageId": self.message_id,
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -3619,8 +3635,9 @@ class Diff(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["changes"] = [_DIFF_CHANGE_ENCODERS[type(i0)](i0) for i0 in self.changes]
+        out: dict[str, object] = {
+            "changes": [_DIFF_CHANGE_ENCODERS[type(i0)](i0) for i0 in self.changes],
+        }
         if (patch := self.patch) is not UNSET:
             out["patch"] = None if patch is None else patch.to_dict()
         if (meta := self.meta) is not UNSET:
@@ -4181,8 +4198,9 @@ class EmbeddedResource(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["resource"] = _EMBEDDED_RESOURCE_RESOURCE_ENCODERS[type(self.resource)](self.resource)
+        out: dict[str, object] = {
+            "resource": _EMBEDDED_RESOURCE_RESOURCE_ENCODERS[type(self.resource)](self.resource),
+        }
         if (annotations := self.annotations) is not UNSET:
             out["annotations"] = None if annotations is None else annotations.to_dict()
         if (meta := self.meta) is not UNSET:
@@ -5273,9 +5291,10 @@ class ImageContent(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["data"] = self.data
-        out["mimeType"] = self.mime_type
+        out: dict[str, object] = {
+            "data": self.data,
+            "mimeType": self.mime_type,
+        }
         if (uri := self.uri) is not UNSET:
             out["uri"] = uri
         if (annotations := self.annotations) is not UNSET:
@@ -5600,7 +5619,7 @@ class IntegerPropertySchema(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
+        out: dict[str, object] = {}
         if (title := self.title) is not UNSET:
             out["title"] = title
         if (description := self.description) is not UNSET:
@@ -6363,9 +6382,10 @@ class McpServerAcp(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["name"] = self.name
-        out["serverId"] = self.server_id
+        out: dict[str, object] = {
+            "name": self.name,
+            "serverId": self.server_id,
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -6423,9 +6443,10 @@ class McpServerHttp(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["name"] = self.name
-        out["url"] = self.url
+        out: dict[str, object] = {
+            "name": self.name,
+            "url": self.url,
+        }
         if (headers := self.headers) is not UNSET:
             out["headers"] = [i0.to_dict() for i0 in headers]
         if (meta := self.meta) is not UNSET:
@@ -6497,9 +6518,10 @@ class McpServerStdio(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["name"] = self.name
-        out["command"] = self.command
+        out: dict[str, object] = {
+            "name": self.name,
+            "command": self.command,
+        }
         if (args := self.args) is not UNSET:
             out["args"] = args
         if (env := self.env) is not UNSET:
@@ -6925,8 +6947,9 @@ class MultiSelectPropertySchema(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["items"] = _MULTI_SELECT_ITEMS_ENCODERS[type(self.items)](self.items)
+        out: dict[str, object] = {
+            "items": _MULTI_SELECT_ITEMS_ENCODERS[type(self.items)](self.items),
+        }
         if (title := self.title) is not UNSET:
             out["title"] = title
         if (description := self.description) is not UNSET:
@@ -7255,11 +7278,14 @@ class Notice(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["severity"] = (
-            self.severity._value_ if isinstance(self.severity, NoticeSeverity) else self.severity
-        )
-        out["title"] = self.title
+        out: dict[str, object] = {
+            "severity": (
+                self.severity._value_
+                if isinstance(self.severity, NoticeSeverity)
+                else self.severity
+            ),
+            "title": self.title,
+        }
         if (description := self.description) is not UNSET:
             out["description"] = description
         if (meta := self.meta) is not UNSET:
@@ -7346,7 +7372,7 @@ class NumberPropertySchema(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
+        out: dict[str, object] = {}
         if (title := self.title) is not UNSET:
             out["title"] = title
         if (description := self.description) is not UNSET:
@@ -8450,9 +8476,10 @@ class PlanFile(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["planId"] = self.plan_id
-        out["uri"] = self.uri
+        out: dict[str, object] = {
+            "planId": self.plan_id,
+            "uri": self.uri,
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -8501,9 +8528,10 @@ class PlanItems(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["planId"] = self.plan_id
-        out["entries"] = [i0.to_dict() for i0 in self.entries]
+        out: dict[str, object] = {
+            "planId": self.plan_id,
+            "entries": [i0.to_dict() for i0 in self.entries],
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -8552,9 +8580,10 @@ class PlanMarkdown(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["planId"] = self.plan_id
-        out["content"] = self.content
+        out: dict[str, object] = {
+            "planId": self.plan_id,
+            "content": self.content,
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -8596,8 +8625,9 @@ class PlanRemoved(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["planId"] = self.plan_id
+        out: dict[str, object] = {
+            "planId": self.plan_id,
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -8636,8 +8666,9 @@ class PlanUpdate(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["plan"] = _PLAN_UPDATE_CONTENT_ENCODERS[type(self.plan)](self.plan)
+        out: dict[str, object] = {
+            "plan": _PLAN_UPDATE_CONTENT_ENCODERS[type(self.plan)](self.plan),
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -9443,7 +9474,7 @@ class ReplayFromStart(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
+        out: dict[str, object] = {}
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -9719,7 +9750,7 @@ class RequiresActionStateUpdate(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
+        out: dict[str, object] = {}
         if (background := self.background) is not UNSET:
             out["background"] = (
                 None
@@ -9838,9 +9869,10 @@ class ResourceLink(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["name"] = self.name
-        out["uri"] = self.uri
+        out: dict[str, object] = {
+            "name": self.name,
+            "uri": self.uri,
+        }
         if (title := self.title) is not UNSET:
             out["title"] = title
         if (description := self.description) is not UNSET:
@@ -10263,7 +10295,7 @@ class RunningStateUpdate(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
+        out: dict[str, object] = {}
         if (background := self.background) is not UNSET:
             out["background"] = (
                 None
@@ -10415,8 +10447,9 @@ class SelectedPermissionOutcome(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["optionId"] = self.option_id
+        out: dict[str, object] = {
+            "optionId": self.option_id,
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -11241,7 +11274,7 @@ class SessionInfoUpdate(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
+        out: dict[str, object] = {}
         if (title := self.title) is not UNSET:
             out["title"] = title
         if (updated_at := self.updated_at) is not UNSET:
@@ -11357,8 +11390,9 @@ class SessionMessage(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["messageId"] = self.message_id
+        out: dict[str, object] = {
+            "messageId": self.message_id,
+        }
         if (sender_session_id := self.sender_session_id) is not UNSET:
             out["senderSessionId"] = sender_session_id
         if (recipient_session_id := self.recipient_session_id) is not UNSET:
@@ -11426,9 +11460,10 @@ class SessionMessageChunk(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["messageId"] = self.message_id
-        out["content"] = _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content)
+        out: dict[str, object] = {
+            "messageId": self.message_id,
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -12167,8 +12202,9 @@ class StringMultiSelectItems(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["enum"] = self.enum
+        out: dict[str, object] = {
+            "enum": self.enum,
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -12299,7 +12335,7 @@ class StringPropertySchema(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
+        out: dict[str, object] = {}
         if (title := self.title) is not UNSET:
             out["title"] = title
         if (description := self.description) is not UNSET:
@@ -12523,8 +12559,9 @@ class SubagentUpdate(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["sessionId"] = self.session_id
+        out: dict[str, object] = {
+            "sessionId": self.session_id,
+        }
         if (title := self.title) is not UNSET:
             out["title"] = title
         if (description := self.description) is not UNSET:
@@ -12647,8 +12684,9 @@ class Terminal(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["terminalId"] = self.terminal_id
+        out: dict[str, object] = {
+            "terminalId": self.terminal_id,
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -12905,9 +12943,10 @@ class TerminalOutputChunk(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["terminalId"] = self.terminal_id
-        out["data"] = self.data
+        out: dict[str, object] = {
+            "terminalId": self.terminal_id,
+            "data": self.data,
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -13062,8 +13101,9 @@ class TerminalUpdate(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["terminalId"] = self.terminal_id
+        out: dict[str, object] = {
+            "terminalId": self.terminal_id,
+        }
         if (command := self.command) is not UNSET:
             out["command"] = command
         if (cwd := self.cwd) is not UNSET:
@@ -13113,8 +13153,9 @@ class TextCommandInput(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["hint"] = self.hint
+        out: dict[str, object] = {
+            "hint": self.hint,
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -13164,8 +13205,9 @@ class TextContent(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["text"] = self.text
+        out: dict[str, object] = {
+            "text": self.text,
+        }
         if (annotations := self.annotations) is not UNSET:
             out["annotations"] = None if annotations is None else annotations.to_dict()
         if (meta := self.meta) is not UNSET:
@@ -13399,9 +13441,10 @@ class ToolCallContentChunk(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["toolCallId"] = self.tool_call_id
-        out["content"] = _TOOL_CALL_CONTENT_ENCODERS[type(self.content)](self.content)
+        out: dict[str, object] = {
+            "toolCallId": self.tool_call_id,
+            "content": _TOOL_CALL_CONTENT_ENCODERS[type(self.content)](self.content),
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -13503,8 +13546,9 @@ class ToolCallPermissionSubject(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["toolCall"] = self.tool_call.to_dict()
+        out: dict[str, object] = {
+            "toolCall": self.tool_call.to_dict(),
+        }
         if (meta := self.meta) is not UNSET:
             out["_meta"] = meta
         return out
@@ -13653,8 +13697,9 @@ class ToolCallUpdate(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["toolCallId"] = self.tool_call_id
+        out: dict[str, object] = {
+            "toolCallId": self.tool_call_id,
+        }
         if (name := self.name) is not UNSET:
             out["name"] = name
         if (title := self.title) is not UNSET:
@@ -13823,7 +13868,7 @@ class UnknownStateUpdate(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
+        out: dict[str, object] = {}
         if (background := self.background) is not UNSET:
             out["background"] = (
                 None
@@ -14161,9 +14206,10 @@ class UsageUpdate(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["used"] = self.used
-        out["size"] = self.size
+        out: dict[str, object] = {
+            "used": self.used,
+            "size": self.size,
+        }
         if (cost := self.cost) is not UNSET:
             out["cost"] = None if cost is None else cost.to_dict()
         if (meta := self.meta) is not UNSET:
@@ -14228,8 +14274,9 @@ class UserMessage(Model):
         return self
 
     def to_dict(self) -> dict[str, object]:
-        out = self._wire_head.copy()
-        out["messageId"] = self.message_id
+        out: dict[str, object] = {
+            "messageId": self.message_id,
+        }
         if (content := self.content) is not UNSET:
             out["content"] = (
                 None
@@ -14571,6 +14618,16 @@ class AcpMcpServer(Tagged, McpServerAcp):
     _tag_key = "type"
     tag: ClassVar[Literal["acp"]] = "acp"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "acp",
+            "name": self.name,
+            "serverId": self.server_id,
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class AgentAuthMethod(Tagged, AuthMethodAgent):
     """Agent handles authentication itself through `auth/login`.
@@ -14581,6 +14638,18 @@ class AgentAuthMethod(Tagged, AuthMethodAgent):
     _tag_key = "type"
     tag: ClassVar[Literal["agent"]] = "agent"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "agent",
+            "methodId": self.method_id,
+            "name": self.name,
+        }
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class AgentMessageChunkSessionUpdate(Tagged, ContentChunk):
     """A chunk of the agent's response being streamed."""
@@ -14588,6 +14657,16 @@ class AgentMessageChunkSessionUpdate(Tagged, ContentChunk):
     __slots__ = ()
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["agent_message_chunk"]] = "agent_message_chunk"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "agent_message_chunk",
+            "messageId": self.message_id,
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class AgentMessageSessionUpdate(Tagged, AgentMessage):
@@ -14601,6 +14680,21 @@ class AgentMessageSessionUpdate(Tagged, AgentMessage):
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["agent_message"]] = "agent_message"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "agent_message",
+            "messageId": self.message_id,
+        }
+        if (content := self.content) is not UNSET:
+            out["content"] = (
+                None
+                if content is None
+                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in content]
+            )
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class AgentThoughtChunkSessionUpdate(Tagged, ContentChunk):
     """A chunk of the agent's internal reasoning being streamed."""
@@ -14608,6 +14702,16 @@ class AgentThoughtChunkSessionUpdate(Tagged, ContentChunk):
     __slots__ = ()
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["agent_thought_chunk"]] = "agent_thought_chunk"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "agent_thought_chunk",
+            "messageId": self.message_id,
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class AgentThoughtSessionUpdate(Tagged, AgentThought):
@@ -14621,6 +14725,21 @@ class AgentThoughtSessionUpdate(Tagged, AgentThought):
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["agent_thought"]] = "agent_thought"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "agent_thought",
+            "messageId": self.message_id,
+        }
+        if (content := self.content) is not UNSET:
+            out["content"] = (
+                None
+                if content is None
+                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in content]
+            )
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class ArrayElicitationPropertySchema(Tagged, MultiSelectPropertySchema):
     """Multi-select array property."""
@@ -14628,6 +14747,25 @@ class ArrayElicitationPropertySchema(Tagged, MultiSelectPropertySchema):
     __slots__ = ()
     _tag_key = "type"
     tag: ClassVar[Literal["array"]] = "array"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "array",
+            "items": _MULTI_SELECT_ITEMS_ENCODERS[type(self.items)](self.items),
+        }
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (min_items := self.min_items) is not UNSET:
+            out["minItems"] = min_items
+        if (max_items := self.max_items) is not UNSET:
+            out["maxItems"] = max_items
+        if (default := self.default) is not UNSET:
+            out["default"] = default
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class AudioContentBlock(Tagged, AudioContent):
@@ -14639,6 +14777,18 @@ class AudioContentBlock(Tagged, AudioContent):
     _tag_key = "type"
     tag: ClassVar[Literal["audio"]] = "audio"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "audio",
+            "data": self.data,
+            "mimeType": self.mime_type,
+        }
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class AvailableCommandsUpdateSessionUpdate(Tagged, AvailableCommandsUpdate):
     """Available commands are ready or have changed"""
@@ -14647,6 +14797,17 @@ class AvailableCommandsUpdateSessionUpdate(Tagged, AvailableCommandsUpdate):
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["available_commands_update"]] = "available_commands_update"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "available_commands_update",
+            "availableCommands": [
+                _AVAILABLE_COMMAND_ENCODERS[type(i0)](i0) for i0 in self.available_commands
+            ],
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class BooleanElicitationPropertySchema(Tagged, BooleanPropertySchema):
     """Boolean property."""
@@ -14654,6 +14815,20 @@ class BooleanElicitationPropertySchema(Tagged, BooleanPropertySchema):
     __slots__ = ()
     _tag_key = "type"
     tag: ClassVar[Literal["boolean"]] = "boolean"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "boolean",
+        }
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (default := self.default) is not UNSET:
+            out["default"] = default
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class CancelledRequestPermissionOutcome(Tagged, CancelledPermissionOutcome):
@@ -14672,6 +14847,14 @@ class CancelledRequestPermissionOutcome(Tagged, CancelledPermissionOutcome):
     _tag_key = "outcome"
     tag: ClassVar[Literal["cancelled"]] = "cancelled"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "outcome": "cancelled",
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class CommandAvailableCommand(Tagged, Command):
     """A slash command the user can invoke by including it in a prompt."""
@@ -14679,6 +14862,20 @@ class CommandAvailableCommand(Tagged, Command):
     __slots__ = ()
     _tag_key = "type"
     tag: ClassVar[Literal["command"]] = "command"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "command",
+            "name": self.name,
+            "description": self.description,
+        }
+        if (input := self.input) is not UNSET:
+            out["input"] = (
+                None if input is None else _AVAILABLE_COMMAND_INPUT_ENCODERS[type(input)](input)
+            )
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class CommandRequestPermissionSubject(Tagged, CommandPermissionSubject):
@@ -14688,6 +14885,20 @@ class CommandRequestPermissionSubject(Tagged, CommandPermissionSubject):
     _tag_key = "type"
     tag: ClassVar[Literal["command"]] = "command"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "command",
+            "command": self.command,
+            "cwd": self.cwd,
+        }
+        if (tool_call_id := self.tool_call_id) is not UNSET:
+            out["toolCallId"] = tool_call_id
+        if (terminal_id := self.terminal_id) is not UNSET:
+            out["terminalId"] = terminal_id
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class CompactionSummaryChunkSessionUpdate(Tagged, CompactionSummaryChunk):
     """A content block appended to a context compaction's retained summary."""
@@ -14695,6 +14906,16 @@ class CompactionSummaryChunkSessionUpdate(Tagged, CompactionSummaryChunk):
     __slots__ = ()
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["compaction_summary_chunk"]] = "compaction_summary_chunk"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "compaction_summary_chunk",
+            "compactionId": self.compaction_id,
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class CompactionUpdateSessionUpdate(Tagged, CompactionUpdate):
@@ -14704,6 +14925,26 @@ class CompactionUpdateSessionUpdate(Tagged, CompactionUpdate):
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["compaction_update"]] = "compaction_update"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "compaction_update",
+            "compactionId": self.compaction_id,
+            "status": (
+                self.status._value_ if isinstance(self.status, CompactionStatus) else self.status
+            ),
+        }
+        if (summary := self.summary) is not UNSET:
+            out["summary"] = (
+                None
+                if summary is None
+                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in summary]
+            )
+        if (error := self.error) is not UNSET:
+            out["error"] = error
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class ConfigOptionUpdateSessionUpdate(Tagged, ConfigOptionUpdate):
     """Session configuration options have been updated."""
@@ -14711,6 +14952,17 @@ class ConfigOptionUpdateSessionUpdate(Tagged, ConfigOptionUpdate):
     __slots__ = ()
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["config_option_update"]] = "config_option_update"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "config_option_update",
+            "configOptions": [
+                _SESSION_CONFIG_OPTION_ENCODERS[type(i0)](i0) for i0 in self.config_options
+            ],
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class ContentToolCallContent(Tagged, Content):
@@ -14720,6 +14972,15 @@ class ContentToolCallContent(Tagged, Content):
     _tag_key = "type"
     tag: ClassVar[Literal["content"]] = "content"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "content",
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class DiffToolCallContent(Tagged, Diff):
     """File modification shown as a diff."""
@@ -14727,6 +14988,17 @@ class DiffToolCallContent(Tagged, Diff):
     __slots__ = ()
     _tag_key = "type"
     tag: ClassVar[Literal["diff"]] = "diff"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "diff",
+            "changes": [_DIFF_CHANGE_ENCODERS[type(i0)](i0) for i0 in self.changes],
+        }
+        if (patch := self.patch) is not UNSET:
+            out["patch"] = None if patch is None else patch.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class FilePlanUpdateContent(Tagged, PlanFile):
@@ -14740,6 +15012,16 @@ class FilePlanUpdateContent(Tagged, PlanFile):
     _tag_key = "type"
     tag: ClassVar[Literal["file"]] = "file"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "file",
+            "planId": self.plan_id,
+            "uri": self.uri,
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class HttpMcpServer(Tagged, McpServerHttp):
     """HTTP transport configuration
@@ -14749,6 +15031,18 @@ class HttpMcpServer(Tagged, McpServerHttp):
     __slots__ = ()
     _tag_key = "type"
     tag: ClassVar[Literal["http"]] = "http"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "http",
+            "name": self.name,
+            "url": self.url,
+        }
+        if (headers := self.headers) is not UNSET:
+            out["headers"] = [i0.to_dict() for i0 in headers]
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class ImageContentBlock(Tagged, ImageContent):
@@ -14760,6 +15054,20 @@ class ImageContentBlock(Tagged, ImageContent):
     _tag_key = "type"
     tag: ClassVar[Literal["image"]] = "image"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "image",
+            "data": self.data,
+            "mimeType": self.mime_type,
+        }
+        if (uri := self.uri) is not UNSET:
+            out["uri"] = uri
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class IntegerElicitationPropertySchema(Tagged, IntegerPropertySchema):
     """Integer property."""
@@ -14768,6 +15076,24 @@ class IntegerElicitationPropertySchema(Tagged, IntegerPropertySchema):
     _tag_key = "type"
     tag: ClassVar[Literal["integer"]] = "integer"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "integer",
+        }
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (minimum := self.minimum) is not UNSET:
+            out["minimum"] = minimum
+        if (maximum := self.maximum) is not UNSET:
+            out["maximum"] = maximum
+        if (default := self.default) is not UNSET:
+            out["default"] = default
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class ItemsPlanUpdateContent(Tagged, PlanItems):
     """Structured plan entries."""
@@ -14775,6 +15101,16 @@ class ItemsPlanUpdateContent(Tagged, PlanItems):
     __slots__ = ()
     _tag_key = "type"
     tag: ClassVar[Literal["items"]] = "items"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "items",
+            "planId": self.plan_id,
+            "entries": [i0.to_dict() for i0 in self.entries],
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class MarkdownPlanUpdateContent(Tagged, PlanMarkdown):
@@ -14788,6 +15124,16 @@ class MarkdownPlanUpdateContent(Tagged, PlanMarkdown):
     _tag_key = "type"
     tag: ClassVar[Literal["markdown"]] = "markdown"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "markdown",
+            "planId": self.plan_id,
+            "content": self.content,
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class NoticeSessionUpdate(Tagged, Notice):
     """Information for the user that is not part of session history.
@@ -14799,6 +15145,22 @@ class NoticeSessionUpdate(Tagged, Notice):
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["notice"]] = "notice"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "notice",
+            "severity": (
+                self.severity._value_
+                if isinstance(self.severity, NoticeSeverity)
+                else self.severity
+            ),
+            "title": self.title,
+        }
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class NumberElicitationPropertySchema(Tagged, NumberPropertySchema):
     """Number (floating-point) property."""
@@ -14806,6 +15168,24 @@ class NumberElicitationPropertySchema(Tagged, NumberPropertySchema):
     __slots__ = ()
     _tag_key = "type"
     tag: ClassVar[Literal["number"]] = "number"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "number",
+        }
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (minimum := self.minimum) is not UNSET:
+            out["minimum"] = minimum
+        if (maximum := self.maximum) is not UNSET:
+            out["maximum"] = maximum
+        if (default := self.default) is not UNSET:
+            out["default"] = default
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class PlanRemovedSessionUpdate(Tagged, PlanRemoved):
@@ -14819,6 +15199,15 @@ class PlanRemovedSessionUpdate(Tagged, PlanRemoved):
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["plan_removed"]] = "plan_removed"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "plan_removed",
+            "planId": self.plan_id,
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class PlanUpdateSessionUpdate(Tagged, PlanUpdate):
     """A content update for a plan identified by ID.
@@ -14828,6 +15217,15 @@ class PlanUpdateSessionUpdate(Tagged, PlanUpdate):
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["plan_update"]] = "plan_update"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "plan_update",
+            "plan": _PLAN_UPDATE_CONTENT_ENCODERS[type(self.plan)](self.plan),
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class RequiresActionStateUpdateVariant(Tagged, RequiresActionStateUpdate):
     """Foreground work is blocked on user action."""
@@ -14835,6 +15233,20 @@ class RequiresActionStateUpdateVariant(Tagged, RequiresActionStateUpdate):
     __slots__ = ()
     _tag_key = "state"
     tag: ClassVar[Literal["requires_action"]] = "requires_action"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "state": "requires_action",
+        }
+        if (background := self.background) is not UNSET:
+            out["background"] = (
+                None
+                if background is None
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in background]
+            )
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class ResourceContentBlock(Tagged, EmbeddedResource):
@@ -14848,6 +15260,17 @@ class ResourceContentBlock(Tagged, EmbeddedResource):
     _tag_key = "type"
     tag: ClassVar[Literal["resource"]] = "resource"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "resource",
+            "resource": _EMBEDDED_RESOURCE_RESOURCE_ENCODERS[type(self.resource)](self.resource),
+        }
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class ResourceLinkContentBlock(Tagged, ResourceLink):
     """References to resources that the receiver may be able to read.
@@ -14858,6 +15281,28 @@ class ResourceLinkContentBlock(Tagged, ResourceLink):
     _tag_key = "type"
     tag: ClassVar[Literal["resource_link"]] = "resource_link"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "resource_link",
+            "name": self.name,
+            "uri": self.uri,
+        }
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (icons := self.icons) is not UNSET:
+            out["icons"] = None if icons is None else [i0.to_dict() for i0 in icons]
+        if (mime_type := self.mime_type) is not UNSET:
+            out["mimeType"] = mime_type
+        if (size := self.size) is not UNSET:
+            out["size"] = size
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class RunningStateUpdateVariant(Tagged, RunningStateUpdate):
     """Foreground work is in progress."""
@@ -14865,6 +15310,20 @@ class RunningStateUpdateVariant(Tagged, RunningStateUpdate):
     __slots__ = ()
     _tag_key = "state"
     tag: ClassVar[Literal["running"]] = "running"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "state": "running",
+        }
+        if (background := self.background) is not UNSET:
+            out["background"] = (
+                None
+                if background is None
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in background]
+            )
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class SelectedRequestPermissionOutcome(Tagged, SelectedPermissionOutcome):
@@ -14877,6 +15336,15 @@ class SelectedRequestPermissionOutcome(Tagged, SelectedPermissionOutcome):
     _tag_key = "outcome"
     tag: ClassVar[Literal["selected"]] = "selected"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "outcome": "selected",
+            "optionId": self.option_id,
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class SessionInfoUpdateSessionUpdate(Tagged, SessionInfoUpdate):
     """Session metadata has been updated (title, timestamps, custom metadata)"""
@@ -14884,6 +15352,18 @@ class SessionInfoUpdateSessionUpdate(Tagged, SessionInfoUpdate):
     __slots__ = ()
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["session_info_update"]] = "session_info_update"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "session_info_update",
+        }
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (updated_at := self.updated_at) is not UNSET:
+            out["updatedAt"] = updated_at
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class SessionMessageChunkSessionUpdate(Tagged, SessionMessageChunk):
@@ -14896,6 +15376,16 @@ class SessionMessageChunkSessionUpdate(Tagged, SessionMessageChunk):
     __slots__ = ()
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["session_message_chunk"]] = "session_message_chunk"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "session_message_chunk",
+            "messageId": self.message_id,
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class SessionMessageSessionUpdate(Tagged, SessionMessage):
@@ -14910,6 +15400,29 @@ class SessionMessageSessionUpdate(Tagged, SessionMessage):
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["session_message"]] = "session_message"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "session_message",
+            "messageId": self.message_id,
+        }
+        if (sender_session_id := self.sender_session_id) is not UNSET:
+            out["senderSessionId"] = sender_session_id
+        if (recipient_session_id := self.recipient_session_id) is not UNSET:
+            out["recipientSessionId"] = recipient_session_id
+        if (sender_message_id := self.sender_message_id) is not UNSET:
+            out["senderMessageId"] = sender_message_id
+        if (recipient_message_id := self.recipient_message_id) is not UNSET:
+            out["recipientMessageId"] = recipient_message_id
+        if (content := self.content) is not UNSET:
+            out["content"] = (
+                None
+                if content is None
+                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in content]
+            )
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class StartReplayFrom(Tagged, ReplayFromStart):
     """Replay all retained conversation history from its first replayable entry."""
@@ -14917,6 +15430,14 @@ class StartReplayFrom(Tagged, ReplayFromStart):
     __slots__ = ()
     _tag_key = "type"
     tag: ClassVar[Literal["start"]] = "start"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "start",
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class StdioMcpServer(Tagged, McpServerStdio):
@@ -14928,6 +15449,20 @@ class StdioMcpServer(Tagged, McpServerStdio):
     _tag_key = "type"
     tag: ClassVar[Literal["stdio"]] = "stdio"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "stdio",
+            "name": self.name,
+            "command": self.command,
+        }
+        if (args := self.args) is not UNSET:
+            out["args"] = args
+        if (env := self.env) is not UNSET:
+            out["env"] = [i0.to_dict() for i0 in env]
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class StringElicitationPropertySchema(Tagged, StringPropertySchema):
     """String property (or single-select enum when `enum`/`oneOf` is set)."""
@@ -14936,6 +15471,36 @@ class StringElicitationPropertySchema(Tagged, StringPropertySchema):
     _tag_key = "type"
     tag: ClassVar[Literal["string"]] = "string"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "string",
+        }
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (min_length := self.min_length) is not UNSET:
+            out["minLength"] = min_length
+        if (max_length := self.max_length) is not UNSET:
+            out["maxLength"] = max_length
+        if (pattern := self.pattern) is not UNSET:
+            out["pattern"] = pattern
+        if (format := self.format) is not UNSET:
+            out["format"] = (
+                None
+                if format is None
+                else (format._value_ if isinstance(format, StringFormat) else format)
+            )
+        if (default := self.default) is not UNSET:
+            out["default"] = default
+        if (enum := self.enum) is not UNSET:
+            out["enum"] = enum
+        if (one_of := self.one_of) is not UNSET:
+            out["oneOf"] = None if one_of is None else [i0.to_dict() for i0 in one_of]
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class StringMultiSelectItemsVariant(Tagged, StringMultiSelectItems):
     """Multi-select string items with plain string values."""
@@ -14943,6 +15508,15 @@ class StringMultiSelectItemsVariant(Tagged, StringMultiSelectItems):
     __slots__ = ()
     _tag_key = "type"
     tag: ClassVar[Literal["string"]] = "string"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "string",
+            "enum": self.enum,
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class SubagentBackgroundWork(Tagged, BackgroundSubagent):
@@ -14957,6 +15531,15 @@ class SubagentBackgroundWork(Tagged, BackgroundSubagent):
     _tag_key = "type"
     tag: ClassVar[Literal["subagent"]] = "subagent"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "subagent",
+            "sessionId": self.session_id,
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class SubagentUpdateSessionUpdate(Tagged, SubagentUpdate):
     """**UNSTABLE**
@@ -14970,6 +15553,27 @@ class SubagentUpdateSessionUpdate(Tagged, SubagentUpdate):
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["subagent_update"]] = "subagent_update"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "subagent_update",
+            "sessionId": self.session_id,
+        }
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (capabilities := self.capabilities) is not UNSET:
+            out["capabilities"] = None if capabilities is None else capabilities.to_dict()
+        if (state := self.state) is not UNSET:
+            out["state"] = None if state is None else _STATE_UPDATE_ENCODERS[type(state)](state)
+        if (cwd := self.cwd) is not UNSET:
+            out["cwd"] = cwd
+        if (additional_directories := self.additional_directories) is not UNSET:
+            out["additionalDirectories"] = additional_directories
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class TerminalAuthMethod(Tagged, AuthMethodTerminal):
     """Client runs the configured agent program as a separate interactive
@@ -14978,6 +15582,22 @@ class TerminalAuthMethod(Tagged, AuthMethodTerminal):
     __slots__ = ()
     _tag_key = "type"
     tag: ClassVar[Literal["terminal"]] = "terminal"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "terminal",
+            "methodId": self.method_id,
+            "name": self.name,
+        }
+        if (description := self.description) is not UNSET:
+            out["description"] = description
+        if (args := self.args) is not UNSET:
+            out["args"] = args
+        if (env := self.env) is not UNSET:
+            out["env"] = [i0.to_dict() for i0 in env]
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class TerminalBackgroundWork(Tagged, BackgroundTerminal):
@@ -14988,6 +15608,15 @@ class TerminalBackgroundWork(Tagged, BackgroundTerminal):
     _tag_key = "type"
     tag: ClassVar[Literal["terminal"]] = "terminal"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "terminal",
+            "terminalId": self.terminal_id,
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class TerminalOutputChunkSessionUpdate(Tagged, TerminalOutputChunk):
     """A chunk of bytes appended to an agent-owned terminal's output."""
@@ -14995,6 +15624,16 @@ class TerminalOutputChunkSessionUpdate(Tagged, TerminalOutputChunk):
     __slots__ = ()
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["terminal_output_chunk"]] = "terminal_output_chunk"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "terminal_output_chunk",
+            "terminalId": self.terminal_id,
+            "data": self.data,
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class TerminalToolCallContent(Tagged, Terminal):
@@ -15004,6 +15643,15 @@ class TerminalToolCallContent(Tagged, Terminal):
     _tag_key = "type"
     tag: ClassVar[Literal["terminal"]] = "terminal"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "terminal",
+            "terminalId": self.terminal_id,
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class TerminalUpdateSessionUpdate(Tagged, TerminalUpdate):
     """An agent-owned terminal has been created or updated."""
@@ -15012,6 +15660,27 @@ class TerminalUpdateSessionUpdate(Tagged, TerminalUpdate):
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["terminal_update"]] = "terminal_update"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "terminal_update",
+            "terminalId": self.terminal_id,
+        }
+        if (command := self.command) is not UNSET:
+            out["command"] = command
+        if (cwd := self.cwd) is not UNSET:
+            out["cwd"] = cwd
+        if (output := self.output) is not UNSET:
+            out["output"] = None if output is None else output.to_dict()
+        if (exit_status := self.exit_status) is not UNSET:
+            out["exitStatus"] = None if exit_status is None else exit_status.to_dict()
+        if (size := self.size) is not UNSET:
+            out["size"] = None if size is None else size.to_dict()
+        if (capabilities := self.capabilities) is not UNSET:
+            out["capabilities"] = None if capabilities is None else capabilities.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class TextAvailableCommandInput(Tagged, TextCommandInput):
     """All text after the command name and the whitespace following it is provided as input."""
@@ -15019,6 +15688,15 @@ class TextAvailableCommandInput(Tagged, TextCommandInput):
     __slots__ = ()
     _tag_key = "type"
     tag: ClassVar[Literal["text"]] = "text"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "text",
+            "hint": self.hint,
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class TextContentBlock(Tagged, TextContent):
@@ -15032,6 +15710,17 @@ class TextContentBlock(Tagged, TextContent):
     _tag_key = "type"
     tag: ClassVar[Literal["text"]] = "text"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "text",
+            "text": self.text,
+        }
+        if (annotations := self.annotations) is not UNSET:
+            out["annotations"] = None if annotations is None else annotations.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class ToolCallBackgroundWork(Tagged, BackgroundToolCall):
     """Work started by a tool call that continues without a process of its own, such as
@@ -15042,6 +15731,15 @@ class ToolCallBackgroundWork(Tagged, BackgroundToolCall):
     _tag_key = "type"
     tag: ClassVar[Literal["tool_call"]] = "tool_call"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "tool_call",
+            "toolCallId": self.tool_call_id,
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class ToolCallContentChunkSessionUpdate(Tagged, ToolCallContentChunk):
     """A chunk of tool-call content being streamed."""
@@ -15049,6 +15747,16 @@ class ToolCallContentChunkSessionUpdate(Tagged, ToolCallContentChunk):
     __slots__ = ()
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["tool_call_content_chunk"]] = "tool_call_content_chunk"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "tool_call_content_chunk",
+            "toolCallId": self.tool_call_id,
+            "content": _TOOL_CALL_CONTENT_ENCODERS[type(self.content)](self.content),
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class ToolCallRequestPermissionSubject(Tagged, ToolCallPermissionSubject):
@@ -15058,6 +15766,15 @@ class ToolCallRequestPermissionSubject(Tagged, ToolCallPermissionSubject):
     _tag_key = "type"
     tag: ClassVar[Literal["tool_call"]] = "tool_call"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "type": "tool_call",
+            "toolCall": self.tool_call.to_dict(),
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class ToolCallUpdateSessionUpdate(Tagged, ToolCallUpdate):
     """A tool call has been created or updated."""
@@ -15065,6 +15782,43 @@ class ToolCallUpdateSessionUpdate(Tagged, ToolCallUpdate):
     __slots__ = ()
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["tool_call_update"]] = "tool_call_update"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": self.tool_call_id,
+        }
+        if (name := self.name) is not UNSET:
+            out["name"] = name
+        if (title := self.title) is not UNSET:
+            out["title"] = title
+        if (kind := self.kind) is not UNSET:
+            out["kind"] = (
+                None if kind is None else (kind._value_ if isinstance(kind, ToolKind) else kind)
+            )
+        if (status := self.status) is not UNSET:
+            out["status"] = (
+                None
+                if status is None
+                else (status._value_ if isinstance(status, ToolCallStatus) else status)
+            )
+        if (content := self.content) is not UNSET:
+            out["content"] = (
+                None
+                if content is None
+                else [_TOOL_CALL_CONTENT_ENCODERS[type(i0)](i0) for i0 in content]
+            )
+        if (locations := self.locations) is not UNSET:
+            out["locations"] = None if locations is None else [i0.to_dict() for i0 in locations]
+        if (raw_input := self.raw_input) is not UNSET:
+            out["rawInput"] = raw_input
+        if (raw_output := self.raw_output) is not UNSET:
+            out["rawOutput"] = raw_output
+        if (capabilities := self.capabilities) is not UNSET:
+            out["capabilities"] = None if capabilities is None else capabilities.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class UnknownStateUpdateVariant(Tagged, UnknownStateUpdate):
@@ -15079,6 +15833,20 @@ class UnknownStateUpdateVariant(Tagged, UnknownStateUpdate):
     _tag_key = "state"
     tag: ClassVar[Literal["unknown"]] = "unknown"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "state": "unknown",
+        }
+        if (background := self.background) is not UNSET:
+            out["background"] = (
+                None
+                if background is None
+                else [_BACKGROUND_WORK_ENCODERS[type(i0)](i0) for i0 in background]
+            )
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class UsageUpdateSessionUpdate(Tagged, UsageUpdate):
     """Context window and cost update for the session."""
@@ -15087,6 +15855,18 @@ class UsageUpdateSessionUpdate(Tagged, UsageUpdate):
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["usage_update"]] = "usage_update"
 
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "usage_update",
+            "used": self.used,
+            "size": self.size,
+        }
+        if (cost := self.cost) is not UNSET:
+            out["cost"] = None if cost is None else cost.to_dict()
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
+
 
 class UserMessageChunkSessionUpdate(Tagged, ContentChunk):
     """A chunk of the user's message being streamed."""
@@ -15094,6 +15874,16 @@ class UserMessageChunkSessionUpdate(Tagged, ContentChunk):
     __slots__ = ()
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["user_message_chunk"]] = "user_message_chunk"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "user_message_chunk",
+            "messageId": self.message_id,
+            "content": _CONTENT_BLOCK_ENCODERS[type(self.content)](self.content),
+        }
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 class UserMessageSessionUpdate(Tagged, UserMessage):
@@ -15106,6 +15896,21 @@ class UserMessageSessionUpdate(Tagged, UserMessage):
     __slots__ = ()
     _tag_key = "sessionUpdate"
     tag: ClassVar[Literal["user_message"]] = "user_message"
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "sessionUpdate": "user_message",
+            "messageId": self.message_id,
+        }
+        if (content := self.content) is not UNSET:
+            out["content"] = (
+                None
+                if content is None
+                else [_CONTENT_BLOCK_ENCODERS[type(i0)](i0) for i0 in content]
+            )
+        if (meta := self.meta) is not UNSET:
+            out["_meta"] = meta
+        return out
 
 
 AbsolutePath: TypeAlias = str
