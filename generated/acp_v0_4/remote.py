@@ -73,7 +73,7 @@ class _Response(Protocol):
 
     async def aread(self) -> bytes: ...
 
-    def aiter_lines(self) -> AsyncIterator[str]: ...
+    def aiter_bytes(self) -> AsyncIterator[bytes]: ...
 
 
 class _Request(Protocol):
@@ -311,27 +311,27 @@ class _HttpTransport:
                     self._inbox.put_nowait(None)
 
     async def _read_events(self, response: _Response) -> None:
-        data: list[str] = []
-        size = 0
-        async for line in response.aiter_lines():
-            if line == "":
-                if data:
-                    await self._deliver("\n".join(data).encode(), size)
-                data, size = [], 0
-            elif line.startswith("data:"):
-                value = line[5:].removeprefix(" ")
-                size += len(value)
-                if size <= self._max:
-                    data.append(value)
+        """The `data` of each event of an SSE stream, read as bytes (lines end in LF, CRLF or CR;
+        `event`, `id`, `retry` and comments are ignored): an event over the message limit is
+        skipped and reported without being held, however long its lines are."""
+        events = _EventReader(self._max)
+        async for chunk in response.aiter_bytes():
+            for data, size in events.feed(chunk):
+                await self._deliver(data, size)
+        for data, size in events.finish():
+            await self._deliver(data, size)
 
     async def _deliver(self, data: bytes, size: int) -> None:
         if size > self._max:
             await self._inbox.put(FrameError(f"an event over {self._max} bytes was skipped"))
             return
-        with contextlib.suppress(ValueError):
-            message = json.loads(data)
-            if isinstance(message, dict):
-                self._note_sessions(message)
+        # Only a message with an id matters here (the agent's request, an answer): a notification,
+        # most of what a stream carries, is not parsed twice. `\u` may spell a key in escapes.
+        if b'"id"' in data or b"\\u" in data:
+            with contextlib.suppress(ValueError):
+                message = json.loads(data)
+                if isinstance(message, dict):
+                    self._note_sessions(message)
         await self._inbox.put(data)
 
     def _note_sessions(self, message: Mapping[str, Any]) -> None:
@@ -365,6 +365,69 @@ class _HttpTransport:
                     headers={CONNECTION_ID_HEADER: self.connection_id, **self._headers},
                 )
         await self._client.aclose()
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+class _EventReader:
+    """Server-sent events from chunks of bytes: `feed` returns the `(data, size)` of each event a
+    chunk completes (the `data` lines joined by LF; `size` their length, over `limit` when the
+    event was too large, whose data is then dropped as it arrives)."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._tail = b""  # the start of a line whose end has not arrived
+        self._data: list[bytes] = []
+        self._size = 0
+        self._first = True
+        self._dropping = False  # inside a line too long to keep
+
+    def feed(self, chunk: bytes) -> list[tuple[bytes, int]]:
+        text = self._tail + chunk
+        if self._first:  # a byte order mark that opens the stream is dropped, even cut in two
+            if len(text) < 3 and _BOM.startswith(text):
+                self._tail = text
+                return []
+            self._first = False
+            text = text.removeprefix(_BOM)
+        if b"\r" in text:
+            # CR LF and a lone CR end lines too; a CR that ends the chunk waits for what follows
+            held = text.endswith(b"\r")
+            text = text[:-1] if held else text
+            text = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n") + (b"\r" if held else b"")
+        lines = text.split(b"\n")
+        tail = lines.pop()
+        events: list[tuple[bytes, int]] = []
+        for line in lines:
+            if self._dropping:  # the end of a line dropped for its length
+                self._dropping = False
+            elif not line:
+                if self._data or self._size:
+                    events.append((b"\n".join(self._data), self._size))
+                self._data, self._size = [], 0
+            elif line.startswith(b"data"):
+                value = line[5:] if line[4:5] == b":" else b"" if len(line) == 4 else None
+                if value is None:
+                    continue  # another field whose name starts with "data"
+                if value[:1] == b" ":
+                    value = value[1:]
+                self._size += len(value) + (1 if self._data else 0)
+                if self._size <= self._limit:
+                    self._data.append(value)
+                else:
+                    self._data = []
+        if len(tail) > self._limit + 16:  # longer than any event may be: dropped as it arrives
+            if not self._dropping and tail.startswith(b"data") and tail[4:5] == b":":
+                self._size, self._data = self._limit + 1, []  # the event is reported too large
+            self._dropping = True
+            tail = b"\r" if tail.endswith(b"\r") else b""
+        self._tail = tail
+        return events
+
+    def finish(self) -> list[tuple[bytes, int]]:
+        """At the end of the stream: a CR held back as the end of its last line ends it."""
+        return self.feed(b"\n") if self._tail.endswith(b"\r") else []
 
 
 class _Tapped:
