@@ -199,7 +199,7 @@ def markdown(data: dict[str, object]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--turns", type=int, default=10)
+    parser.add_argument("--turns", type=int, default=40)
     parser.add_argument("--updates", type=int, default=100)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
