@@ -1,7 +1,5 @@
 """The kit's commands, registered on acpgen's typer app: inspect, conform agent|client, replay."""
 
-from __future__ import annotations
-
 import shutil
 import sys
 from pathlib import Path
@@ -49,7 +47,7 @@ def protocol_choice(protocol: str | None, old_target: str | None) -> str | None:
     return old_target
 
 
-def binding_or_exit(schema: Path | None, protocol: str | None, old_target: str | None = None) -> Binding:
+def binding_or_exit(schema: Path | None, protocol: str | None, old_target: str | None = None) -> "Binding":
     from acpgen.kit.bindings import BindingError, load_binding
 
     try:
@@ -59,7 +57,7 @@ def binding_or_exit(schema: Path | None, protocol: str | None, old_target: str |
         raise typer.Exit(EXIT_USAGE if exc.usage else EXIT_COULD_NOT_RUN) from None
 
 
-def known_version(binding: Binding, what: str) -> None:
+def known_version(binding: "Binding", what: str) -> None:
     """The fake agent of `conform client` plays protocol v1 or v2 (the bundled drafts); a schema
     of another protocol version has no scripted turn."""
     if binding.protocol_version not in (1, 2):
@@ -78,7 +76,7 @@ def need_command(command: list[str] | None) -> list[str]:
     return command
 
 
-def remote_or_none(command: list[str] | None, headers: list[str] | None, http1: bool) -> RemoteOptions | None:
+def remote_or_none(command: list[str] | None, headers: list[str] | None, http1: bool) -> "RemoteOptions | None":
     """A single URL instead of a command: the remote agent's options (--header, --http1)."""
     from acpgen.kit.remote_agent import RemoteOptions, is_url
 
@@ -101,7 +99,7 @@ def remote_or_none(command: list[str] | None, headers: list[str] | None, http1: 
 
 
 def gate_or_exit(strict: bool, skip: list[str] | None, waivers: Path | None, known: set[str],
-                 outputs: dict[str, Path | None]) -> Gate:
+                 outputs: dict[str, Path | None]) -> "Gate":
     """The CI options, checked before anything runs: a mistake in them is a usage error (exit 2)."""
     from acpgen.kit.gate import check_output_folder, make_gate
 
