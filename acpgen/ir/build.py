@@ -157,6 +157,9 @@ class Builder:
         self.defs_key = defs_key
         raw_defs = document.get(defs_key, {})
         self.defs: dict[str, Any] = raw_defs if isinstance(raw_defs, dict) else {}
+        # Whether any definition may declare another dialect or hold a pattern `re` cannot read: the
+        # walks that find where run only then.
+        self.census = checks.dialects_and_patterns(document)
         self.nodes: dict[str, Node] = {}
         self.claims: dict[str, str] = {}  # python name -> pointer that claimed it
         self.by_pointer: dict[str, str] = {}  # pointer -> the python name it got
@@ -290,13 +293,14 @@ class Builder:
         name = self.def_class[key]
         schema = self.defs[key]
         pointer = self.def_pointer(key)
-        if (dialect := checks.foreign_dialect(schema, pointer)) is not None:
+        nested_dialect, bad_pattern = self.census
+        if nested_dialect and (dialect := checks.foreign_dialect(schema, pointer)) is not None:
             self.diags.error("unsupported-dialect", dialect,
                              f"this schema declares the dialect {schema_at(schema, pointer, dialect)!r}: its vocabularies "
                              "may change what keywords mean, and only draft 2020-12 is understood",
                              "remove `$schema` from the definition, or bundle it as a 2020-12 schema")
             return TypeRef.named(self.add(Alias(name, pointer, doc(schema), TypeRef("any"), key)).name)
-        for at, reason in () if self.reference else checks.bad_patterns(schema, pointer):
+        for at, reason in checks.bad_patterns(schema, pointer) if bad_pattern and not self.reference else ():
             self.diags.error("bad-pattern", at, f"Python's regular expressions cannot read this pattern: {reason}",
                              "write it in the syntax both ECMA-262 and Python's `re` read (no \\p{...} classes)")
         marks = (len(self.nodes), len(self.claims), len(self.by_pointer), len(self.diags.items))
@@ -1212,7 +1216,7 @@ def check_keywords(node: Any, diags: Diagnostics, checked: tuple[str, ...] = ())
     every place the keyword appears (the first ones, and how many there are); the `checked`
     definitions' schemas judge their values, so nothing below them is named."""
     found: dict[str, list[str]] = {}
-    unsupported_keywords(node, "", found)
+    unsupported_keywords(node, [], found)
     for key, pointers in found.items():
         if key in VALIDATED:  # a checked definition's schema enforces it; an unknown keyword stays reported
             pointers = [p for p in pointers if not under(p, checked)]
@@ -1241,7 +1245,7 @@ def check_unenforced(node: Any, diags: Diagnostics, checked: tuple[str, ...] = (
     in a schema without a `type` (only typed values are checked), object / array keywords without
     `type` (the value is read as that type only), and `required` with neither (unchecked)."""
     formats: list[tuple[str, str]] = []
-    for pointer, keyword, message in unenforced(node, "", False):
+    for pointer, keyword, message in unenforced(node, [], False, []):
         if keyword != "format" and under(pointer, checked):
             continue
         if keyword == "format":
@@ -1260,27 +1264,29 @@ def check_unenforced(node: Any, diags: Diagnostics, checked: tuple[str, ...] = (
                       "their type")
 
 
-def unenforced(node: Any, pointer: str, alternative: bool) -> list[tuple[str, str, str]]:
-    """(pointer, keyword, message) of each unenforced use, in document order; `alternative`: the
-    node is an item of `anyOf` / `oneOf`."""
-    out: list[tuple[str, str, str]] = []
+def unenforced(
+    node: Any, path: list[str | int], alternative: bool, out: list[tuple[str, str, str]]
+) -> list[tuple[str, str, str]]:
+    """(pointer, keyword, message) of each unenforced use below the node at `path`, in document
+    order, added to `out`; `alternative`: the node is an item of `anyOf` / `oneOf`. A pointer is
+    built only for what is found (the walk visits every node of the document)."""
     if isinstance(node, dict):
         if "not" in node and not alternative:
-            out.append((pointer_join(pointer, "not"), "not",
+            out.append((pointer_join("", *path, "not"), "not",
                         "keyword `not` is not enforced by the generated codecs: a value its subschema accepts is "
                         "not rejected"))
         if "unevaluatedProperties" in node and not true_schema(node["unevaluatedProperties"]):
-            out.append((pointer_join(pointer, "unevaluatedProperties"), "unevaluatedProperties",
+            out.append((pointer_join("", *path, "unevaluatedProperties"), "unevaluatedProperties",
                         "keyword `unevaluatedProperties` is not enforced by the generated codecs: keys no other "
                         "keyword evaluates are accepted (kept only with keep_unknown), not checked"))
         declared = node.get("type")
         types = set(declared) if isinstance(declared, list) else {declared}
         checked = (set(INT_RANGES) if "integer" in types else set()) | ({"double", "float"} if "number" in types else set())
         if isinstance(node.get("format"), str) and node["format"] not in checked:
-            out.append((pointer_join(pointer, "format"), "format", node["format"]))
+            out.append((pointer_join("", *path, "format"), "format", node["format"]))
         for key, kind in _TYPED_KEYWORDS.items():
             if key in node and declared is None and "$ref" not in node:
-                out.append((pointer_join(pointer, key), key,
+                out.append((pointer_join("", *path, key), key,
                             f"keyword `{key}` in a schema without `type` is not enforced by the generated codecs "
                             f"(it is checked only where the schema says `\"type\": \"{kind}\"`)"))
         composed = declared is not None or bool({"$ref", "allOf", "anyOf", "oneOf", "enum", "const"} & set(node))
@@ -1290,41 +1296,57 @@ def unenforced(node: Any, pointer: str, alternative: bool) -> list[tuple[str, st
                 shape = "items"
             if shape is not None:
                 kind = "an array" if shape == "items" else "an object"
-                out.append((pointer_join(pointer, shape), shape,
+                out.append((pointer_join("", *path, shape), shape,
                             f"keyword `{shape}` in a schema without `type`: the generated codec reads the value as "
                             f"{kind} and rejects the other JSON types, which this schema accepts"))
             elif "required" in node:
-                out.append((pointer_join(pointer, "required"), "required",
+                out.append((pointer_join("", *path, "required"), "required",
                             "keyword `required` in a schema without `type` or `properties` is not enforced by the "
                             "generated codecs: an object without those keys is accepted"))
         for key, value in node.items():
-            if key in _DATA_KEYWORDS:
+            if key in _DATA_KEYWORDS or not isinstance(value, (dict, list)):
                 continue
+            path.append(key)
             if key in SCHEMA_MAPS and isinstance(value, dict):
                 for name, schema in value.items():
-                    out += unenforced(schema, pointer_join(pointer, key, name), False)
+                    path.append(name)
+                    unenforced(schema, path, False, out)
+                    path.pop()
             elif isinstance(value, list):
                 for index, item in enumerate(value):
-                    out += unenforced(item, pointer_join(pointer, key, index), key in ("anyOf", "oneOf"))
+                    path.append(index)
+                    unenforced(item, path, key in ("anyOf", "oneOf"), out)
+                    path.pop()
             else:
-                out += unenforced(value, pointer_join(pointer, key), False)
+                unenforced(value, path, False, out)
+            path.pop()
     return out
 
 
-def unsupported_keywords(node: Any, pointer: str, found: dict[str, list[str]]) -> None:
-    """keyword -> pointers (in document order) of each keyword the codecs do not enforce."""
+def unsupported_keywords(node: Any, path: list[str | int], found: dict[str, list[str]]) -> None:
+    """keyword -> pointers (in document order) of each keyword the codecs do not enforce, below the
+    node at `path` (a pointer is built only for what is found)."""
     if isinstance(node, dict):
         for key, value in node.items():
             if key not in KNOWN_KEYWORDS and not key.startswith("x-"):
-                found.setdefault(key, []).append(pointer_join(pointer, key))
+                found.setdefault(key, []).append(pointer_join("", *path, key))
             if key in ("const", "default", "enum", "examples", "discriminator", "dependentRequired"):
                 continue  # data (or property names), not schemas
+            if not isinstance(value, (dict, list)):
+                continue
+            path.append(key)
             if key in SCHEMA_MAPS and isinstance(value, dict):
                 # Names here are property (or definition) names, not keywords.
                 for name, schema in value.items():
-                    unsupported_keywords(schema, pointer_join(pointer, key, name), found)
+                    path.append(name)
+                    unsupported_keywords(schema, path, found)
+                    path.pop()
             else:
-                unsupported_keywords(value, pointer_join(pointer, key), found)
+                unsupported_keywords(value, path, found)
+            path.pop()
     elif isinstance(node, list):
         for index, value in enumerate(node):
-            unsupported_keywords(value, pointer_join(pointer, index), found)
+            if isinstance(value, (dict, list)):
+                path.append(index)
+                unsupported_keywords(value, path, found)
+                path.pop()

@@ -222,6 +222,40 @@ def declares_keys(s: Any) -> bool:
             or (extra is not None and not isinstance(extra, bool) and extra != {} and bool(declared)))
 
 
+def dialects_and_patterns(document: Any) -> tuple[bool, bool]:
+    """(a `$schema` somewhere below the root, a pattern Python's `re` cannot compile somewhere) in
+    one walk that builds no pointers. Every place counts, data included, so a False is certain: the
+    per-definition walks that say where (`foreign_dialect`, `bad_patterns`) are skipped when it is
+    (on the ACP schemas they built a pointer for every node of every definition to find nothing)."""
+    nested_dialect = bad_pattern = False
+    stack: list[Any] = [document]
+    root = True
+    while stack:
+        node = stack.pop()
+        if type(node) is dict:
+            if not root and "$schema" in node:
+                nested_dialect = True
+            pattern = node.get("pattern")
+            if type(pattern) is str and not compiles(pattern):
+                bad_pattern = True
+            keys = node.get("patternProperties")
+            if type(keys) is dict and not all(compiles(k) for k in keys):
+                bad_pattern = True
+            stack.extend(v for v in node.values() if type(v) is dict or type(v) is list)
+        else:
+            stack.extend(v for v in node if type(v) is dict or type(v) is list)
+        root = False
+    return nested_dialect, bad_pattern
+
+
+def compiles(pattern: str) -> bool:
+    try:
+        re.compile(pattern)
+    except re.error:
+        return False
+    return True
+
+
 def bad_patterns(s: Any, pointer: str) -> Iterator[tuple[str, str]]:
     """(pointer, reason) of each `pattern` / `patternProperties` key below `s` that Python's `re`
     cannot compile (the checked decoder matches with it; ECMA-262 classes such as `\\p{L}` differ)."""
