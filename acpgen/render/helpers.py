@@ -38,7 +38,7 @@ BODY_NAMES = frozenset({"models", "_block"})
 ASK_NAMES = frozenset({"conn", "session_id", "options", "response", "outcome", "option", "models"})
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class BuilderParam:
     """One parameter of a generated builder."""
 
@@ -48,7 +48,7 @@ class BuilderParam:
     text: bool  # a content block field: a `str` is taken as a text block
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class Builder:
     """A helpers.py function that builds one wire object from its fields."""
 
@@ -59,7 +59,7 @@ class Builder:
     params: tuple[BuilderParam, ...]
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class ReducerRule:
     """How the reducer folds one session update variant."""
 
@@ -79,7 +79,7 @@ class ReducerRule:
     mode: str = ""  # append: `list` (one item more), `base64` (bytes joined) or `str`
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class Updates:
     """The notification that carries session updates, as the agent sends it and the client gets it."""
 
@@ -96,7 +96,7 @@ class Updates:
     background: str  # the states' complete-snapshot list (wire), "" when none
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class Permission:
     """The permission request's names that `PermissionPolicy` and `ask_permission` use."""
 
@@ -117,7 +117,7 @@ class Permission:
     cancelled: str  # the outcome variant saying the request was cancelled
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class Tracker:
     """The tool-call update names that `ToolCallTracker` uses."""
 

@@ -13,7 +13,7 @@ from acpgen.render.codegen import Emitter
 _PRIMITIVE = {"str": "str", "int": "int", "float": "float", "bool": "bool"}
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class ErrorArg:
     """One argument of an error-data helper: a required field of the data type."""
 
@@ -21,7 +21,7 @@ class ErrorArg:
     ann: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class ErrorHelper:
     """`RequestError.<name>(...)`: an ACP error code, with its data built from the schema's type
     for it when the error object's `data` has a shape for the code (`data_class`), else any JSON `data`."""
@@ -41,7 +41,7 @@ class ErrorHelper:
         return "_" + self.data_class if self.data_class in (self.constant, "RequestError") else self.data_class
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class NegotiationView:
     """`initialize` rejects a lower version with an error of its own (v2: -32022 with
     `{requested, supported}`) instead of answering with the agent's version (v1)."""
@@ -51,7 +51,7 @@ class NegotiationView:
     helper: str  # the RequestError helper that builds the error
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class ProtocolView:
     """What `_protocol.py` prints: error codes, negotiation, cancellation and capability gates."""
 
