@@ -56,20 +56,20 @@ class StructView:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.s, name)
 
-    @property
+    @functools.cached_property
     def reads_required(self) -> bool:
         """Whether from_dict reads a required key (and so turns a KeyError into `missing`)."""
         return any(f.f.required and not f.f.flatten for f in self.fields)
 
-    @property
+    @functools.cached_property
     def required_fields(self) -> tuple[FieldPlan, ...]:
         return tuple(f for f in self.fields if f.f.required and not f.f.flatten)
 
-    @property
+    @functools.cached_property
     def optional_fields(self) -> tuple[FieldPlan, ...]:
         return tuple(f for f in self.fields if not f.f.required and not f.f.flatten)
 
-    @property
+    @functools.cached_property
     def literal_fields(self) -> tuple[FieldPlan, ...]:
         """The fields `to_dict` writes in its dict display: the required ones, then the optional
         ones that are always written (never UNSET) up to the first that may be absent. One
@@ -99,12 +99,12 @@ class StructView:
                 values[f.f.py] = (name, f.enc_at.replace(VALUE_AT, name))
         return values
 
-    @property
+    @functools.cached_property
     def tail_fields(self) -> tuple[FieldPlan, ...]:
         """The optional fields `to_dict` writes after its dict display, each in its own statement."""
         return self.optional_fields[len(self.literal_fields) - len(self.required_fields):]
 
-    @property
+    @functools.cached_property
     def flat_fields(self) -> tuple[FieldPlan, ...]:
         return tuple(f for f in self.fields if f.f.flatten)
 
