@@ -13,11 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 from acpgen.diagnostics import Diagnostics
 from acpgen.ir.naming import is_safe_identifier, package_name_problem
 
@@ -115,6 +110,10 @@ HOOK = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
 
 
 def load_config(pyproject: Path, diags: Diagnostics) -> list[Target]:
+    if sys.version_info >= (3, 11):  # imported here: a build of a schema file reads no TOML
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
     diags.file = str(pyproject)
     try:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))

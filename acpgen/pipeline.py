@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import sys
 import threading
 from collections.abc import Callable
@@ -180,6 +179,8 @@ def check_target(target: Target) -> tuple[Result, list[str], str]:
 
 
 def compare_tree(target: Target, files: dict[str, str]) -> tuple[list[str], str]:
+    import difflib  # only `check` compares
+
     on_disk = read_tree(target.output)
     stale: list[str] = []
     diff: list[str] = []

@@ -24,11 +24,6 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_COULD_NOT_RUN = 0, 1, 2, 3
 
 
@@ -53,6 +48,10 @@ class Gate:
 
 def read_waivers(path: Path) -> dict[str, str]:
     """rule id -> reason, from a TOML file of `[[waive]]` tables (each with `rule` and `reason`)."""
+    if sys.version_info >= (3, 11):  # imported here: only --waivers reads TOML
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:

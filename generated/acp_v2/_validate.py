@@ -15,7 +15,6 @@ replaced or filtered by the typed decoder instead, so it is not judged here.
 
 from __future__ import annotations
 
-import decimal
 import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Final, TypeGuard, TypeVar
@@ -186,6 +185,8 @@ def _join(base: str, ref: str) -> str:
 def _multiple(value: float, of: float) -> bool:
     if type(value) is int and type(of) is int:
         return value % of == 0
+    import decimal  # a fraction's multipleOf only: its import is not paid by every program
+
     try:
         return decimal.Decimal(repr(value)) % decimal.Decimal(repr(of)) == 0
     except (
