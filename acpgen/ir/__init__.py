@@ -7,13 +7,13 @@ from typing import Any
 
 from acpgen.diagnostics import Diagnostics
 from acpgen.ir.build import Builder, StableIndex, check_keywords, check_unenforced, export_aliases
-from acpgen.ir.checks import referenced
+from acpgen.ir.checks import compiles, referenced
 from acpgen.ir.companion import narrowings
 from acpgen.ir.cycles import check_required_cycles
 from acpgen.ir.methods import collect_methods
 from acpgen.ir.model import Package, SchemaSource
 from acpgen.ir.protocol import derive_protocol, negotiating_method, protocol_version
-from acpgen.load import LoadedSchema
+from acpgen.load import LoadedSchema, SchemaFile
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ def build_package(loaded: LoadedSchema, options: IrOptions) -> tuple[Package | N
     diags = Diagnostics(str(stable_file.path))
     unstable_file = loaded.unstable if options.include_unstable else None
     stable = Builder(stable_file.document, diags, options.renames, defaults=options.defaults, hooks=options.hooks,
-                     reference=unstable_file is not None)
+                     reference=unstable_file is not None, census=census(stable_file))
     stable.build()
     stable_methods = collect_methods(stable_file.document, stable.defs_key, diags, meta=None)
     builder, chosen = stable, stable_file
@@ -44,7 +44,8 @@ def build_package(loaded: LoadedSchema, options: IrOptions) -> tuple[Package | N
     if unstable_file is not None:
         diags = Diagnostics(str(unstable_file.path))
         builder = Builder(unstable_file.document, diags, options.renames,
-                          stable=StableIndex.of(stable.nodes), defaults=options.defaults, hooks=options.hooks)
+                          stable=StableIndex.of(stable.nodes), defaults=options.defaults, hooks=options.hooks,
+                          census=census(unstable_file))
         builder.build()
         for pointer, stable_pointer, what in narrowings(stable.nodes, builder.nodes):
             diags.error(
@@ -91,6 +92,13 @@ def build_package(loaded: LoadedSchema, options: IrOptions) -> tuple[Package | N
         protocol=protocol,
     )
     return package, diags
+
+
+def census(file: SchemaFile) -> tuple[bool, bool] | None:
+    """What the loader's walk found that the Builder's checks need (None: it did not look)."""
+    if file.nested_dialect is None or file.patterns is None:
+        return None
+    return file.nested_dialect, not all(compiles(p) for p in file.patterns)
 
 
 __all__ = ["IrOptions", "build_package"]

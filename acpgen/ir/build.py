@@ -139,6 +139,7 @@ class Builder:
         defaults: Mapping[str, Any] | None = None,
         hooks: Mapping[str, str] | None = None,
         reference: bool = False,
+        census: tuple[bool, bool] | None = None,
     ) -> None:
         self.document = document
         # A reference build (the stable file beside its unstable companion) makes the nodes the
@@ -158,8 +159,8 @@ class Builder:
         raw_defs = document.get(defs_key, {})
         self.defs: dict[str, Any] = raw_defs if isinstance(raw_defs, dict) else {}
         # Whether any definition may declare another dialect or hold a pattern `re` cannot read: the
-        # walks that find where run only then.
-        self.census = checks.dialects_and_patterns(document)
+        # walks that find where run only then (`census`: what the loader found, else a walk here).
+        self.census = census if census is not None else checks.dialects_and_patterns(document)
         self.nodes: dict[str, Node] = {}
         self.claims: dict[str, str] = {}  # python name -> pointer that claimed it
         self.by_pointer: dict[str, str] = {}  # pointer -> the python name it got

@@ -226,7 +226,9 @@ def dialects_and_patterns(document: Any) -> tuple[bool, bool]:
     """(a `$schema` somewhere below the root, a pattern Python's `re` cannot compile somewhere) in
     one walk that builds no pointers. Every place counts, data included, so a False is certain: the
     per-definition walks that say where (`foreign_dialect`, `bad_patterns`) are skipped when it is
-    (on the ACP schemas they built a pointer for every node of every definition to find nothing)."""
+    (on the ACP schemas they built a pointer for every node of every definition to find nothing).
+    The loader's reading walk finds the same (SchemaFile.nested_dialect, .patterns): this walk is
+    for a document that did not come through it."""
     nested_dialect = bad_pattern = False
     stack: list[Any] = [document]
     root = True

@@ -28,6 +28,10 @@ class SchemaFile:
     path: Path
     document: dict[str, Any]
     sha256: str
+    # Found by the reading walk, for the IR's checks: whether a `$schema` appears below the root,
+    # and every pattern (`pattern` strings, `patternProperties` keys); None when not looked for.
+    nested_dialect: bool | None = None
+    patterns: tuple[str, ...] | None = None
 
     @property
     def name(self) -> str:
@@ -157,7 +161,7 @@ def read_schema_file(path: Path, diags: Diagnostics) -> SchemaFile | None:
                     f"the root of a schema must be a JSON object, found {json_type(document)}",
                     "an ACP schema is an object with a `$defs` map of definitions")
         return None
-    nested, non_finite = quick_scan(document)
+    nested, non_finite, nested_dialect, patterns = quick_scan(document)
     deep = too_deep(document) if nested else None
     if deep is not None:
         diags.error("too-deep", deep, f"the document nests more than {MAX_DEPTH} levels deep below this point",
@@ -172,20 +176,31 @@ def read_schema_file(path: Path, diags: Diagnostics) -> SchemaFile | None:
     if older_dialect(document) and not diags.errors:
         upgrade(document)
     check_refs(document, diags)
-    return SchemaFile(path, document, hashlib.sha256(path.read_bytes()).hexdigest())
+    return SchemaFile(path, document, hashlib.sha256(path.read_bytes()).hexdigest(), nested_dialect, tuple(patterns))
 
 
 MAX_DEPTH = 1000  # JSON nesting levels (a schema level is two: `properties` / name)
 
 
-def quick_scan(document: Any) -> tuple[bool, bool]:
-    """(nested deeper than MAX_DEPTH, holds a non-finite number) in one walk that builds no paths;
-    the slower walks that find the pointers run only when one is true."""
-    deep = non_finite = False
+def quick_scan(document: Any) -> tuple[bool, bool, bool, list[str]]:
+    """(nested deeper than MAX_DEPTH, holds a non-finite number, holds a `$schema` below the root,
+    every pattern string) in one walk that builds no paths; the slower walks that find the pointers
+    run only when needed. Every place counts, data included: a False is certain."""
+    deep = non_finite = nested_dialect = False
+    patterns: list[str] = []
     stack: list[tuple[Any, int]] = [(document, 0)]
     while stack:
         node, depth = stack.pop()
-        children = node.values() if type(node) is dict else node
+        if type(node) is dict:
+            children = node.values()
+            if "$schema" in node and depth:
+                nested_dialect = True
+            if type(pattern := node.get("pattern")) is str:
+                patterns.append(pattern)
+            if type(keys := node.get("patternProperties")) is dict:
+                patterns += keys
+        else:
+            children = node
         for child in children:
             kind = type(child)
             if kind is dict or kind is list:
@@ -195,7 +210,7 @@ def quick_scan(document: Any) -> tuple[bool, bool]:
                     stack.append((child, depth + 1))
             elif kind is float and not math.isfinite(child):
                 non_finite = True
-    return deep, non_finite
+    return deep, non_finite, nested_dialect, patterns
 
 
 def too_deep(document: Any) -> str | None:
