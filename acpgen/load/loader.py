@@ -161,40 +161,55 @@ def read_schema_file(path: Path, diags: Diagnostics) -> SchemaFile | None:
                     f"the root of a schema must be a JSON object, found {json_type(document)}",
                     "an ACP schema is an object with a `$defs` map of definitions")
         return None
-    nested, non_finite, nested_dialect, patterns = quick_scan(document)
-    deep = too_deep(document) if nested else None
+    scan = quick_scan(document)
+    deep = too_deep(document) if scan.deep else None
     if deep is not None:
         diags.error("too-deep", deep, f"the document nests more than {MAX_DEPTH} levels deep below this point",
                     "flatten the schema: move nested schemas into `$defs` and reference them")
         return None
-    for pointer, value in non_finite_numbers(document) if non_finite else ():
+    for pointer, value in non_finite_numbers(document) if scan.non_finite else ():
         diags.error("non-finite-number", pointer, f"{value} is not a JSON number (JSON has no infinity or NaN)",
                     "use a finite number, or leave the keyword out (no `maximum` means no upper bound)")
     if diags.errors:
         return None
     check_meta_schema(document, diags)
-    if older_dialect(document) and not diags.errors:
+    upgraded = older_dialect(document) and not diags.errors
+    if upgraded:
         upgrade(document)
-    check_refs(document, diags)
-    return SchemaFile(path, document, hashlib.sha256(path.read_bytes()).hexdigest(), nested_dialect, tuple(patterns))
+    check_refs(document, diags, None if upgraded or scan.nested_id else scan.refs)
+    return SchemaFile(path, document, hashlib.sha256(path.read_bytes()).hexdigest(), scan.nested_dialect,
+                      tuple(scan.patterns))
 
 
 MAX_DEPTH = 1000  # JSON nesting levels (a schema level is two: `properties` / name)
 
 
-def quick_scan(document: Any) -> tuple[bool, bool, bool, list[str]]:
-    """(nested deeper than MAX_DEPTH, holds a non-finite number, holds a `$schema` below the root,
-    every pattern string) in one walk that builds no paths; the slower walks that find the pointers
-    run only when needed. Every place counts, data included: a False is certain."""
-    deep = non_finite = nested_dialect = False
-    patterns: list[str] = []
+@dataclass(eq=False)
+class Scan:
+    """What one walk of a document that builds no paths finds; the slower walks that find the
+    pointers run only when needed. Every place counts, data included: a False is certain."""
+
+    deep: bool = False  # nested deeper than MAX_DEPTH
+    non_finite: bool = False  # holds a NaN or an infinite number
+    nested_dialect: bool = False  # a `$schema` below the root
+    nested_id: bool = False  # an `$id` below the root
+    patterns: list[str] = field(default_factory=list)  # `pattern` strings, `patternProperties` keys
+    refs: set[str] = field(default_factory=set)  # every `$ref` string
+
+
+def quick_scan(document: Any) -> Scan:
+    scan = Scan()
+    patterns, refs = scan.patterns, scan.refs
     stack: list[tuple[Any, int]] = [(document, 0)]
     while stack:
         node, depth = stack.pop()
         if type(node) is dict:
             children = node.values()
-            if "$schema" in node and depth:
-                nested_dialect = True
+            if depth and ("$schema" in node or "$id" in node):
+                scan.nested_dialect = scan.nested_dialect or "$schema" in node
+                scan.nested_id = scan.nested_id or "$id" in node
+            if type(ref := node.get("$ref")) is str:
+                refs.add(ref)
             if type(pattern := node.get("pattern")) is str:
                 patterns.append(pattern)
             if type(keys := node.get("patternProperties")) is dict:
@@ -205,12 +220,12 @@ def quick_scan(document: Any) -> tuple[bool, bool, bool, list[str]]:
             kind = type(child)
             if kind is dict or kind is list:
                 if depth >= MAX_DEPTH:
-                    deep = True
+                    scan.deep = True
                 else:
                     stack.append((child, depth + 1))
             elif kind is float and not math.isfinite(child):
-                non_finite = True
-    return deep, non_finite, nested_dialect, patterns
+                scan.non_finite = True
+    return scan
 
 
 def too_deep(document: Any) -> str | None:
@@ -298,7 +313,12 @@ def walk_refs(node: Any, path: list[str | int], out: list[tuple[tuple[str | int,
     return out
 
 
-def check_refs(document: dict[str, Any], diags: Diagnostics) -> None:
+def check_refs(document: dict[str, Any], diags: Diagnostics, seen: set[str] | None = None) -> None:
+    """An error at each `$ref` that resolves to nothing. `seen`: every `$ref` string of a document
+    with no `$id` below its root, data included (Scan.refs): when each resolves within the document,
+    the walk that locates references is not needed."""
+    if seen is not None and all(resolves_locally(document, ref) for ref in seen):
+        return
     nested_ids: list[bool] = []
     refs = walk_refs(document, [], [], nested_ids)
     # A local `#/json/pointer` resolves within the document when no subschema sets its own `$id`

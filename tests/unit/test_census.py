@@ -1,8 +1,9 @@
 """The walks that only locate rare problems (a definition declaring another dialect, a pattern
-Python's `re` cannot compile) run only when one pointer-free walk over the whole document says
-such a thing may be there (`checks.dialects_and_patterns`, or the loader's `quick_scan`, whose
-result SchemaFile carries). Skipping them must never change a build: these tests build every
-schema with the census the build uses and with the walks forced on, and compare."""
+Python's `re` cannot compile, a `$ref` that resolves to nothing) run only when one pointer-free
+walk over the whole document says such a thing may be there (`checks.dialects_and_patterns`, or
+the loader's `quick_scan`, whose result SchemaFile carries). Skipping them must never change a
+build: these tests build every schema with the census the build uses and with the walks forced
+on, and compare."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from acpgen.diagnostics import Diagnostics
 from acpgen.ir import census
 from acpgen.ir.build import Builder
 from acpgen.ir.checks import dialects_and_patterns
-from acpgen.load.loader import read_schema_file
+from acpgen.load.loader import check_refs, quick_scan, read_schema_file
 from acpgen.pipeline import run_deep
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,6 +37,12 @@ SYNTHETIC: dict[str, dict[str, Any]] = {
     "bad pattern key": {"$defs": {"A": {"type": "object", "patternProperties": {"[": {"type": "string"}}}}},
     "good patterns": {"$defs": {"A": {"type": "object", "patternProperties": {"^x-": {"type": "string"}},
                                       "properties": {"b": {"type": "string", "pattern": "^[a-z]+$"}}}}},
+    "an unresolved reference": {"$defs": {"A": {"type": "object", "properties": {"b": {"$ref": "#/$defs/B"}}}}},
+    "a reference in data only": {"$defs": {"A": {"type": "object", "default": {"$ref": "#/nowhere"}}}},
+    "references by index and escape": {"$defs": {"A~/B": {"type": "string"}, "C": {"anyOf": [
+        {"$ref": "#/$defs/A~0~1B"}, {"$ref": "#/$defs/C/anyOf/0"}, {"$ref": "#/$defs/A%7E0%7E1B"}]}}},
+    "an $id below the root": {"$defs": {"A": {"$id": "https://example.com/a", "$defs": {"B": {"type": "string"}},
+                                              "properties": {"b": {"$ref": "#/$defs/B"}}}}},
     "a pattern in data only": {"$defs": {"A": {"type": "object", "default": {"pattern": "\\p{L}", "$schema": "x"},
                                                "properties": {"pattern": {"type": "string"}}}}},
 }
@@ -100,3 +107,23 @@ def test_the_rare_problems_are_still_reported() -> None:
     assert "bad-pattern" in codes
     codes = {d.code for d in build(SYNTHETIC["bad pattern key"], None)[0]}
     assert "bad-pattern" in codes
+
+
+@pytest.mark.parametrize("document", cases())
+def test_the_reference_check_is_the_same_with_the_seen_references(document: Any) -> None:
+    if not isinstance(document, dict):
+        pytest.skip("not a JSON object")
+    scan = run_deep(lambda: quick_scan(document))
+    if scan.deep or scan.nested_id:
+        pytest.skip("the reading walk does not pass its references on: the full check runs")
+    fast, full = Diagnostics("s.json"), Diagnostics("s.json")
+    run_deep(lambda: check_refs(copy.deepcopy(document), fast, scan.refs))
+    run_deep(lambda: check_refs(copy.deepcopy(document), full))
+    assert fast.items == full.items
+
+
+def test_an_unresolved_reference_is_still_located() -> None:
+    document = SYNTHETIC["an unresolved reference"]
+    diags = Diagnostics("s.json")
+    check_refs(document, diags, quick_scan(document).refs)
+    assert [(d.code, d.pointer) for d in diags.items] == [("unresolvable-ref", "/$defs/A/properties/b/$ref")]
