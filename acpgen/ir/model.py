@@ -18,7 +18,7 @@ def value(cls: type[_T]) -> type[_T]:
     class, as `@dataclass(frozen=True)` would make them (equal when of the same class with equal
     fields; hashed by its fields; `Name(field=..., ...)`), from one `attrgetter` of its fields:
     dataclass compiles each of the three methods from source for every class, about 0.4 ms a class
-    at acpgen's start (21 classes here)."""
+    at acpgen's start (the IR's 21 classes here, the emitter's 6 in render/codegen.py)."""
     names = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
     get = operator.attrgetter(*names)
     key = get if len(names) > 1 else lambda self: (get(self),)

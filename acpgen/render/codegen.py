@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cmp_to_key
 
-from acpgen.ir.model import Alias, Enum, Field, Node, Package, Struct, TypeRef, Union_
+from acpgen.ir.model import Alias, Enum, Field, Node, Package, Struct, TypeRef, Union_, value
 from acpgen.ir.naming import BODY_BUILTINS, snake
 
 SCALAR_ANN = {"str": "str", "int": "int", "float": "float", "bool": "bool", "null": "None"}
@@ -220,7 +220,8 @@ class Imports:
         return "\n\n".join(blocks)
 
 
-@dataclass(frozen=True)
+@value
+@dataclass(frozen=True, eq=False, repr=False)
 class Check:
     """An inline test of a JSON scalar: its type (`kind`), or a literal value, and its limits."""
 
@@ -294,7 +295,8 @@ class Check:
         return " and ".join(parts)
 
 
-@dataclass(frozen=True)
+@value
+@dataclass(frozen=True, eq=False, repr=False)
 class Call:
     """A decoder call: `callee(value, *args)`."""
 
@@ -305,7 +307,8 @@ class Call:
         return f"{self.callee}({', '.join((x, *self.args))})"
 
 
-@dataclass(frozen=True)
+@value
+@dataclass(frozen=True, eq=False, repr=False)
 class Decode:
     """How to decode one value: an inline check, a call, or (neither) take it as it is."""
 
@@ -328,7 +331,8 @@ class Decode:
         return self.check.valid(x)
 
 
-@dataclass(frozen=True)
+@value
+@dataclass(frozen=True, eq=False, repr=False)
 class Helper:
     """A generated module-level decoder for a composite type (list, map, nullable)."""
 
@@ -340,7 +344,8 @@ class Helper:
     pointer: str = ""  # kind `checked`: the schema the value is validated against first
 
 
-@dataclass(frozen=True)
+@value
+@dataclass(frozen=True, eq=False, repr=False)
 class Default:
     """A field's schema default: a value shared by every object (immutable), or a factory."""
 
@@ -360,7 +365,8 @@ class Default:
 VALUE_AT = "\x00"
 
 
-@dataclass(frozen=True)
+@value
+@dataclass(frozen=True, eq=False, repr=False)
 class FieldPlan:
     """Everything the generated code does with one field, decided once."""
 
