@@ -7,7 +7,7 @@ from typing import Any
 
 from acpgen.diagnostics import Diagnostics
 from acpgen.ir.build import Builder, StableIndex, check_keywords, check_unenforced, export_aliases
-from acpgen.ir.checks import compiles, referenced
+from acpgen.ir.checks import census_of, referenced
 from acpgen.ir.companion import narrowings
 from acpgen.ir.cycles import check_required_cycles
 from acpgen.ir.methods import collect_methods
@@ -98,7 +98,7 @@ def census(file: SchemaFile) -> tuple[bool, bool] | None:
     """What the loader's walk found that the Builder's checks need (None: it did not look)."""
     if file.nested_dialect is None or file.patterns is None:
         return None
-    return file.nested_dialect, not all(compiles(p) for p in file.patterns)
+    return census_of(file.nested_dialect, file.patterns)
 
 
 __all__ = ["IrOptions", "build_package"]

@@ -223,31 +223,24 @@ def declares_keys(s: Any) -> bool:
 
 
 def dialects_and_patterns(document: Any) -> tuple[bool, bool]:
-    """(a `$schema` somewhere below the root, a pattern Python's `re` cannot compile somewhere) in
-    one walk that builds no pointers. Every place counts, data included, so a False is certain: the
-    per-definition walks that say where (`foreign_dialect`, `bad_patterns`) are skipped when it is
-    (on the ACP schemas they built a pointer for every node of every definition to find nothing).
-    The loader's reading walk finds the same (SchemaFile.nested_dialect, .patterns): this walk is
-    for a document that did not come through it."""
-    nested_dialect = bad_pattern = False
-    stack: list[Any] = [document]
-    root = True
-    while stack:
-        node = stack.pop()
-        if type(node) is dict:
-            if not root and "$schema" in node:
-                nested_dialect = True
-            pattern = node.get("pattern")
-            if type(pattern) is str and not compiles(pattern):
-                bad_pattern = True
-            keys = node.get("patternProperties")
-            if type(keys) is dict and not all(compiles(k) for k in keys):
-                bad_pattern = True
-            stack.extend(v for v in node.values() if type(v) is dict or type(v) is list)
-        else:
-            stack.extend(v for v in node if type(v) is dict or type(v) is list)
-        root = False
-    return nested_dialect, bad_pattern
+    """(a `$schema` somewhere below the root, a pattern Python's `re` cannot compile somewhere), from
+    the loader's pointer-free reading walk (`quick_scan`). Every place counts, data included, so a
+    False is certain: the per-definition walks that say where (`foreign_dialect`, `bad_patterns`)
+    are skipped when it is (on the ACP schemas they built a pointer for every node of every
+    definition to find nothing). A document read by the loader has the walk's findings already
+    (SchemaFile.nested_dialect, .patterns): this is for one that did not come through it."""
+    from acpgen.load.loader import quick_scan
+
+    scan = quick_scan(document)
+    if scan.deep:  # the walk stops at MAX_DEPTH: what lies deeper is unknown
+        return True, True
+    return census_of(scan.nested_dialect, scan.patterns)
+
+
+def census_of(nested_dialect: bool, patterns: Iterable[str]) -> tuple[bool, bool]:
+    """The Builder's census from what a reading walk found: a dialect below the root, and whether a
+    pattern `re` cannot compile is among `patterns`."""
+    return nested_dialect, not all(compiles(p) for p in patterns)
 
 
 def compiles(pattern: str) -> bool:
