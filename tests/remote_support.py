@@ -40,9 +40,10 @@ def _listening_socket() -> socket.socket:
 
 
 @contextlib.asynccontextmanager
-async def serving(app: Any, server: str, certfile: Path | None = None, keyfile: Path | None = None) -> AsyncIterator[int]:
-    """Serve `app` with Uvicorn or Hypercorn on 127.0.0.1:<ephemeral> (TLS with a certificate);
-    yields the port."""
+async def serving(app: Any, server: str, certfile: Path | None = None, keyfile: Path | None = None,
+                  **hypercorn_config: Any) -> AsyncIterator[int]:
+    """Serve `app` with Uvicorn or Hypercorn on 127.0.0.1:<ephemeral> (TLS with a certificate;
+    `hypercorn_config` sets Hypercorn's Config attributes); yields the port."""
     sock = _listening_socket()
     port = sock.getsockname()[1]
     stop = asyncio.Event()
@@ -69,6 +70,9 @@ async def serving(app: Any, server: str, certfile: Path | None = None, keyfile: 
         config.graceful_timeout = 1.0
         if certfile:
             config.certfile, config.keyfile = str(certfile), str(keyfile)
+        for name, value in hypercorn_config.items():
+            assert hasattr(config, name), name
+            setattr(config, name, value)
         task = asyncio.ensure_future(serve(app, config, shutdown_trigger=stop.wait))
         await asyncio.sleep(0.2)
     try:

@@ -43,6 +43,12 @@ SESSION_ID_HEADER: Final = "Acp-Session-Id"
 MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
 INBOX_BACKLOG: Final = 256
 BUSY_RETRIES: Final = 8
+# Servers end an HTTP/2 connection after so many requests (Hypercorn's keep_alive_max_requests and
+# nginx's keepalive_requests: 1000 by default), and the request that reaches the limit is lost with
+# it: Hypercorn names it as the last stream in its GOAWAY and then cannot answer it, so the client
+# cannot tell whether it was handled (measured: our client's connection ended at its 1,001st POST).
+# The POSTs move to a new HTTP/2 connection every POSTS_PER_CONNECTION, well before such a limit.
+POSTS_PER_CONNECTION = 500
 MAX_RETRY_AFTER_S: Final = 5.0
 
 
@@ -193,6 +199,9 @@ class _HttpTransport:
     ) -> None:
         self._open_client = open_client
         self._client = open_client()
+        self._posts = 0  # POSTs sent on self._client
+        self._unanswered: dict[_HttpClient, int] = {}  # POSTs waiting for their answer, per client
+        self._retired: list[_HttpClient] = []  # replaced while POSTs on them wait: closed after
         self._url = url
         self._headers = dict(headers)
         self._max = max_message_bytes
@@ -245,10 +254,14 @@ class _HttpTransport:
         retried after that many seconds, up to BUSY_RETRIES times."""
         httpx = importlib.import_module("httpx")
         for attempt in range(BUSY_RETRIES + 1):
+            client = await self._post_client()
+            self._unanswered[client] = self._unanswered.get(client, 0) + 1
             try:
-                response = await self._client.post(self._url, content=data, headers=headers)
+                response = await client.post(self._url, content=data, headers=headers)
             except httpx.HTTPError as exc:
                 raise ConnectionError(f"POST {self._url} failed: {exc}") from None
+            finally:
+                await self._answered(client)
             wait = _retry_after(response)
             if wait is None or attempt == BUSY_RETRIES:
                 return response
@@ -257,6 +270,28 @@ class _HttpTransport:
             )
             await asyncio.sleep(wait)
         raise AssertionError("unreachable")
+
+    async def _post_client(self) -> _HttpClient:
+        """The client for the next POST: a new one (a new HTTP/2 connection) after
+        POSTS_PER_CONNECTION; the one it replaces is closed once its POSTs are answered."""
+        if self._posts >= POSTS_PER_CONNECTION:
+            old, self._client, self._posts = self._client, self._open_client(), 0
+            if old in self._unanswered:
+                self._retired.append(old)
+            else:
+                with contextlib.suppress(Exception):
+                    await old.aclose()
+        self._posts += 1
+        return self._client
+
+    async def _answered(self, client: _HttpClient) -> None:
+        left = self._unanswered.pop(client) - 1
+        if left:
+            self._unanswered[client] = left
+        elif client in self._retired:
+            self._retired.remove(client)
+            with contextlib.suppress(Exception):
+                await client.aclose()
 
     def _session_header(self, message: Mapping[str, Any]) -> str | None:
         method = message.get("method")
@@ -364,7 +399,10 @@ class _HttpTransport:
                     self._url,
                     headers={CONNECTION_ID_HEADER: self.connection_id, **self._headers},
                 )
-        await self._client.aclose()
+        for client in [*self._retired, self._client]:
+            with contextlib.suppress(Exception):
+                await client.aclose()
+        self._retired.clear()
 
 
 _BOM = b"\xef\xbb\xbf"

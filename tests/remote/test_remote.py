@@ -6,6 +6,7 @@ the v1 schema (WireCheck); the SDK validates what it receives with its own pydan
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import shutil
 import ssl
@@ -80,6 +81,45 @@ def test_our_client_and_agent_complete_a_turn(server: str, profile: str, tmp_pat
         assert summary["http_versions"] == {"2"}  # Streamable HTTP over HTTP/2, as the RFD requires
     assert check.problems == []
     assert check.count >= 12
+
+
+async def turns_on_one_connection(url: str, cwd: str, turns: int) -> list[str]:
+    """initialize, session/new, then `turns` prompt turns (each also answers a permission request)."""
+    import client as example_client
+
+    peer = example_client.ExampleClient(cancel=False, echo=False)
+    stops = []
+    async with acp_v1.connect_agent(lambda conn: peer, url) as conn:
+        peer.conn = conn
+        await conn.initialize(init_request())
+        session = await conn.session_new(acp_v1.NewSessionRequest(cwd=cwd, mcp_servers=[]))
+        for _ in range(turns):
+            result = await conn.session_prompt(acp_v1.PromptRequest(
+                session_id=session.session_id, prompt=[acp_v1.TextContentBlock(text="read README.md")]))
+            stops.append(str(acp_v1.encode(result.stop_reason)))
+    return stops
+
+
+@pytest.mark.parametrize("posts_per_connection", [3, 1000])
+def test_posts_move_to_a_new_connection_before_the_servers_request_limit(
+    posts_per_connection: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Hypercorn ends an HTTP/2 connection after keep_alive_max_requests (1000 by default) with a
+    # GOAWAY naming the request that reached the limit, which it then cannot answer. The client
+    # moves its POSTs to a new connection every POSTS_PER_CONNECTION: here every 3 against a limit
+    # of 5. Without that (1000), the POST past the limit fails and ends the connection.
+    monkeypatch.setattr(importlib.import_module("acp_v1.remote"), "POSTS_PER_CONNECTION", posts_per_connection)
+
+    async def main() -> list[str]:
+        recorder = Recorder(our_app(pause=0))
+        async with serving(recorder, "hypercorn", keep_alive_max_requests=5) as port:
+            return await asyncio.wait_for(turns_on_one_connection(url(port, "http"), readme_dir(tmp_path), 6), TURN_S)
+
+    if posts_per_connection > 5:
+        with pytest.raises(acp_v1.ConnectionClosedError, match=r"POST \S+ failed"):
+            asyncio.run(main())
+    else:
+        assert asyncio.run(main()) == ["end_turn"] * 6  # 14 POSTs: initialize, session/new, 6 prompts, 6 permissions
 
 
 async def concurrent_turns(url: str, cwd: str, sessions: int) -> list[str]:
