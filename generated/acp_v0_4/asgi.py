@@ -1408,6 +1408,11 @@ def serve_agent(
         config.certfile, config.keyfile = certfile, keyfile
         config.websocket_max_message_size = limits.max_message_bytes
         config.max_app_queue_size = 1  # frames read ahead of the app, outside its budget
+        # Hypercorn ends an HTTP/2 connection after 1000 requests and cannot answer the one that
+        # reaches the limit: a long ACP session over Streamable HTTP (one connection, a POST per
+        # message) would lose that message. Our client moves to a new connection every 500 POSTs
+        # (remote.POSTS_PER_CONNECTION); other clients need the server not to do this.
+        config.keep_alive_max_requests = 2**31
         _hypercorn_declines_deflate()
         serve = importlib.import_module("hypercorn.asyncio").serve
         asyncio.run(serve(app, config))

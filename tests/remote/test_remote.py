@@ -122,6 +122,22 @@ def test_posts_move_to_a_new_connection_before_the_servers_request_limit(
         assert asyncio.run(main()) == ["end_turn"] * 6  # 14 POSTs: initialize, session/new, 6 prompts, 6 permissions
 
 
+def test_serve_agent_lets_a_connection_carry_any_number_of_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    # For clients that keep one HTTP/2 connection (the SDK's): Hypercorn's own limit is 1000.
+    import hypercorn.asyncio
+
+    seen: list[Any] = []
+
+    async def serve(app: Any, config: Any) -> None:
+        seen.append(config)
+
+    asgi = importlib.import_module("acp_v1.asgi")
+    monkeypatch.setattr(hypercorn.asyncio, "serve", serve)
+    monkeypatch.setattr(asgi, "_hypercorn_declines_deflate", lambda: None)
+    acp_v1.serve_agent(agent_factory(), port=0, server="hypercorn")
+    assert len(seen) == 1 and seen[0].keep_alive_max_requests >= 2**31
+
+
 async def concurrent_turns(url: str, cwd: str, sessions: int) -> list[str]:
     """One connection, `sessions` sessions prompted at once; each turn asks a permission and reads a
     file, so the agent waits on answers to requests it sent on every session's stream."""
