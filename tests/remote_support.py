@@ -161,11 +161,13 @@ class Recorder:
     def __init__(self, app: Any) -> None:
         self.app = app
         self.requests: list[tuple[str, str, dict[str, str], str]] = []
+        self.peers: list[tuple[str, object]] = []  # (method, the client's address: its TCP connection)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] in ("http", "websocket"):
             headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers", [])}
             self.requests.append((scope.get("method", "WS"), scope["path"], headers, scope.get("http_version", "")))
+            self.peers.append((scope.get("method", "WS"), tuple(scope.get("client") or ())))
         await self.app(scope, receive, send)
 
 

@@ -122,6 +122,25 @@ def test_posts_move_to_a_new_connection_before_the_servers_request_limit(
         assert asyncio.run(main()) == ["end_turn"] * 6  # 14 POSTs: initialize, session/new, 6 prompts, 6 permissions
 
 
+def test_posts_on_new_connections_reach_the_sdk_agent_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The SDK's app keys a connection by its header, not by the TCP connection a POST comes on.
+    import py_agent
+    from acp.http.asgi import create_asgi_app
+
+    py_agent.CANCEL_WINDOW_S = 0.2
+    monkeypatch.setattr(importlib.import_module("acp_v1.remote"), "POSTS_PER_CONNECTION", 2)
+
+    recorder = Recorder(create_asgi_app(lambda conn: py_agent.PeerAgent()))
+
+    async def main() -> list[str]:
+        async with serving(recorder, "hypercorn") as port:
+            return await asyncio.wait_for(turns_on_one_connection(url(port, "http"), readme_dir(tmp_path), 3), TURN_S)
+
+    assert asyncio.run(main()) == ["end_turn"] * 3
+    posts = [peer for method, peer in recorder.peers if method == "POST"]
+    assert len(posts) >= 8 and len(set(posts)) == (len(posts) + 1) // 2  # two POSTs per TCP connection
+
+
 def test_serve_agent_lets_a_connection_carry_any_number_of_requests(monkeypatch: pytest.MonkeyPatch) -> None:
     # For clients that keep one HTTP/2 connection (the SDK's): Hypercorn's own limit is 1000.
     import hypercorn.asyncio
