@@ -141,6 +141,26 @@ def test_posts_on_new_connections_reach_the_sdk_agent_too(tmp_path: Path, monkey
     assert len(posts) >= 8 and len(set(posts)) == (len(posts) + 1) // 2  # two POSTs per TCP connection
 
 
+def test_posts_on_new_connections_reach_the_sdk1_agent_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.interop.test_interop import PEERS, SDK1_PYTHON
+
+    if not SDK1_PYTHON.exists():
+        pytest.fail("the Python SDK 1.0 is not installed: run `bash scripts/install-test-peers.sh`")
+    monkeypatch.setattr(importlib.import_module("acp_v1.remote"), "POSTS_PER_CONNECTION", 2)
+    proc = subprocess.Popen([str(SDK1_PYTHON), str(PEERS / "py_remote_agent.py"), "--cancel-window", "0.2",
+                             "hypercorn"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("PORT "), line
+        stops = asyncio.run(asyncio.wait_for(
+            turns_on_one_connection(url(int(line.split()[1]), "http"), readme_dir(tmp_path), 3), TURN_S))
+    finally:
+        proc.kill()
+        proc.wait()
+    assert stops == ["end_turn"] * 3
+
+
 def test_serve_agent_lets_a_connection_carry_any_number_of_requests(monkeypatch: pytest.MonkeyPatch) -> None:
     # For clients that keep one HTTP/2 connection (the SDK's): Hypercorn's own limit is 1000.
     import hypercorn.asyncio
