@@ -39,13 +39,13 @@ SESSION_ID_HEADER: Final = "Acp-Session-Id"
 MAX_MESSAGE_BYTES: Final = 64 * 1024 * 1024
 INBOX_BACKLOG: Final = 256
 BUSY_RETRIES: Final = 8
-# Servers end an HTTP/2 connection after so many requests (Hypercorn's keep_alive_max_requests and
-# nginx's keepalive_requests: 1000 by default), and the request that reaches the limit is lost with
-# it: Hypercorn names it as the last stream in its GOAWAY and then cannot answer it, so the client
-# cannot tell whether it was handled (measured: our client's connection ended at its 1,001st POST).
-# The POSTs move to a new HTTP/2 connection every POSTS_PER_CONNECTION, well before such a limit.
-POSTS_PER_CONNECTION = 500
 MAX_RETRY_AFTER_S: Final = 5.0
+# Servers end an HTTP/2 connection after so many requests (Hypercorn's keep_alive_max_requests and
+# nginx's keepalive_requests: 1000 by default). Hypercorn names the request that reaches its limit
+# as the last stream in its GOAWAY and then cannot answer it, so the client cannot tell whether it
+# was handled (measured: our client's connection ended at its 1,001st POST). The POSTs move to a
+# new HTTP/2 connection every POSTS_PER_CONNECTION, well before such a limit.
+POSTS_PER_CONNECTION = 500
 
 
 # What this module uses of `websockets` and `httpx`, which are imported lazily (so this package
