@@ -211,6 +211,22 @@ def test_sessions_prompted_at_once_on_one_connection_all_end(server: str, profil
     assert asyncio.run(main()) == [["end_turn"] * 3] * 3
 
 
+def test_concurrent_turns_while_posts_move_between_connections(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every POST on a new connection: prompts still waiting for their turn keep the connections
+    # they came on (closed once answered) while permission answers go out on new ones.
+    monkeypatch.setattr(importlib.import_module("acp_v1.remote"), "POSTS_PER_CONNECTION", 1)
+
+    async def main() -> list[str]:
+        recorder = Recorder(our_app())
+        async with serving(recorder, "hypercorn") as port:
+            stops = await asyncio.wait_for(concurrent_turns(url(port, "http"), readme_dir(tmp_path), 3), TURN_S)
+        posts = [peer for method, peer in recorder.peers if method == "POST"]
+        assert len(set(posts)) == len(posts)  # one TCP connection each
+        return stops
+
+    assert asyncio.run(main()) == ["end_turn"] * 3
+
+
 # -- the official Python SDK (agent-client-protocol[http] 0.12.1) as the other end -----------------
 
 
