@@ -6,12 +6,14 @@ the v1 schema (WireCheck); the SDK validates what it receives with its own pydan
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 import shutil
 import ssl
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -142,22 +144,9 @@ def test_posts_on_new_connections_reach_the_sdk_agent_too(tmp_path: Path, monkey
 
 
 def test_posts_on_new_connections_reach_the_sdk1_agent_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.interop.test_interop import PEERS, SDK1_PYTHON
-
-    if not SDK1_PYTHON.exists():
-        pytest.fail("the Python SDK 1.0 is not installed: run `bash scripts/install-test-peers.sh`")
     monkeypatch.setattr(importlib.import_module("acp_v1.remote"), "POSTS_PER_CONNECTION", 2)
-    proc = subprocess.Popen([str(SDK1_PYTHON), str(PEERS / "py_remote_agent.py"), "--cancel-window", "0.2",
-                             "hypercorn"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line.startswith("PORT "), line
-        stops = asyncio.run(asyncio.wait_for(
-            turns_on_one_connection(url(int(line.split()[1]), "http"), readme_dir(tmp_path), 3), TURN_S))
-    finally:
-        proc.kill()
-        proc.wait()
+    with sdk1_agent("hypercorn", 0.2) as port:
+        stops = asyncio.run(asyncio.wait_for(turns_on_one_connection(url(port, "http"), readme_dir(tmp_path), 3), TURN_S))
     assert stops == ["end_turn"] * 3
 
 
@@ -432,27 +421,34 @@ def test_sdk1_remote_client_drives_our_agent(server: str, profile: str, cancel: 
     assert check.problems == []
 
 
-@pytest.mark.parametrize("cancel", [False, True], ids=["full", "cancelled"])
-@pytest.mark.parametrize(("server", "profile"), [("uvicorn", "ws"), ("hypercorn", "http"), ("hypercorn", "ws")])
-def test_our_client_drives_the_sdk1_agent(server: str, profile: str, cancel: bool, tmp_path: Path) -> None:
+@contextlib.contextmanager
+def sdk1_agent(server: str, cancel_window: float) -> Iterator[int]:
+    """The SDK 1.0 agent's remote server (tests/interop/peers/py_remote_agent.py, in the SDK 1.0
+    environment) under `server`; yields its port and stops it after."""
     from tests.interop.test_interop import PEERS, SDK1_PYTHON
 
     if not SDK1_PYTHON.exists():
         pytest.fail("the Python SDK 1.0 is not installed: run `bash scripts/install-test-peers.sh`")
-    check = WireCheck()
     proc = subprocess.Popen([str(SDK1_PYTHON), str(PEERS / "py_remote_agent.py"), "--cancel-window",
-                             "1.0" if cancel else "0.2", server], stdout=subprocess.PIPE, text=True)
+                             str(cancel_window), server], stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
         assert line.startswith("PORT "), line
-        port = int(line.split()[1])
-        summary = asyncio.run(asyncio.wait_for(
-            our_turn(url(port, profile), readme_dir(tmp_path), cancel=cancel, tap=lambda d, m: check.tap("c", d, m)),
-            TURN_S))
+        yield int(line.split()[1])
     finally:
         proc.kill()
         proc.wait()
+
+
+@pytest.mark.parametrize("cancel", [False, True], ids=["full", "cancelled"])
+@pytest.mark.parametrize(("server", "profile"), [("uvicorn", "ws"), ("hypercorn", "http"), ("hypercorn", "ws")])
+def test_our_client_drives_the_sdk1_agent(server: str, profile: str, cancel: bool, tmp_path: Path) -> None:
+    check = WireCheck()
+    with sdk1_agent(server, 1.0 if cancel else 0.2) as port:
+        summary = asyncio.run(asyncio.wait_for(
+            our_turn(url(port, profile), readme_dir(tmp_path), cancel=cancel, tap=lambda d, m: check.tap("c", d, m)),
+            TURN_S))
     if cancel:
         assert (summary["stopReason"], summary["updates"], summary["reads"]) == ("cancelled", ["agent_message_chunk"], [])
     else:
