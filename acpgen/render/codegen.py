@@ -111,7 +111,17 @@ def dunder_all_order(names: Iterable[str]) -> list[str]:
     by_casing: dict[int, list[str]] = {}
     for name in names:
         by_casing.setdefault(_casing(name), []).append(name)
-    return [n for kind in sorted(by_casing) for n in sorted(by_casing[kind], key=cmp_to_key(_natural_compare))]
+    return [n for kind in sorted(by_casing) for n in natural_sorted(by_casing[kind])]
+
+
+# Without ASCII digits or whitespace, the natural order is the code point order `sorted` gives.
+_NATURAL_ONLY = re.compile(r"[0-9\s]")
+
+
+def natural_sorted(names: list[str]) -> list[str]:
+    if _NATURAL_ONLY.search("".join(names)) is None:
+        return sorted(names)
+    return sorted(names, key=cmp_to_key(_natural_compare))
 
 
 @dataclass
