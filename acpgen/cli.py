@@ -4,6 +4,7 @@
 # signature on each run, and string annotations it would evaluate one by one (compiling each):
 # about 2 % of a build's instructions.
 import dataclasses
+import functools
 import os
 import shlex
 import sys
@@ -32,8 +33,9 @@ def new_app() -> typer.Typer:
 
 # `app` has every command; `core` only build, check and diff, which `main` runs when one of them is
 # named first: typer builds every registered command's parser on each run, and the kit's commands
-# cost a build 1.3 % of its instructions (its import included).
-app, core = new_app(), new_app()
+# cost a build 1.3 % of its instructions (its import included). `app` is made when first asked for
+# (`full_app`, or `acpgen.cli.app`), so a build does not import the kit.
+core = new_app()
 CORE_COMMANDS = ("build", "check", "diff")
 
 
@@ -260,24 +262,35 @@ def diff(
     raise typer.Exit(EXIT_STALE if fail_on is not None and result.fails(fail_on) else EXIT_OK)
 
 
-for _app in (app, core):
-    _app.callback()(root)
-    _app.command()(build)
-    _app.command()(check)
-    _app.command()(diff)
+def with_core_commands(app: typer.Typer) -> typer.Typer:
+    app.callback()(root)
+    app.command()(build)
+    app.command()(check)
+    app.command()(diff)
+    return app
 
 
-def register_kit() -> None:
+with_core_commands(core)
+
+
+@functools.cache
+def full_app() -> typer.Typer:
+    """The app with every command: acpgen's own and the kit's."""
     from acpgen.kit.cli import register
 
+    app = with_core_commands(new_app())
     register(app)
+    return app
 
 
-register_kit()
+def __getattr__(name: str) -> typer.Typer:
+    if name == "app":
+        return full_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
-    (core if sys.argv[1:2] and sys.argv[1] in CORE_COMMANDS else app)()
+    (core if sys.argv[1:2] and sys.argv[1] in CORE_COMMANDS else full_app())()
 
 
 def entry() -> None:

@@ -1,5 +1,6 @@
 """`acpgen build|check|diff ...` runs `core`, the same commands without the kit's (whose parsers
-typer would build on every run); anything else runs `app`. Both must answer those commands alike."""
+typer would build on every run); anything else runs `app` (`full_app()`, made when first asked
+for, so a build does not import the kit). Both must answer those commands alike."""
 
 from __future__ import annotations
 
@@ -37,6 +38,16 @@ def test_main_picks_the_app(monkeypatch: pytest.MonkeyPatch, argv: list[str], ex
     ran: list[str] = []
     monkeypatch.setattr(sys, "argv", ["acpgen", *argv])
     monkeypatch.setattr(cli, "core", lambda: ran.append("core"))
-    monkeypatch.setattr(cli, "app", lambda: ran.append("app"))
+    monkeypatch.setattr(cli, "full_app", lambda: lambda: ran.append("app"))
     cli.main()
     assert ran == [expected]
+
+
+def test_a_build_does_not_import_the_kit() -> None:
+    import subprocess
+
+    code = ("import sys; from acpgen import cli; sys.argv = ['acpgen', 'build', '--help']\n"
+            "try:\n    cli.main()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith('acpgen.kit')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
