@@ -430,8 +430,10 @@ class Emitter:
     variant_classes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # union -> its classes
     private: PrivateNames = field(default_factory=PrivateNames)
     alike_open: set[str] = field(default_factory=set)  # unions alike_encoding is looking into
+    nodes: dict[str, Node] = field(init=False)  # name -> node, read for every type the codec follows
 
     def __post_init__(self) -> None:
+        self.nodes = self.package._index
         # Classes first, in sorted order: their names do not depend on which helpers exist.
         for node in sorted(self.package.nodes, key=lambda n: n.name):
             if isinstance(node, Enum | Union_) or (isinstance(node, Alias) and node.check):
@@ -449,23 +451,26 @@ class Emitter:
     # -- resolution ------------------------------------------------------------------------
 
     def node(self, t: TypeRef) -> Node:
-        return self.package.node(t.name)
+        return self.nodes[t.name]
 
     def resolve(self, t: TypeRef) -> TypeRef:
         """Follow aliases to the type that decides the codec."""
         seen = 0
-        while t.kind == "named" and isinstance(self.node(t), Alias) and not self.node(t).check and seen < 64:
-            t = self.node(t).target  # type: ignore[union-attr]
+        while t.kind == "named" and seen < 64:
+            node = self.nodes[t.name]
+            if not isinstance(node, Alias) or node.check:
+                break
+            t = node.target
             seen += 1
         return t
 
     # -- annotations -----------------------------------------------------------------------
 
     def ann(self, t: TypeRef) -> str:
-        return annotation(self.package._index, t, self.use)
+        return annotation(self.nodes, t, self.use)
 
     def field_ann(self, f: Field) -> str:
-        out = with_wire_values(self.package._index, f.type, self.ann(f.type), self.use)
+        out = with_wire_values(self.nodes, f.type, self.ann(f.type), self.use)
         parts = [] if out == "None" else [out]
         if not f.required and not f.has_default:
             parts.append(self.use("Unset"))
