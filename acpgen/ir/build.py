@@ -1238,6 +1238,14 @@ UNSUPPORTED_SHOWN = 5  # pointers named in one unsupported-keyword warning
 # warning of its own, located at the keyword (the value is accepted without that check).
 _DATA_KEYWORDS = ("const", "default", "enum", "examples", "discriminator", "dependentRequired")
 _TYPED_KEYWORDS = {"minimum": "number", "maximum": "number", "minLength": "string", "minItems": "array"}
+_COMPOSING = frozenset({"$ref", "allOf", "anyOf", "oneOf", "enum", "const"})  # beside them, a shape is not read alone
+
+
+def asserted_format(name: str, declared: Any) -> bool:
+    """Whether the codecs assert `format` in a schema of this `type`: integer formats (int32, uint64,
+    ...) as ranges of an integer, `double` and `float` of a number."""
+    types = declared if isinstance(declared, list) else (declared,)
+    return (name in INT_RANGES and "integer" in types) or (name in ("double", "float") and "number" in types)
 
 
 def check_unenforced(node: Any, diags: Diagnostics, checked: tuple[str, ...] = ()) -> None:
@@ -1281,17 +1289,15 @@ def unenforced(
                         "keyword `unevaluatedProperties` is not enforced by the generated codecs: keys no other "
                         "keyword evaluates are accepted (kept only with keep_unknown), not checked"))
         declared = node.get("type")
-        types = set(declared) if isinstance(declared, list) else {declared}
-        checked = (set(INT_RANGES) if "integer" in types else set()) | ({"double", "float"} if "number" in types else set())
-        if isinstance(node.get("format"), str) and node["format"] not in checked:
+        if isinstance(node.get("format"), str) and not asserted_format(node["format"], declared):
             out.append((pointer_join("", *path, "format"), "format", node["format"]))
-        for key, kind in _TYPED_KEYWORDS.items():
-            if key in node and declared is None and "$ref" not in node:
-                out.append((pointer_join("", *path, key), key,
-                            f"keyword `{key}` in a schema without `type` is not enforced by the generated codecs "
-                            f"(it is checked only where the schema says `\"type\": \"{kind}\"`)"))
-        composed = declared is not None or bool({"$ref", "allOf", "anyOf", "oneOf", "enum", "const"} & set(node))
-        if not composed:
+        if declared is None and "$ref" not in node:
+            for key, kind in _TYPED_KEYWORDS.items():
+                if key in node:
+                    out.append((pointer_join("", *path, key), key,
+                                f"keyword `{key}` in a schema without `type` is not enforced by the generated codecs "
+                                f"(it is checked only where the schema says `\"type\": \"{kind}\"`)"))
+        if declared is None and node.keys().isdisjoint(_COMPOSING):
             shape = next((k for k in ("properties", "additionalProperties") if k in node), None)
             if shape is None and "items" in node:
                 shape = "items"
