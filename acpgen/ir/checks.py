@@ -62,33 +62,63 @@ def subschemas(s: dict[str, Any], pointer: str) -> Iterator[tuple[Any, str, bool
                 yield sub, pointer_join(pointer, key, index), key in ("anyOf", "oneOf")
 
 
-def inexact(s: Any, pointer: str, alternative: bool = False) -> str | None:
+def inexact(s: Any, pointer: str) -> str | None:
     """The pointer of the first place below `s` (references not followed) whose keyword the typed
     decoder does not judge exactly, or None."""
+    found = _inexact(s, [], False)
+    return None if found is None else pointer_join(pointer, *found)
+
+
+# The typed keywords whose form `_inexact` looks at; the others are exact whatever their value.
+_JUDGED = frozenset({"not", "unevaluatedProperties", "additionalProperties", "const", "enum", "minimum", "maximum",
+                     "minLength", "minItems", "required"})
+
+
+def _inexact(s: Any, path: list[str | int], alternative: bool) -> list[str | int] | None:
+    """`inexact` below the node at `path` (relative): the path of what it finds (a pointer is built
+    only for that; the walk visits every node of every definition)."""
     if s is False:
-        return pointer
+        return path
     if not isinstance(s, dict):
         return None
     for key, value in s.items():
-        if key not in TYPED and not key.startswith("x-"):
-            return pointer_join(pointer, key)
+        if key not in TYPED:
+            if not key.startswith("x-"):
+                return [*path, key]
+            continue
+        if key not in _JUDGED:
+            continue
         if key == "not" and not (alternative and known_tags(value)):  # an open union's fallback: the tag decides
-            return pointer_join(pointer, key)
+            return [*path, key]
         if key == "unevaluatedProperties" and value is not True and value != {}:
-            return pointer_join(pointer, key)
+            return [*path, key]
         if key == "additionalProperties" and "properties" in s and value is not False and value is not True \
                 and value != {}:  # beside properties: the struct's extra keys (alone it is a typed map)
-            return pointer_join(pointer, key)
+            return [*path, key]
         if key in ("const", "enum") and not plain_values([value] if key == "const" else value):
-            return pointer_join(pointer, key)
+            return [*path, key]
         if key in ("minimum", "maximum", "minLength", "minItems") and "type" not in s:
-            return pointer_join(pointer, key)
+            return [*path, key]
         if key == "required" and "properties" not in s:
-            return pointer_join(pointer, key)
-    for sub, sub_pointer, alt in subschemas(s, pointer):
-        if sub is False and sub_pointer.rsplit("/", 2)[-2] == "properties":
-            continue  # a key that must be absent: the typed decoder rejects it (Struct.absent)
-        found = inexact(sub, sub_pointer, alt)
+            return [*path, key]
+    for key, value in s.items():
+        if key in _SUBSCHEMA:
+            found = _inexact(value, [*path, key], False)
+        elif key in _SUBSCHEMA_MAPS and isinstance(value, dict):
+            found = None
+            for name, sub in value.items():
+                if sub is False and key == "properties":
+                    continue  # a key that must be absent: the typed decoder rejects it (Struct.absent)
+                if (found := _inexact(sub, [*path, key, name], False)) is not None:
+                    break
+        elif key in _SUBSCHEMA_LISTS and isinstance(value, list):
+            found = None
+            alternatives = key in ("anyOf", "oneOf")
+            for index, sub in enumerate(value):
+                if (found := _inexact(sub, [*path, key, index], alternatives)) is not None:
+                    break
+        else:
+            continue
         if found is not None:
             return found
     return None
