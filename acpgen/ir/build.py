@@ -1167,7 +1167,7 @@ class Builder:
             self.inline_refs.pop()
 
 
-SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
+SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "patternProperties", "dependentSchemas"})
 
 
 def export_aliases(nodes: Mapping[str, Node], diags: Diagnostics) -> tuple[tuple[str, str], ...]:
@@ -1236,7 +1236,7 @@ UNSUPPORTED_SHOWN = 5  # pointers named in one unsupported-keyword warning
 
 # Keywords the codecs read but do not (fully) enforce at every place they may appear: each place a
 # warning of its own, located at the keyword (the value is accepted without that check).
-_DATA_KEYWORDS = ("const", "default", "enum", "examples", "discriminator", "dependentRequired")
+_DATA_KEYWORDS = frozenset({"const", "default", "enum", "examples", "discriminator", "dependentRequired"})
 _TYPED_KEYWORDS = {"minimum": "number", "maximum": "number", "minLength": "string", "minItems": "array"}
 _COMPOSING = frozenset({"$ref", "allOf", "anyOf", "oneOf", "enum", "const"})  # beside them, a shape is not read alone
 
@@ -1337,10 +1337,8 @@ def unsupported_keywords(node: Any, path: list[str | int], found: dict[str, list
         for key, value in node.items():
             if key not in KNOWN_KEYWORDS and not key.startswith("x-"):
                 found.setdefault(key, []).append(pointer_join("", *path, key))
-            if key in ("const", "default", "enum", "examples", "discriminator", "dependentRequired"):
+            if key in _DATA_KEYWORDS or not isinstance(value, (dict, list)):
                 continue  # data (or property names), not schemas
-            if not isinstance(value, (dict, list)):
-                continue
             path.append(key)
             if key in SCHEMA_MAPS and isinstance(value, dict):
                 # Names here are property (or definition) names, not keywords.

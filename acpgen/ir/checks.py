@@ -42,10 +42,10 @@ ENFORCED_BY_CHECK = frozenset({
     "oneOf-not-exclusive", "required-undeclared", "ref-siblings-ignored", "unsupported-const", "nullable-variant",
     "additional-properties-unchecked",
 })
-_SUBSCHEMA = ("additionalProperties", "unevaluatedProperties", "items", "contains", "propertyNames", "not", "if",
-              "then", "else", "unevaluatedItems", "contentSchema")
-_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-_SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SUBSCHEMA = frozenset({"additionalProperties", "unevaluatedProperties", "items", "contains", "propertyNames", "not", "if",
+                        "then", "else", "unevaluatedItems", "contentSchema"})
+_SUBSCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+_SUBSCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
 _OBJECT_SHAPE = ("properties", "additionalProperties", "allOf")
 
 
