@@ -59,11 +59,13 @@ class Compiler:
         self.compiled: dict[str, Check] = {}
 
     def ref(self, uri: str) -> Check:
-        """A check for the schema at `uri`, compiled once (recursion goes through a cell)."""
+        """A check for the schema at `uri`, compiled once. A reference met while its own schema is
+        being compiled (recursion) goes through a cell; once compiled, the check itself is handed out."""
         if uri not in self.compiled:
             cell: list[Check] = []
             self.compiled[uri] = lambda x: cell[0](x)
             cell.append(self.compile(self.resolve(uri), uri.partition("#")[0]))
+            self.compiled[uri] = cell[0]
         return self.compiled[uri]
 
     def resolve(self, uri: str) -> Any:
@@ -180,6 +182,13 @@ class Compiler:
             else:
                 merged[key] = lambda v, subs=tuple(subs): all(s(v) for s in subs)  # type: ignore[misc]
         rest = tuple(checks)
+        # The usual shapes without the general loop: a type alone, or one check alone (a `$ref`).
+        if not merged and not rest:
+            if py_types is None:
+                return lambda x: True
+            return lambda x: type(x) in py_types
+        if not merged and py_types is None and len(rest) == 1:
+            return rest[0]
 
         def check(x: Any) -> bool:
             if py_types is not None and type(x) not in py_types:
