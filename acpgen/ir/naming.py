@@ -100,8 +100,13 @@ def words(text: str) -> list[str]:
 def identifier_chars(text: str) -> str:
     """`text` in NFKC form with the characters an identifier cannot hold dropped (case mapping can
     produce combining marks or leave a name Python would normalise differently when it parses it)."""
+    if text.isascii():  # NFKC leaves ASCII as it is, and letters, digits and `_` are what stays
+        return _NOT_IDENTIFIER_ASCII.sub("", text)
     text = unicodedata.normalize("NFKC", text)
     return "".join(ch for ch in text if ("a" + ch).isidentifier())
+
+
+_NOT_IDENTIFIER_ASCII = re.compile(r"[^A-Za-z0-9_]")
 
 
 @functools.cache  # pure, and called for the same few hundred words thousands of times a build
