@@ -20,6 +20,7 @@ from acpgen.diagnostics import Diagnostics, pointer_join, shown_pointer
 from acpgen.ir import checks, naming
 from acpgen.ir.companion import accepts_all_of
 from acpgen.ir.model import (
+    NO_CONSTRAINTS,
     NO_DEFAULT,
     Alias,
     Constraints,
@@ -1028,10 +1029,12 @@ class Builder:
         if not isinstance(p, dict):
             self.diags.error("bad-schema", pointer, f"expected a schema object, found {p!r}", "use an object or `true`")
             return TypeRef("any")
-        if checks.narrower(p) or ("$ref" in p and set(p) & OBJECT_KEYWORDS and self.holds_non_objects(p["$ref"])):
+        if checks.narrower(p) or ("$ref" in p and not OBJECT_KEYWORDS.isdisjoint(p) and self.holds_non_objects(p["$ref"])):
             self.loosened = True  # the JSON value, which the definition's check judges
             return TypeRef("any")
         if "$ref" in p:
+            if len(p) == 1:
+                return self.ref_type(p["$ref"], pointer)
             siblings = sorted(k for k in p if k not in ANNOTATIONS and k != "$ref" and not k.startswith("x-"))
             if set(siblings) & OBJECT_KEYWORDS:
                 # `$ref` beside object keywords is a conjunction (2020-12): both halves, as allOf.
@@ -1083,7 +1086,8 @@ class Builder:
                 base = self.inline(hint, {"description": doc(p), "anyOf": [{**shared, "type": t} for t in rest]}, pointer)
             return TypeRef.nullable(base) if "null" in types else base
         low, high = INT_RANGES.get(p.get("format", ""), (None, None)) if types == "integer" else (None, None)
-        constraints = Constraints(p.get("minimum", low), p.get("maximum", high), p.get("minItems"), p.get("minLength"))
+        limits = (p.get("minimum", low), p.get("maximum", high), p.get("minItems"), p.get("minLength"))
+        constraints = NO_CONSTRAINTS if limits == (None, None, None, None) else Constraints(*limits)
         if types in _SCALARS:
             return TypeRef(_SCALARS[types], constraints=constraints)  # type: ignore[arg-type]
         if types == "array" or "items" in p:

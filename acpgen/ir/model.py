@@ -60,6 +60,9 @@ class Constraints:
         return any(v is not None for v in (self.minimum, self.maximum, self.min_items, self.min_length))
 
 
+NO_CONSTRAINTS = Constraints()  # shared: most types have none, and a Constraints is immutable
+
+
 @value
 @dataclass(frozen=True, eq=False, repr=False)
 class TypeRef:
@@ -69,7 +72,7 @@ class TypeRef:
     name: str = ""
     item: TypeRef | None = None
     const: str | int | bool | None = None
-    constraints: Constraints = field(default_factory=Constraints)
+    constraints: Constraints = NO_CONSTRAINTS
 
     @staticmethod
     def named(name: str) -> TypeRef:
@@ -77,7 +80,7 @@ class TypeRef:
 
     @staticmethod
     def list_of(item: TypeRef, constraints: Constraints | None = None) -> TypeRef:
-        return TypeRef("list", item=item, constraints=constraints or Constraints())
+        return TypeRef("list", item=item, constraints=constraints or NO_CONSTRAINTS)
 
     @staticmethod
     def nullable(item: TypeRef) -> TypeRef:
