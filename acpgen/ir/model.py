@@ -6,6 +6,7 @@ A closed set of node kinds (Struct, Enum, Union, Alias, Method) and of type expr
 
 from __future__ import annotations
 
+import functools
 import operator
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, TypeVar
@@ -75,6 +76,7 @@ class TypeRef:
     constraints: Constraints = NO_CONSTRAINTS
 
     @staticmethod
+    @functools.lru_cache(maxsize=8192)  # immutable: one per name serves every reference to it
     def named(name: str) -> TypeRef:
         return TypeRef("named", name=name)
 
