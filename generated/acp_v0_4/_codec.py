@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import enum
-import logging
 import types
 import typing
 from collections.abc import Callable
@@ -104,11 +103,15 @@ def missing(key: str) -> ValidationError:
 SkipHook: TypeAlias = Callable[[str, int, ValidationError], None]
 """Called with (type name, item index, error) for each array item dropped while decoding."""
 
-_logger = logging.getLogger(__name__.rpartition(".")[0])
-
 
 def log_skipped(owner: str, index: int, error: ValidationError) -> None:
-    _logger.warning("dropped invalid item %d of %s: %s", index, owner, error)
+    """The default hook: a warning on the package's logger (`logging` is imported when an item is
+    first dropped, not by every program that imports the models)."""
+    import logging
+
+    logging.getLogger(__name__.rpartition(".")[0]).warning(
+        "dropped invalid item %d of %s: %s", index, owner, error
+    )
 
 
 _skip_hooks: list[SkipHook] = [log_skipped]
