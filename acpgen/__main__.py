@@ -1,3 +1,3 @@
-from acpgen.cli import entry
+from acpgen.launch import entry
 
 entry()

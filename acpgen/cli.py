@@ -3,23 +3,17 @@
 # No `from __future__ import annotations` here or in acpgen/kit/cli.py: typer reads every command's
 # signature on each run, and string annotations it would evaluate one by one (compiling each):
 # about 2 % of a build's instructions.
-import dataclasses
 import functools
-import os
-import shlex
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from acpgen import __version__
-from acpgen.config import Target, default_package, load_config, schema_target
-from acpgen.diagnostics import Diagnostic, Diagnostics
-from acpgen.ir.naming import package_name_problem
-from acpgen.write import real_folder
-
-EXIT_OK, EXIT_STALE, EXIT_ERROR = 0, 1, 2
+from acpgen import __version__, commands
+from acpgen.commands import EXIT_ERROR, EXIT_OK, EXIT_STALE, echo, fail, report
+from acpgen.config import Target, load_config
+from acpgen.diagnostics import Diagnostics
 
 
 def new_app() -> typer.Typer:
@@ -53,79 +47,6 @@ def root(
     """acpgen: ACP schema -> Python models, codecs, method tables and runtime."""
 
 
-def report(diagnostics: list[Diagnostic], verbose: bool, quiet: bool = False) -> None:
-    """Errors always; warnings too, as compilers and linters print them, unless -q."""
-    for d in diagnostics:
-        if d.level == "error" or not quiet or verbose:
-            typer.echo(d.render(), err=True)
-
-
-def fail(where: str, code: str, message: str, hint: str = "") -> typer.Exit:
-    """A usage error, reported as every error is (a Diagnostic, rendered by `report`); raise what
-    it returns."""
-    report([Diagnostic("error", code, "", message, where, hint)], True)
-    return typer.Exit(EXIT_ERROR)
-
-
-def resolve_targets(
-    schema: Path | None, output: Path | None, package: str | None, unstable: Path | None,
-    no_unstable: bool, meta: Path | None, templates: Path | None, config: Path, names: list[str],
-    allow_foreign: bool, keep_unknown: bool = False, protocol_version: int | None = None,
-) -> list[Target]:
-    """The targets `build` and `check` work on (one option set for both), each with the command
-    that regenerates it exactly (the provenance header prints it)."""
-    if unstable is not None and no_unstable:
-        raise fail("option --unstable", "bad-option",
-                   f"--unstable {unstable.as_posix()} and --no-unstable contradict each other", "give one of them")
-    if schema is not None:
-        pkg = package if package is not None else (
-            real_folder(output).name if output else default_package(schema, meta, protocol_version))
-        problem = package_name_problem(pkg)
-        if problem:
-            # The default (no --package, no --output) is always a valid name.
-            where, source = (
-                ("option --package", "the package name") if package is not None or output is None
-                else (output.as_posix(), "the package name taken from the output folder's name"))
-            raise fail(where, "bad-package", f"{source} {pkg!r} cannot name a package: {problem}",
-                       "pass --package NAME, e.g. --package acp_v1")
-        target = schema_target(
-            schema, package=pkg, output=output, unstable=unstable, no_unstable=no_unstable, meta=meta,
-            templates=templates, allow_foreign=allow_foreign, keep_unknown=keep_unknown,
-            protocol_version=protocol_version,
-        )
-        return [target]
-    # Options that apply on top of each configured target's own, and join its command.
-    flags = [*(["--templates", templates.as_posix()] if templates else []),
-             *(["--allow-foreign"] if allow_foreign else []), *(["--keep-unknown"] if keep_unknown else [])]
-    diags = Diagnostics(str(config))
-    targets = load_config(config, diags)
-    if diags.errors:
-        report(diags.items, True)
-        raise typer.Exit(EXIT_ERROR)
-    if names:
-        unknown = sorted(set(names) - {t.name for t in targets})
-        if unknown:
-            raise fail(str(config), "unknown-target", f"no target named {', '.join(unknown)} "
-                       f"(known: {', '.join(t.name for t in targets)})")
-        targets = [t for t in targets if t.name in names]
-    if protocol_version is not None:
-        if len(targets) != 1:
-            raise fail("option --protocol-version", "bad-option",
-                       f"one version for {len(targets)} targets (each configured target sets its own)",
-                       "give it with SCHEMA or one --target, or set protocol_version in the target's table")
-        flags += ["--protocol-version", str(protocol_version)]
-        targets = [dataclasses.replace(targets[0], protocol_version=protocol_version)]
-    if flags:
-        targets = [
-            dataclasses.replace(
-                t, templates=templates or t.templates, allow_foreign=allow_foreign or t.allow_foreign,
-                keep_unknown=keep_unknown or t.keep_unknown, command=" ".join([t.command, *map(shlex.quote, flags)]),
-            )
-            for t in targets
-        ]
-    return targets
-
-
 SchemaArg = Annotated[Path | None, typer.Argument(help="schema.json to build; omit to build the targets of the tool.acpgen table.")]
 OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Folder of the generated package.")]
 PackageOpt = Annotated[str | None, typer.Option("--package", help="Package name (default: the output folder's name; without --output acp_v<N> for a known protocol version, else acp_generated).")]
@@ -151,21 +72,11 @@ def build(
     verbose: VerboseOpt = False, protocol_version: ProtocolVersionOpt = None,
 ) -> None:
     """Generate the package(s); a failed build leaves the previous output untouched."""
-    from acpgen.pipeline import build as run_build
-
-    targets = resolve_targets(schema, output, package, unstable, no_unstable, meta, templates, config,
-                              target or [], allow_foreign, keep_unknown, protocol_version)
-    failed = False
-    for index, t in enumerate(targets, 1):
-        result = run_build(t)
-        report(result.diagnostics, verbose, quiet)
-        if not result.ok:
-            failed = True
-            typer.echo(f"[{index}/{len(targets)}] {t.name}: failed; {t.output} left as it was", err=True)
-        elif not quiet:
-            # The generated files and the manifest beside them (write.MANIFEST): what the folder holds.
-            typer.echo(f"[{index}/{len(targets)}] {t.name}: wrote {len(result.files or {}) + 1} files to {t.output}")
-    raise typer.Exit(EXIT_ERROR if failed else EXIT_OK)
+    commands.build(
+        schema=schema, output=output, package=package, unstable=unstable, no_unstable=no_unstable, meta=meta,
+        templates=templates, config=config, target=target, allow_foreign=allow_foreign,
+        keep_unknown=keep_unknown, quiet=quiet, verbose=verbose, protocol_version=protocol_version,
+    )
 
 
 def check(
@@ -177,26 +88,11 @@ def check(
 ) -> None:
     """Regenerate in memory and compare with disk: 0 fresh, 1 stale (with a diff), 2 error (also
     whatever `build` would refuse). Takes the same options as `build`."""
-    from acpgen.pipeline import check_target
-
-    targets = resolve_targets(schema, output, package, unstable, no_unstable, meta, templates, config,
-                              target or [], allow_foreign, keep_unknown, protocol_version)
-    code = EXIT_OK
-    for t in targets:
-        result, stale, diff = check_target(t)
-        report(result.diagnostics, verbose, quiet)
-        if not result.ok or result.files is None:
-            code = EXIT_ERROR
-            continue
-        if stale:
-            code = max(code, EXIT_STALE)
-            typer.echo(f"{t.name}: {t.output} is stale: {', '.join(stale)}", err=True)
-            if not quiet:
-                sys.stdout.write(diff)
-            typer.echo(f"  run `{t.command}` to regenerate", err=True)
-        elif not quiet:
-            typer.echo(f"{t.name}: {t.output} is up to date")
-    raise typer.Exit(code)
+    commands.check(
+        schema=schema, output=output, package=package, unstable=unstable, no_unstable=no_unstable, meta=meta,
+        templates=templates, config=config, target=target, allow_foreign=allow_foreign,
+        keep_unknown=keep_unknown, quiet=quiet, verbose=verbose, protocol_version=protocol_version,
+    )
 
 
 DIFF_FORMATS = ("text", "markdown", "json")
@@ -256,10 +152,10 @@ def diff(
     result, diagnostics = diff_targets(old_target, new_target, old_label, new_label, ignore_unstable)
     report(diagnostics, verbose, quiet=not verbose)  # diff: warnings of the two builds only with -v
     if result is None:
-        typer.echo("acpgen diff: a schema could not be built; nothing compared", err=True)
-        raise typer.Exit(EXIT_ERROR)
+        echo("acpgen diff: a schema could not be built; nothing compared", err=True)
+        raise SystemExit(EXIT_ERROR)
     sys.stdout.write(RENDERERS[fmt](result))
-    raise typer.Exit(EXIT_STALE if fail_on is not None and result.fails(fail_on) else EXIT_OK)
+    raise SystemExit(EXIT_STALE if fail_on is not None and result.fails(fail_on) else EXIT_OK)
 
 
 def with_core_commands(app: typer.Typer) -> typer.Typer:
@@ -294,27 +190,10 @@ def main() -> None:
 
 
 def entry() -> None:
-    """The `acpgen` command (pyproject's script): `main()`, then, once standard output and error are
-    flushed, an immediate exit with its status. Everything a command writes is closed by then; what
-    the exit skips is the interpreter's teardown of the objects a build leaves (the IR, the compiled
-    templates), 20-30 ms of a 0.4 s build (mypy's command does the same). `main()` keeps raising
-    SystemExit for callers in a process of their own."""
-    try:
-        main()
-        status: object = 0
-    except SystemExit as exc:
-        status = exc.code
-    if status is None:
-        status = 0
-    elif not isinstance(status, int):
-        print(status, file=sys.stderr)
-        status = 1
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (BrokenPipeError, ValueError):  # a reader that went away (`acpgen ... | head`)
-        status = status or 1
-    os._exit(status)
+    """The `acpgen` command as earlier installs name it (`acpgen.launch.entry` now)."""
+    from acpgen.launch import entry as launch_entry
+
+    launch_entry()
 
 
 if __name__ == "__main__":
