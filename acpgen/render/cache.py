@@ -6,7 +6,8 @@ template (built-in or a user's override) is recompiled. The folder name carries 
 compiled code depends on (acpgen's and Jinja's versions, the environment's options). The cache is
 an optimisation only: any error reading or writing it is ignored, and ACPGEN_NO_CACHE=1 turns it
 off. It lives in $ACPGEN_CACHE_DIR, else $XDG_CACHE_HOME/acpgen, else ~/.cache/acpgen, in a folder
-only the user can read (it holds code that is executed).
+only the user can read (it holds code that is executed). The formatted-code cache
+(`acpgen.render.format.FormatCache`) lives beside it, under the same rules.
 """
 
 from __future__ import annotations
@@ -48,11 +49,18 @@ def bytecode_cache(options: tuple[object, ...]) -> QuietBytecodeCache | None:
     if os.environ.get("ACPGEN_NO_CACHE"):
         return None
     key = hashlib.sha256(repr((__version__, jinja2.__version__, options)).encode()).hexdigest()[:16]
-    folder = cache_root() / f"jinja-{key}"
+    folder = private_folder(f"jinja-{key}")
+    return None if folder is None else QuietBytecodeCache(str(folder))
+
+
+def private_folder(name: str) -> Path | None:
+    """The cache folder `name`, made if missing; None if it cannot be made, or if others could
+    write to it: what it holds is executed (compiled templates) or becomes generated code."""
+    folder = cache_root() / name
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         if folder.stat().st_uid != os.getuid() or folder.stat().st_mode & 0o077:
-            return None  # shared or foreign: never execute what someone else could have written
+            return None
     except (OSError, RuntimeError, AttributeError):
         return None
-    return QuietBytecodeCache(str(folder))
+    return folder
