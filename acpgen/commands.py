@@ -71,6 +71,10 @@ def resolve_targets(
         raise fail("option --unstable", "bad-option",
                    f"--unstable {unstable.as_posix()} and --no-unstable contradict each other", "give one of them")
     if schema is not None:
+        if names:
+            raise fail("option --target", "bad-option",
+                       f"--target {names[0]} selects a target of the config, and SCHEMA {schema.as_posix()} "
+                       "was given too", "give one of them")
         pkg = package if package is not None else (
             real_folder(output).name if output else default_package(schema, meta, protocol_version))
         problem = package_name_problem(pkg)
@@ -87,6 +91,16 @@ def resolve_targets(
             protocol_version=protocol_version,
         )
         return [target]
+    # Without SCHEMA the configured targets are built, each with its own output, package and
+    # files: the options that name those would be dropped, so they are refused.
+    given = [name for name, value in (("--output", output), ("--package", package), ("--unstable", unstable),
+                                      ("--no-unstable", no_unstable), ("--meta", meta)) if value not in (None, False)]
+    if given:
+        listed = given[0] if len(given) == 1 else f"{', '.join(given[:-1])} and {given[-1]}"
+        raise fail(f"option {given[0]}", "bad-option",
+                   f"{listed} appl{'ies' if len(given) == 1 else 'y'} to a SCHEMA argument, and none was given "
+                   f"(without one, the targets of {config} are built, each as its table says)",
+                   "give SCHEMA, or set these in the target's table (docs/config.md) and select it with -t NAME")
     # Options that apply on top of each configured target's own, and join its command.
     flags = [*(["--templates", templates.as_posix()] if templates else []),
              *(["--allow-foreign"] if allow_foreign else []), *(["--keep-unknown"] if keep_unknown else [])]
