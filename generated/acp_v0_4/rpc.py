@@ -276,7 +276,8 @@ class MessageTransport(Protocol):
     is gone; it raises FrameError for one unreadable message (OversizedMessageError for one over the
     limit) and ConnectionError when the transport broke. `send` takes one encoded message (no
     trailing newline) and waits while the transport pushes back; it raises ConnectionError when the
-    peer is gone. `close` is called once when the connection ends.
+    peer is gone. `close` is called once when the connection ends. A transport may also have
+    `ready_line()`: the next message it holds already, or None (then `receive` is awaited).
     """
 
     async def receive(self) -> bytes | str | None: ...
@@ -327,6 +328,17 @@ class StreamTransport:
             )
             else None
         )
+
+    def ready_line(self) -> bytes | None:
+        """The next line of a chunk already read ahead, without awaiting; None when `receive` must
+        read (or wait) for it. The read loop takes a chunk's other lines through this after the
+        `receive` that read it: one await a chunk instead of one a line."""
+        lines = self._lines
+        while lines:
+            ready = lines.pop()
+            if ready[:1] == b"{" or ready.strip():
+                return ready
+        return None
 
     async def receive(self) -> bytes | str | None:
         while True:
@@ -704,6 +716,12 @@ class Connection:
         self._send_cancel_requests = send_cancel_requests
         self._non_json_lines = non_json_lines
         self._methods = methods
+        # What `_notification_call` needs of each notification it hands to the handler.
+        self._notification_plans: dict[str, tuple[Callable[[object], object], str]] = {
+            name: (info.decode_params, info.handler)
+            for name, info in methods.items()
+            if info.notification and name != CANCEL_REQUEST
+        }
         self._peer_methods = peer_methods
         self._transport = transport
         self._next_id = 0
@@ -1083,10 +1101,14 @@ class Connection:
     # -- reading ------------------------------------------------------------------------------
 
     async def _read_loop(self) -> None:
+        ready_line: Callable[[], bytes | None] | None = getattr(self._transport, "ready_line", None)
         try:
             while True:
+                line: bytes | str | None
                 try:
-                    line = await self._transport.receive()
+                    line = ready_line() if ready_line is not None else None
+                    if line is None:
+                        line = await self._transport.receive()
                 except OversizedMessageError as exc:
                     await self._on_oversized(exc)
                     continue
@@ -1167,20 +1189,28 @@ class Connection:
         notification backlog here, without awaiting, when the backlog has room: `_TAKEN`. Another
         JSON object or array is returned parsed (and observed), for `_route`; `_UNREAD` (nothing
         done) sends the line the whole way, `_receive`: not from `{`, not JSON, a full backlog."""
-        if line[:1] not in (b"{", "{"):
-            return _UNREAD
         backlog = self._backlog
         if len(backlog.items) >= self.limits.notification_backlog:
             return _UNREAD
+        # `_loads`'s usual case inline (one call fewer a line): UTF-8 from `{`, the object ending
+        # the line. A JSON text from `{` is an object (a dict), whichever way it is read.
+        message: Any
         try:
-            message = _loads(line)
-        except (ValueError, RecursionError):
+            if type(line) is bytes and line[:1] == b"{" and line[1:2] != b"\x00" and _C_SCAN:
+                text = line.decode("utf-8", "surrogatepass")
+                message, end = _C_SCAN(text, 0)
+                if end != len(text):
+                    message = _loads(line)
+            elif line[:1] in (b"{", "{"):
+                message = _loads(line)
+            else:
+                return _UNREAD
+        except (ValueError, RecursionError, StopIteration):
             return _UNREAD  # `_receive` parses it again and answers as it should
         if self._observers:
             self._observe("in", message, line)
         if (
-            type(message) is not dict
-            or "id" in message
+            "id" in message
             or type(method := message.get("method")) is not str
             or message.get("jsonrpc") != "2.0"
             or method in (CANCEL_REQUEST, SESSION_CANCEL)
@@ -1523,18 +1553,21 @@ class Connection:
 
     async def _handle_notifications(self) -> None:
         backlog = self._backlog
+        items, ready, room = backlog.items, backlog.ready, backlog.room
         released = self._released
+        deferred = self._deferred
+        call_for = self._notification_call
         while True:
-            while not backlog.items and not released:
+            while not items and not released:
                 if backlog.stopped:
                     return
-                backlog.ready.clear()
-                await backlog.ready.wait()
+                ready.clear()
+                await ready.wait()
             if released:  # counted as handled when they were held
                 await self._handle_released()
                 continue
-            method, params = backlog.items.popleft()
-            backlog.room.set()
+            method, params = items.popleft()
+            room.set()
             if self._creating and SESSION_FIELD and self._holds(params):
                 self._hold(method, params)
                 del params
@@ -1542,7 +1575,7 @@ class Connection:
                 continue
             call = None
             try:
-                call = self._notification_call(method, params)
+                call = call_for(method, params)
                 if call is not None:
                     await call
             except asyncio.CancelledError:
@@ -1561,10 +1594,17 @@ class Connection:
                 logger.exception("handler of notification %r failed", method)
             finally:
                 del params, call
-                self._count_handled()
+                # `_count_handled`, inline: the usual notification has nothing deferred to it.
+                self._handled += 1
+                if deferred and deferred[0][0] <= self._handled:
+                    self._run_deferred()
 
     def _count_handled(self) -> None:
         self._handled += 1
+        self._run_deferred()
+
+    def _run_deferred(self) -> None:
+        """What waited for the notifications counted so far (`_deferred`: answers and barriers)."""
         while self._deferred and self._deferred[0][0] <= self._handled:
             self._deferred.popleft()[1]()
 
@@ -1595,6 +1635,16 @@ class Connection:
     def _notification_call(self, method: str, params: JsonValue) -> Awaitable[None] | None:
         """The handler's call for one notification, to await (None: nothing to call, or its params
         did not decode, which is logged). Not a coroutine itself: one fewer per notification."""
+        plan = self._notification_plans.get(method)
+        if plan is not None:  # a notification of the schema with a handler method
+            decode, name = plan
+            try:
+                value = decode(params)
+            except (ValidationError, RecursionError) as exc:
+                logger.warning("ignoring notification %r with invalid params: %s", method, exc)
+                return None
+            handler = getattr(self._handler, name, None)
+            return None if handler is None else handler(value)
         info = self._methods.get(method)
         if info is None or not info.notification:
             ext = (

@@ -1,7 +1,7 @@
 """StreamTransport's read-ahead (chunks split into lines) against its one-line-at-a-time reading
-(`read_ahead=False`, one `readuntil` a line): for the same bytes, fed in any pieces, both give the
-same lines (bytes or text), the same oversized-line and not-UTF-8 lines, in the same order, and
-the same end.
+(`read_ahead=False`, one `readuntil` a line), and as the read loop takes them (`ready_line()`
+before `receive`): for the same bytes, fed in any pieces, all give the same lines (bytes or
+text), the same oversized-line and not-UTF-8 lines, in the same order, and the same end.
 Lines cross chunk boundaries, exceed the chunk but not the limit, exceed the limit, end without a
 newline at the end of input; the reader's own buffer is smaller than a line too."""
 
@@ -49,7 +49,10 @@ def stream(seed: int) -> bytes:
     return data if rng.random() < 0.5 else data + b"\n"
 
 
-async def read_all(data: bytes, cuts: list[int], read_ahead: bool, reader_limit: int) -> list[Any]:
+async def read_all(data: bytes, cuts: list[int], read_ahead: bool, reader_limit: int,
+                   ready_first: bool = False) -> list[Any]:
+    """Every line of `data` fed in pieces at `cuts`, as `receive` gives them; `ready_first`: as the
+    connection's read loop takes them (`ready_line()` first, `receive` when it has none)."""
     reader = asyncio.StreamReader(limit=reader_limit)
     transport = StreamTransport(reader, NullWriter(), ConnectionLimits(max_line_bytes=200),  # type: ignore[arg-type]
                                 read_ahead=read_ahead)
@@ -67,7 +70,9 @@ async def read_all(data: bytes, cuts: list[int], read_ahead: bool, reader_limit:
     seen: list[Any] = []
     while True:
         try:
-            line = await transport.receive()
+            line = transport.ready_line() if ready_first else None
+            if line is None:
+                line = await transport.receive()
         except OversizedMessageError as exc:
             seen.append(("oversized", exc.size, exc.prefix))
             continue
@@ -94,9 +99,11 @@ def test_read_ahead_reads_what_line_at_a_time_reads(seed: int) -> None:
     cuts = sorted(rng.sample(range(1, len(data)), min(len(data) - 1, rng.randint(1, 30)))) if len(data) > 1 else []
     reader_limit = rng.choice([32, 64, 1 << 20])
 
-    async def both() -> tuple[list[Any], list[Any]]:
-        return (await read_all(data, cuts, True, reader_limit), await read_all(data, cuts, False, reader_limit))
+    async def three() -> tuple[list[Any], list[Any], list[Any]]:
+        return (await read_all(data, cuts, True, reader_limit), await read_all(data, cuts, False, reader_limit),
+                await read_all(data, cuts, True, reader_limit, ready_first=True))
 
-    ahead, one_by_one = asyncio.run(both())
+    ahead, one_by_one, ready_first = asyncio.run(three())
     assert ahead == one_by_one
+    assert ready_first == ahead
     assert any(item[0] == "line" for item in ahead)

@@ -7,6 +7,7 @@ whitespace, extra data, truncation and noise."""
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import json
 import math
@@ -110,3 +111,61 @@ def test_loads_gives_json_loads_value_or_error(line: bytes) -> None:
         text = None
     if text is not None and not any(0xD800 <= ord(c) <= 0xDFFF for c in text):
         assert outcome(rpc._loads, text)[0] == got[0]  # a str line (read in pieces): the same
+
+
+NOTIFICATION_LINES: list[bytes] = [
+    b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{}}}',
+    b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s"}} \r',
+    b'{"jsonrpc":"2.0","method":"session/update"}',
+    b'{"method":"session/update","jsonrpc":"2.0","params":null}',
+    b'{"jsonrpc":"2.0","method":"session/update","params":{},"id":3}',
+    b'{"jsonrpc":"2.0","method":"session/update","params":{},"id":null}',
+    b'{"jsonrpc":"1.0","method":"session/update","params":{}}',
+    b'{"method":"session/update","params":{}}',
+    b'{"jsonrpc":"2.0","method":7,"params":{}}',
+    b'{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}',
+    b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":1}}',
+    b'{"jsonrpc":"2.0","id":1,"result":{}}',
+    b'{"jsonrpc":"2.0","method":"session/update","params":{"t":"\\u00e9\xc3\xa9"}}',
+    b'{"jsonrpc":"2.0","method":"session/update","params":{"t":"\\ud800"}}',
+]
+
+
+@pytest.mark.parametrize("line", LINES + NOTIFICATION_LINES, ids=range(len(LINES) + len(NOTIFICATION_LINES)))
+def test_take_notification_parses_as_loads_does(line: bytes) -> None:
+    """The read loop's notification path (its own inline copy of `_loads`'s usual case) against
+    `_loads`: a line `_loads` cannot read is left unread (the full path answers it), a well-formed
+    notification is queued with the params `_loads` reads, anything else comes back as `_loads`
+    reads it; the same for the line as text (a line read in pieces)."""
+    import asyncio
+
+    from acp_v1 import Client, ClientSideConnection
+    from acp_v1.rpc import memory_transports
+
+    async def take(item: bytes | str) -> tuple[object, list[Any]]:
+        _, end = memory_transports()
+        conn = ClientSideConnection(Client(), end)
+        try:
+            taken = conn._take_notification(item)
+            return taken, list(conn._backlog.items)
+        finally:
+            await conn.close()
+
+    texts: list[bytes | str] = [line]
+    with contextlib.suppress(UnicodeDecodeError):
+        texts.append(line.decode("utf-8", "surrogatepass"))
+    for item in texts:
+        taken, queued = asyncio.run(take(item))
+        want = outcome(rpc._loads, item)
+        if item[:1] not in (b"{", "{") or want[0] != "ok":
+            assert taken is rpc._UNREAD and queued == []
+            continue
+        message = want[1]
+        well_formed = (isinstance(message, dict) and "id" not in message and message.get("jsonrpc") == "2.0"
+                       and isinstance(message.get("method"), str)
+                       and message["method"] not in (rpc.CANCEL_REQUEST, rpc.SESSION_CANCEL))
+        if well_formed:
+            assert taken is rpc._TAKEN
+            assert repr(queued) == repr([(message["method"], message.get("params"))])
+        else:
+            assert repr(taken) == repr(message) and queued == []
