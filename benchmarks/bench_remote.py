@@ -8,9 +8,11 @@ here. One turn = session/prompt, 100 session/update notifications (the fixture u
 bench_runtime.py), `end_turn`; a turn ends when the client has the answer and has handled every
 notification. Per profile and implementation: one connection, initialize, session/new, 3 warm-up
 turns, then --turns turns per round; rounds alternate between the implementations, and the figure
-is the median turns per second over --rounds rounds.
+is the median turns per second over --rounds rounds. As in bench_runtime.py, the same measurement
+with one update a turn (--short-turns turns a round, other server processes; 0 to skip) splits a
+turn's time into what every turn costs and what each update adds.
 
-    python benchmarks/bench_remote.py [--rounds N] [--turns N] [--updates N] [--json OUT]
+    python benchmarks/bench_remote.py [--rounds N] [--turns N] [--updates N] [--short-turns N] [--json OUT]
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _util import BENCH, GENERATED, ROOT, WORK, median, sdk_version, table, write_json
-from bench_runtime import Counter, update_corpus
+from bench_runtime import Counter, split_turn, update_corpus
 
 SERVER = BENCH / "turn_server.py"
 PROFILES = ("ws", "http")
@@ -152,7 +154,7 @@ async def measure(profile: str, ports: dict[str, int], rounds: int, turns: int, 
     return rates
 
 
-def run(rounds: int, turns: int, n_updates: int) -> dict[str, object]:
+def run(rounds: int, turns: int, n_updates: int, short_turns: int = 0) -> dict[str, object]:
     try:
         import hypercorn  # noqa: F401
         import websockets  # noqa: F401
@@ -171,6 +173,18 @@ def run(rounds: int, turns: int, n_updates: int) -> dict[str, object]:
             paired = [a / b for a, b in zip(rates["acpgen"], rates["sdk"], strict=True)]
             result[profile] = {"rates": rates, "turns_per_s": {k: median(v) for k, v in rates.items()},
                                "x_sdk": median(rates["acpgen"]) / median(rates["sdk"]), "x_sdk_paired": median(paired)}
+    if short_turns > 0 and n_updates > 1:
+        one = WORK / "remote" / "one-update.json"
+        one.write_text(json.dumps(corpus[:1]), encoding="utf-8")
+        result["short_turns"] = short_turns
+        with server("acpgen", one) as ours, server("sdk", one) as theirs:
+            for profile in PROFILES:
+                short = asyncio.run(measure(profile, {"acpgen": ours, "sdk": theirs}, rounds, short_turns, 1))
+                figures = result[profile]
+                assert isinstance(figures, dict)
+                figures["short_rates"] = short
+                figures["short_turns_per_s"] = {k: median(v) for k, v in short.items()}
+                figures["split"] = split_turn(figures["turns_per_s"], figures["short_turns_per_s"], n_updates)
     return result
 
 
@@ -186,14 +200,31 @@ def markdown(data: dict[str, object]) -> str:
         for name, rate in figures["turns_per_s"].items():
             rows.append([label, name, f"{rate:.1f}", f"{rate * float(n):.0f}", f"{1000 / rate:.1f} ms"])
         rows.append([label, "acpgen / SDK", f"**{figures['x_sdk']:.2f}**", "", f"paired: {figures['x_sdk_paired']:.2f}"])
-    return "\n".join([
+    lines = [
         f"SDK: agent-client-protocol {data.get('sdk_version', '?')}. "
         f"{data['rounds']} alternating rounds of {data['turns']} turns per implementation, {n} "
         "session/update notifications per turn; agent under Hypercorn in a child process on 127.0.0.1, "
         "client in the benchmark process, one connection each; median turns per second.",
         "",
         table(["profile", "both ends", "turns/s", "notifications/s", "per turn"], rows),
-    ])
+    ]
+    split_rows = []
+    for profile in PROFILES:
+        split = data[profile].get("split") if isinstance(data[profile], dict) else None  # type: ignore[union-attr]
+        if not isinstance(split, dict):
+            continue
+        label = "WebSocket" if profile == "ws" else "Streamable HTTP (HTTP/2)"
+        split_rows += [[label, name, f"{split[name]['one_update_turn_ms']:.3f} ms",
+                        f"{split[name]['per_update_ms'] * 1000:.2f} µs"] for name in ("acpgen", "sdk")]
+        split_rows.append([label, "SDK / acpgen", f"{split['x_sdk_one_update']:.2f}", f"{split['x_sdk_per_update']:.2f}"])
+        split_rows.append([label, f"acpgen's limit for {split['target']:g}x at {n}", "",
+                           f"{split['per_update_ms_for_target'] * 1000:.2f} µs"])
+    if split_rows:
+        lines += ["", f"Where a turn's time goes: the same measurement with one update a turn ({data['short_turns']} "
+                  f"turns a round, other server processes), and what each of the other {n - 1} updates adds; the last "
+                  "row of a profile is the most an acpgen update may add for the target, given acpgen's one-update turn:",
+                  "", table(["profile", "both ends", "turn with 1 update", "each further update"], split_rows)]
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -201,9 +232,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--turns", type=int, default=40)
     parser.add_argument("--updates", type=int, default=100)
+    parser.add_argument("--short-turns", type=int, default=100,
+                        help="turns a round with one update each (the split of a turn's time); 0: skip")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
-    write_json(args.json, run(args.rounds, args.turns, args.updates))
+    write_json(args.json, run(args.rounds, args.turns, args.updates, args.short_turns))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,13 @@ codecs: encode, write, read, parse, decode, dispatch. Each implementation runs -
 round, after initialize, session/new and 3 warm-up turns; rounds alternate between the two, and
 the figure is the median of turns per second over --rounds rounds.
 
-    python benchmarks/bench_runtime.py [--rounds N] [--turns N] [--updates N] [--json OUT]
+A turn's time splits into what every turn costs (the prompt's round trip: both processes waking,
+the request dispatched, the answer) and what each update adds. The same measurement with one
+update a turn (--short-turns turns per round, other agent processes, 0 to skip) gives both: a turn
+of n updates = its one-update turn + (n - 1) x the time an update adds. That shows the ratio a
+turn of many updates tends to, and how fast acpgen's updates must be for a target at n updates.
+
+    python benchmarks/bench_runtime.py [--rounds N] [--turns N] [--updates N] [--short-turns N] [--json OUT]
 """
 
 from __future__ import annotations
@@ -138,7 +144,24 @@ async def measure(rounds: int, turns: int, n_updates: int, updates: Path) -> dic
     return rates
 
 
-def run(rounds: int, turns: int, n_updates: int) -> dict[str, object]:
+def split_turn(long: dict[str, float], short: dict[str, float], n_updates: int, target: float = 4) -> dict[str, Any]:
+    """Per implementation, from the median turns per second of turns of `n_updates` updates (`long`)
+    and of one update (`short`): the one-update turn and the time each further update adds (both
+    in ms); the ratio of the latter (SDK / acpgen); and the time an acpgen update may add for
+    acpgen to be `target` times the SDK's rate at `n_updates` (given acpgen's one-update turn)."""
+    split: dict[str, Any] = {}
+    for name in long:
+        one, whole = 1000 / short[name], 1000 / long[name]
+        split[name] = {"one_update_turn_ms": one, "per_update_ms": (whole - one) / (n_updates - 1)}
+    ours, theirs = split["acpgen"], split["sdk"]
+    split["x_sdk_per_update"] = theirs["per_update_ms"] / ours["per_update_ms"]
+    split["x_sdk_one_update"] = theirs["one_update_turn_ms"] / ours["one_update_turn_ms"]
+    split["target"] = target
+    split["per_update_ms_for_target"] = (1000 / long["sdk"] / target - ours["one_update_turn_ms"]) / (n_updates - 1)
+    return split
+
+
+def run(rounds: int, turns: int, n_updates: int, short_turns: int = 0) -> dict[str, object]:
     updates = WORK / "runtime" / "updates.json"
     updates.parent.mkdir(parents=True, exist_ok=True)
     corpus = update_corpus(n_updates)
@@ -146,10 +169,19 @@ def run(rounds: int, turns: int, n_updates: int) -> dict[str, object]:
     rates = asyncio.run(measure(rounds, turns, n_updates, updates))
     paired = [a / b for a, b in zip(rates["acpgen"], rates["sdk"], strict=True)]
     kinds = sorted({u["sessionUpdate"] for u in corpus})
-    return {"status": "ok", "sdk_version": sdk_version(), "rounds": rounds, "turns": turns, "updates_per_turn": n_updates,
-            "update_kinds": kinds, "rates": rates,
-            "turns_per_s": {k: median(v) for k, v in rates.items()},
-            "x_sdk": median(rates["acpgen"]) / median(rates["sdk"]), "x_sdk_paired": median(paired)}
+    result: dict[str, object] = {
+        "status": "ok", "sdk_version": sdk_version(), "rounds": rounds, "turns": turns, "updates_per_turn": n_updates,
+        "update_kinds": kinds, "rates": rates,
+        "turns_per_s": {k: median(v) for k, v in rates.items()},
+        "x_sdk": median(rates["acpgen"]) / median(rates["sdk"]), "x_sdk_paired": median(paired)}
+    if short_turns > 0 and n_updates > 1:
+        one = WORK / "runtime" / "one-update.json"
+        one.write_text(json.dumps(corpus[:1]), encoding="utf-8")
+        short = asyncio.run(measure(rounds, short_turns, 1, one))
+        short_tps = {k: median(v) for k, v in short.items()}
+        result.update(short_turns=short_turns, short_rates=short, short_turns_per_s=short_tps,
+                      split=split_turn(result["turns_per_s"], short_tps, n_updates))  # type: ignore[arg-type]
+    return result
 
 
 def markdown(data: dict[str, object]) -> str:
@@ -168,7 +200,28 @@ def markdown(data: dict[str, object]) -> str:
         table(["both ends", "turns/s", "notifications/s", "per turn"], rows),
         "",
         f"acpgen / SDK throughput: **{data['x_sdk']:.2f}** (paired per round: {data['x_sdk_paired']:.2f}; target >= 4 against SDK 0.12.1, issue 26).",
+        *split_markdown(data),
     ])
+
+
+def split_markdown(data: dict[str, Any]) -> list[str]:
+    split = data.get("split")
+    if not isinstance(split, dict):
+        return []
+    n = data["updates_per_turn"]
+    rows = [[name, f"{split[name]['one_update_turn_ms']:.3f} ms", f"{split[name]['per_update_ms'] * 1000:.2f} µs"]
+            for name in ("acpgen", "sdk")]
+    return [
+        "",
+        f"Where a turn's time goes: the same measurement with one update a turn ({data['short_turns']} turns a "
+        f"round, other agent processes), and what each of the other {n - 1} updates adds:",
+        "",
+        table(["both ends", "turn with 1 update", "each further update"], rows),
+        "",
+        f"SDK / acpgen: {split['x_sdk_one_update']:.2f} for the one-update turn, {split['x_sdk_per_update']:.2f} per "
+        f"update (the ratio turns of many updates tend to). For {split['target']:g}x the SDK's rate at {n} updates, "
+        f"given acpgen's one-update turn, an acpgen update may add at most {split['per_update_ms_for_target'] * 1000:.2f} µs.",
+    ]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -176,9 +229,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--turns", type=int, default=100)
     parser.add_argument("--updates", type=int, default=100)
+    parser.add_argument("--short-turns", type=int, default=300,
+                        help="turns a round with one update each (the split of a turn's time); 0: skip")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
-    write_json(args.json, run(args.rounds, args.turns, args.updates))
+    write_json(args.json, run(args.rounds, args.turns, args.updates, args.short_turns))
 
 
 if __name__ == "__main__":

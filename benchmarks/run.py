@@ -41,9 +41,11 @@ BENCHMARKS: dict[str, tuple[str, list[str], list[str]]] = {
     # Rounds of prompt turns last 0.1-0.5 s: rounds of 20 turns (20 ms for acpgen) split into a fast
     # and a slow group by where the scheduler put the two processes on a 2-CPU machine.
     "runtime": ("Runtime: prompt turns with 100 session/update notifications, over a pipe",
-                ["--rounds", "7", "--turns", "100"], ["--rounds", "1", "--turns", "2"]),
+                ["--rounds", "7", "--turns", "100", "--short-turns", "300"],
+                ["--rounds", "1", "--turns", "2", "--short-turns", "5"]),
     "remote": ("Remote: prompt turns over WebSocket and Streamable HTTP (HTTP/2), Hypercorn on loopback",
-               ["--rounds", "7", "--turns", "40"], ["--rounds", "1", "--turns", "2"]),
+               ["--rounds", "7", "--turns", "40", "--short-turns", "100"],
+               ["--rounds", "1", "--turns", "2", "--short-turns", "3"]),
     "flood": ("Remote floods (issue 22): worst server RSS at the default Limits, Hypercorn and Uvicorn",
               [], ["--servers", "uvicorn", "--floods", "posts,session-new"]),
     "idle": ("Memory per idle connection: the agent side of 1,000 connections past session/new",
@@ -111,11 +113,17 @@ def targets(figures: dict[str, dict[str, Any]]) -> str:
         runtime = figures.get(key, {})
         if runtime.get("status") == "ok":
             row(f"prompt turns over stdio: acpgen / SDK {sdk}", goal, runtime.get("x_sdk"))
+            split = runtime.get("split")
+            if isinstance(split, dict):  # what the ratio tends to with many updates a turn
+                row(f"stdio, time each update adds: SDK {sdk} / acpgen", None, split.get("x_sdk_per_update"))
     for key, sdk, goal in (("remote", "0.12.1", 4), ("remote-sdk1", "1.0.0rc3", 1)):
         remote = figures.get(key, {})
         if remote.get("status") == "ok":
             for profile, label in (("ws", "WebSocket"), ("http", "Streamable HTTP")):
                 row(f"prompt turns over {label}: acpgen / SDK {sdk}", goal, (remote.get(profile) or {}).get("x_sdk"))
+                split = (remote.get(profile) or {}).get("split")
+                if isinstance(split, dict):
+                    row(f"{label}, time each update adds: SDK {sdk} / acpgen", None, split.get("x_sdk_per_update"))
     imports = figures.get("import", {}).get("modules", {}).get("acp_v1", {})
     row("import acp.schema / import acp_v1 (import statement)", 5, imports.get("baseline_over_import"))
     row("import acp.schema / import acp_v1 (whole process)", 5, imports.get("baseline_over_process"))

@@ -20,6 +20,7 @@ import bench_idle
 import bench_import
 import bench_models
 import bench_remote
+import bench_runtime
 import run as bench_run
 import synth_schema
 
@@ -113,6 +114,9 @@ def test_run_writes_results(tmp_path: Path, only: str) -> None:
     assert all(rate > 0 for rates in raw["rates"].values() for rate in rates)
     assert "prompt turns over stdio: acpgen / SDK 0.12.1" in text
     assert "SDK: agent-client-protocol 0.12.1." in text
+    split = raw["split"]  # the quick run's one-update turns split each turn's time
+    assert raw["short_turns"] == 5 and all(split[name]["one_update_turn_ms"] > 0 for name in ("acpgen", "sdk"))
+    assert "stdio, time each update adds: SDK 0.12.1 / acpgen" in text and "turn with 1 update" in text
 
 
 def test_run_measures_the_sdk_1_0_in_the_same_run(tmp_path: Path) -> None:
@@ -128,13 +132,27 @@ def test_run_measures_the_sdk_1_0_in_the_same_run(tmp_path: Path) -> None:
 
 
 def test_remote_turns_are_measured_over_both_profiles() -> None:
-    data = bench_remote.run(rounds=1, turns=1, n_updates=5)
+    data = bench_remote.run(rounds=1, turns=1, n_updates=5, short_turns=1)
     assert data["status"] == "ok"
     for profile in ("ws", "http"):
         figures = data[profile]
         assert set(figures["turns_per_s"]) == {"acpgen", "sdk"}
         assert all(rate > 0 for rate in figures["turns_per_s"].values())
-    assert "Streamable HTTP (HTTP/2)" in bench_remote.markdown(data)
+        assert set(figures["short_turns_per_s"]) == {"acpgen", "sdk"} and "x_sdk_per_update" in figures["split"]
+    text = bench_remote.markdown(data)
+    assert "Streamable HTTP (HTTP/2)" in text and "turn with 1 update" in text
+
+
+def test_a_turn_splits_into_its_one_update_turn_and_what_each_update_adds() -> None:
+    # acpgen: 1 ms with one update, 10 ms with 100 (so 9/99 ms an update); the SDK: 2 and 40 ms.
+    split = bench_runtime.split_turn({"acpgen": 100.0, "sdk": 25.0}, {"acpgen": 1000.0, "sdk": 500.0}, 100)
+    assert split["acpgen"]["one_update_turn_ms"] == pytest.approx(1.0)
+    assert split["acpgen"]["per_update_ms"] == pytest.approx(9 / 99)
+    assert split["sdk"]["per_update_ms"] == pytest.approx(38 / 99)
+    assert split["x_sdk_per_update"] == pytest.approx(38 / 9)
+    assert split["x_sdk_one_update"] == pytest.approx(2.0)
+    # 4x the SDK's 40 ms turn is 10 ms: after acpgen's 1 ms, 9 ms for 99 updates.
+    assert split["per_update_ms_for_target"] == pytest.approx(9 / 99)
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="the load benchmark reads RSS from /proc")
