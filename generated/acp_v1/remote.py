@@ -218,7 +218,11 @@ class _HttpTransport:
         return item
 
     async def send(self, data: bytes) -> None:
-        message = json.loads(data)
+        await self.send_message(data, json.loads(data))
+
+    async def send_message(self, data: bytes, message: Mapping[str, Any]) -> None:
+        """`send`, given `data` parsed too (the runtime's `_write` passes what it encoded): a
+        message is routed (its method, id and session) without being parsed again."""
         headers = {"content-type": "application/json", **self._headers}
         if self.connection_id is None:
             if message.get("method") != "initialize":
@@ -486,6 +490,13 @@ class _Tapped:
     async def send(self, data: bytes) -> None:
         self._tap("out", data)
         await self._inner.send(data)
+
+    async def send_message(self, data: bytes, message: Mapping[str, Any]) -> None:
+        self._tap("out", data)
+        if isinstance(self._inner, _HttpTransport):
+            await self._inner.send_message(data, message)
+        else:
+            await self._inner.send(data)
 
     def close(self) -> None:
         self._inner.close()

@@ -85,6 +85,42 @@ def test_our_client_and_agent_complete_a_turn(server: str, profile: str, tmp_pat
     assert check.count >= 12
 
 
+@pytest.mark.parametrize("tapped", [False, True])
+def test_our_http_client_routes_what_it_sends_without_parsing_it_again(
+    tapped: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runtime hands the Streamable HTTP transport each message parsed (`send_message`), with
+    a tap too: `send`, which parses the bytes, is never reached, and the turn (a session-scoped
+    prompt and an answer to the agent's permission request) is routed as before."""
+    from acp_v1 import remote
+
+    sent: list[Any] = []
+
+    async def refuse(self: Any, data: bytes) -> None:
+        raise AssertionError("send parsed a message the runtime had parsed")
+
+    original = remote._HttpTransport.send_message
+
+    async def record(self: Any, data: bytes, message: Any) -> None:
+        sent.append(message)
+        await original(self, data, message)
+
+    monkeypatch.setattr(remote._HttpTransport, "send", refuse)
+    monkeypatch.setattr(remote._HttpTransport, "send_message", record)
+    taps: list[str] = []
+
+    async def main() -> dict[str, Any]:
+        async with serving(our_app(), "hypercorn") as port:
+            options = {"tap": lambda direction, data: taps.append(direction)} if tapped else {}
+            return await asyncio.wait_for(our_turn(url(port, "http"), readme_dir(tmp_path), **options), TURN_S)
+
+    summary = asyncio.run(main())
+    assert summary["stopReason"] == "end_turn" and summary["permissions"] == 1
+    assert [m.get("method") for m in sent][:3] == ["initialize", "session/new", "session/prompt"]
+    assert any("result" in m for m in sent)  # the answer to session/request_permission
+    assert (taps.count("out") == len(sent)) if tapped else taps == []
+
+
 async def turns_on_one_connection(url: str, cwd: str, turns: int) -> list[str]:
     """initialize, session/new, then `turns` prompt turns (each also answers a permission request)."""
     import client as example_client
