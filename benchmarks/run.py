@@ -220,7 +220,8 @@ def update(text: str, new_targets: str, sections: list[str]) -> str:
             text = text[:at] + section + "\n" + text[at:]
             continue
         end = text.find("\n## ", start + len(title))
-        text = text[:start] + section + (text[end + 1:] if end >= 0 else "")
+        # A section ends in one newline; the blank line before the next section is kept.
+        text = text[:start] + section + ("\n" + text[end + 1:] if end >= 0 else "")
     lines = text.split("\n")
     for row in new_targets.split("\n"):
         if not row.startswith("| ") or row.startswith("| target"):

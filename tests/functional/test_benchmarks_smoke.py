@@ -143,6 +143,13 @@ def test_remote_turns_are_measured_over_both_profiles() -> None:
     assert "Streamable HTTP (HTTP/2)" in text and "turn with 1 update" in text
 
 
+def test_update_replaces_a_section_and_keeps_the_blank_line_before_the_next() -> None:
+    text = "# head\n\n## Targets\n\n| a | 1 |\n\n## One\n\nold\n\n## Two\n\nkept\n"
+    updated = bench_run.update(text, "", ["## One\n\nnew\n"])
+    assert updated == "# head\n\n## Targets\n\n| a | 1 |\n\n## One\n\nnew\n\n## Two\n\nkept\n"
+    assert bench_run.update(updated, "", ["## Two\n\nlast\n"]).endswith("## One\n\nnew\n\n## Two\n\nlast\n")
+
+
 def test_a_turn_splits_into_its_one_update_turn_and_what_each_update_adds() -> None:
     # acpgen: 1 ms with one update, 10 ms with 100 (so 9/99 ms an update); the SDK: 2 and 40 ms.
     split = bench_runtime.split_turn({"acpgen": 100.0, "sdk": 25.0}, {"acpgen": 1000.0, "sdk": 500.0}, 100)
