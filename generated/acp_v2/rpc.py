@@ -342,11 +342,9 @@ class StreamTransport:
 
     async def receive(self) -> bytes | str | None:
         while True:
-            lines = self._lines
-            while lines:
-                ready = lines.pop()
-                if ready[:1] == b"{" or ready.strip():
-                    return ready
+            ready = self.ready_line()
+            if ready is not None:
+                return ready
             if self._eof:
                 return None
             if self._read is not None and not self._rest:
